@@ -1,0 +1,82 @@
+# boxxkite-netguard
+#
+#   make            build build/boxxkite-netguard
+#   make test       unit tests (no root), then the netns e2e tests (root)
+#   make demo       the main job on a built-in example, in namespaces (root)
+#   make asan       build and run the unit tests under ASan + UBSan
+#   make install    install into $(DESTDIR)$(PREFIX) (default /opt/cni/bin)
+#   make clean
+
+PREFIX ?= /opt/cni/bin
+CC ?= cc
+PKGS := jansson libnftnl libmnl
+
+OPT ?= -O2 -g
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+        -Wformat=2 -Wno-format-nonliteral
+BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
+CFLAGS ?=
+override CFLAGS := $(BASE_CFLAGS) $(OPT) $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(CFLAGS)
+LDFLAGS ?=
+override LDFLAGS := -pie -Wl,-z,relro,-z,now $(LDFLAGS)
+LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lresolv
+
+BUILD ?= build
+BIN := $(BUILD)/boxxkite-netguard
+LIB_SRC := $(filter-out plugin/main.c,$(wildcard plugin/*.c))
+LIB_OBJ := $(patsubst plugin/%.c,$(BUILD)/obj/%.o,$(LIB_SRC))
+LIB := $(BUILD)/libnetguard.a
+
+TEST_SRC := $(wildcard test/unit/test_*.c)
+TEST_BIN := $(patsubst test/unit/%.c,$(BUILD)/test/%,$(TEST_SRC))
+TOOLS := $(BUILD)/nprobe
+
+.PHONY: all test unit e2e demo deps asan install clean
+all: $(BIN)
+
+$(BUILD)/obj/%.o: plugin/%.c $(wildcard plugin/*.h) | $(BUILD)/obj
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(LIB): $(LIB_OBJ)
+	$(AR) rcs $@ $^
+
+$(BIN): $(BUILD)/obj/main.o $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/test/%: test/unit/%.c test/unit/testutil.h $(LIB) | $(BUILD)/test
+	$(CC) $(CFLAGS) -Iplugin $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS) -lcmocka
+
+$(BUILD)/nprobe: test/tools/nprobe.c | $(BUILD)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
+
+$(BUILD) $(BUILD)/obj $(BUILD)/test:
+	mkdir -p $@
+
+# Installs missing Debian packages (root) or says which are missing.
+deps:
+	@scripts/deps.sh
+
+unit: $(TEST_BIN)
+	@scripts/run-unit.sh $(TEST_BIN)
+
+e2e: $(BIN) $(TOOLS)
+	@scripts/run-e2e.sh
+
+test: deps
+	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory e2e
+
+demo: deps
+	@$(MAKE) --no-print-directory $(BIN) $(TOOLS)
+	@e2e/demo.sh
+
+asan:
+	@$(MAKE) --no-print-directory BUILD=build/asan OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+		LDFLAGS="-fsanitize=address,undefined" unit
+
+install: $(BIN)
+	install -d $(DESTDIR)$(PREFIX)
+	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/boxxkite-netguard
+
+clean:
+	rm -rf $(BUILD) build

@@ -1,0 +1,48 @@
+/* A netlink batch under construction: libnftnl's paged buffer plus, for each
+ * message, what it creates. The kernel reports a failure by sequence number,
+ * and this map turns "seq 17: Invalid argument" into "rule 6 of chain egress
+ * (DNS, IPv4): Invalid argument". */
+#ifndef NG_BATCH_H
+#define NG_BATCH_H
+
+#include <sys/uio.h> /* before libnftnl: it uses struct iovec */
+#include <libnftnl/batch.h>
+#include <linux/netlink.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "vec.h"
+
+struct ng_batch {
+	struct nftnl_batch *nb;
+	uint32_t seq_begin;  /* sequence number of the BEGIN message */
+	uint32_t seq_next;   /* next sequence number to hand out */
+	NG_VEC(char *) what; /* description of body message seq_begin+1+i */
+	uint32_t next_set_id;
+	int failed;          /* a message could not be built (out of memory) */
+	char table[64];
+};
+
+/* Starts a batch (writes BEGIN). seq_begin must be non-zero: a sequence
+ * number of 0 disables the kernel's reply matching. */
+int ng_batch_init(struct ng_batch *b, const char *table, uint32_t seq_begin, struct ng_err *err);
+void ng_batch_free(struct ng_batch *b);
+
+/* Returns the buffer for the next message and its sequence number, and
+ * records what it is. Call ng_batch_commit_msg once it is built. */
+struct nlmsghdr *ng_batch_msg(struct ng_batch *b, uint16_t type, uint16_t flags, const char *what_fmt,
+			      ...) __attribute__((format(printf, 4, 5)));
+void ng_batch_commit_msg(struct ng_batch *b);
+
+/* Writes END. After this the batch is ready to send. */
+int ng_batch_finish(struct ng_batch *b, struct ng_err *err);
+
+/* Body messages (between BEGIN and END), which are the ones that get acks. */
+uint32_t ng_batch_count(const struct ng_batch *b);
+const char *ng_batch_describe(const struct ng_batch *b, uint32_t seq);
+
+/* Walks every message in the batch (BEGIN and END included), in order. */
+typedef int (*ng_batch_walk_fn)(const struct nlmsghdr *nlh, void *data);
+int ng_batch_walk(const struct ng_batch *b, ng_batch_walk_fn fn, void *data);
+
+#endif

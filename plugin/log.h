@@ -1,0 +1,26 @@
+/* The decision log: one JSON object per invocation, appended to logFile (or
+ * written to stderr, which the runtime keeps in its own log). Every
+ * decision is visible, including "skipped": a policy that applies to nothing
+ * must look different from one that works. Schema in README "Decision log". */
+#ifndef NG_LOG_H
+#define NG_LOG_H
+
+#include <jansson.h>
+#include <time.h>
+
+struct ng_log {
+	struct timespec start;
+	const char *verb;
+	const char *log_file; /* NULL or "": stderr */
+	const char *pod_namespace, *pod_name, *container_id, *netns;
+	json_t *extra;        /* optional fields merged into the line */
+};
+
+void ng_log_begin(struct ng_log *l, const char *verb);
+/* Adds a field to the line (steals the reference). */
+void ng_log_set(struct ng_log *l, const char *key, json_t *value);
+/* Writes the line: decision ("enforced", "skipped", "refused", "error",
+ * "deleted", "verified", ...), a reason, and the CNI error code if any. */
+void ng_log_emit(struct ng_log *l, const char *decision, const char *reason, int code);
+
+#endif

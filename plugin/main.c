@@ -1,0 +1,39 @@
+/* One binary: the CNI plugin when CNI_COMMAND is set (that is how runtimes
+ * call it), otherwise a small command line for people on the node. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cni.h"
+#include "version.h"
+
+static int usage(FILE *f, int status)
+{
+	fprintf(f,
+		"boxxkite-netguard %s: chained CNI plugin enforcing a default-deny\n"
+		"nftables ruleset in each selected pod's network namespace.\n\n"
+		"As a CNI plugin: invoked by the container runtime with CNI_COMMAND set.\n\n"
+		"Commands:\n"
+		"  version    print the version and the supported CNI versions\n"
+		"  help       this text\n",
+		NG_VERSION);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd = getenv("CNI_COMMAND");
+
+	if (cmd && *cmd)
+		return ng_cni_main(stdin, stdout);
+	if (argc < 2)
+		return usage(stderr, 2);
+	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+		printf("boxxkite-netguard %s (CNI 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0)\n", NG_VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+		return usage(stdout, 0);
+	fprintf(stderr, "boxxkite-netguard: unknown command \"%s\"\n", argv[1]);
+	return usage(stderr, 2);
+}

@@ -1,0 +1,208 @@
+/* Set normalisation: the kernel's pipapo sets (concatenations with
+ * intervals) refuse an element whose start or end falls inside an existing
+ * one, so the union of allow entries ("10.0.0.0/8:443" from the platform and
+ * "10.1.2.3:443" from a grant) must be rewritten as disjoint boxes before it
+ * is sent. Elements are boxes: address range x second-dimension range, per
+ * protocol. The sweep runs along the second dimension; within each
+ * elementary range the covering address ranges are merged, and consecutive
+ * elementary ranges with the same address rows are joined again. */
+#include "policy.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct span { /* a merged address range of one row */
+	struct ng_ip lo, hi;
+	uint32_t timeout;
+};
+typedef NG_VEC(struct span) span_vec;
+
+static int cmp_addr_lo(const void *a, const void *b)
+{
+	const struct ng_elem *x = *(const struct ng_elem *const *)a;
+	const struct ng_elem *y = *(const struct ng_elem *const *)b;
+	int c = ng_ip_cmp(&x->lo, &y->lo);
+
+	return c ? c : ng_ip_cmp(&x->hi, &y->hi);
+}
+
+static int cmp_plo(const void *a, const void *b)
+{
+	const struct ng_elem *x = a, *y = b;
+
+	if (x->proto != y->proto)
+		return x->proto < y->proto ? -1 : 1;
+	return (x->p_lo > y->p_lo) - (x->p_lo < y->p_lo);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Is `hi` immediately before or inside [lo...]? i.e. lo <= hi + 1. */
+static bool touches(const struct ng_ip *hi, const struct ng_ip *lo)
+{
+	struct ng_ip next = *hi;
+
+	if (ng_ip_cmp(lo, hi) <= 0)
+		return true;
+	return ng_ip_inc(&next) && ng_ip_eq(&next, lo);
+}
+
+/* Merges the address ranges of the active boxes into one row. Overlapping
+ * ranges merge, taking the longer timeout; adjacent ranges merge only when
+ * their timeouts agree (so a name's lifetime is not stretched onto a
+ * neighbouring address). */
+static int build_row(const struct ng_elem **act, size_t n, span_vec *row)
+{
+	row->n = 0;
+	qsort(act, n, sizeof(*act), cmp_addr_lo);
+	for (size_t i = 0; i < n; i++) {
+		const struct ng_elem *e = act[i];
+		struct span *last = row->n ? &row->v[row->n - 1] : NULL;
+
+		if (last && ng_ip_cmp(&e->lo, &last->hi) <= 0) {
+			if (ng_ip_cmp(&e->hi, &last->hi) > 0)
+				last->hi = e->hi;
+			if (e->timeout > last->timeout)
+				last->timeout = e->timeout;
+			continue;
+		}
+		if (last && last->timeout == e->timeout && touches(&last->hi, &e->lo)) {
+			if (ng_ip_cmp(&e->hi, &last->hi) > 0)
+				last->hi = e->hi;
+			continue;
+		}
+		struct span s = {.lo = e->lo, .hi = e->hi, .timeout = e->timeout};
+		if (ng_vec_push(row, &s) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static bool rows_equal(const span_vec *a, const span_vec *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (!ng_ip_eq(&a->v[i].lo, &b->v[i].lo) || !ng_ip_eq(&a->v[i].hi, &b->v[i].hi) ||
+		    a->v[i].timeout != b->v[i].timeout)
+			return false;
+	return true;
+}
+
+static int emit_row(ng_elem_vec *out, const span_vec *row, uint8_t proto, uint32_t p_lo,
+		    uint32_t p_hi)
+{
+	for (size_t i = 0; i < row->n; i++) {
+		struct ng_elem e = {
+			.lo = row->v[i].lo,
+			.hi = row->v[i].hi,
+			.proto = proto,
+			.p_lo = (uint16_t)p_lo,
+			.p_hi = (uint16_t)p_hi,
+			.timeout = row->v[i].timeout,
+		};
+		if (ng_vec_push(out, &e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* One protocol's boxes: in[0..n), sorted by p_lo. */
+static int normalize_proto(const struct ng_elem *in, size_t n, ng_elem_vec *out)
+{
+	NG_VEC(uint32_t) bounds = {0};
+	NG_VEC(const struct ng_elem *) act = {0};
+	span_vec row = {0}, prev = {0};
+	uint32_t prev_lo = 0, prev_hi = 0;
+	bool have_prev = false;
+	size_t next = 0;
+	int rc = -1;
+
+	/* Elementary ranges of the second dimension: every start and every
+	 * end + 1 (up to 65536, so uint32). */
+	for (size_t i = 0; i < n; i++) {
+		uint32_t lo = in[i].p_lo, end = (uint32_t)in[i].p_hi + 1;
+
+		if (ng_vec_push(&bounds, &lo) < 0 || ng_vec_push(&bounds, &end) < 0)
+			goto out;
+	}
+	qsort(bounds.v, bounds.n, sizeof(uint32_t), cmp_u32);
+
+	for (size_t b = 0; b + 1 < bounds.n; b++) {
+		uint32_t lo = bounds.v[b], hi = bounds.v[b + 1] - 1;
+		size_t keep = 0;
+
+		if (bounds.v[b + 1] == bounds.v[b])
+			continue;
+		/* Drop boxes that ended, add boxes that start here. */
+		for (size_t i = 0; i < act.n; i++)
+			if (act.v[i]->p_hi >= lo)
+				act.v[keep++] = act.v[i];
+		act.n = keep;
+		while (next < n && in[next].p_lo <= lo) {
+			const struct ng_elem *e = &in[next++];
+
+			if (e->p_hi >= lo && ng_vec_push(&act, &e) < 0)
+				goto out;
+		}
+		if (act.n == 0) {
+			if (have_prev && emit_row(out, &prev, in[0].proto, prev_lo, prev_hi) < 0)
+				goto out;
+			have_prev = false;
+			continue;
+		}
+		if (build_row(act.v, act.n, &row) < 0)
+			goto out;
+		if (have_prev && prev_hi + 1 == lo && rows_equal(&prev, &row)) {
+			prev_hi = hi;
+			continue;
+		}
+		if (have_prev && emit_row(out, &prev, in[0].proto, prev_lo, prev_hi) < 0)
+			goto out;
+		/* row becomes prev (swap buffers). */
+		span_vec tmp = prev;
+		prev = row;
+		row = tmp;
+		prev_lo = lo;
+		prev_hi = hi;
+		have_prev = true;
+	}
+	if (have_prev && emit_row(out, &prev, in[0].proto, prev_lo, prev_hi) < 0)
+		goto out;
+	rc = 0;
+out:
+	ng_vec_free(&bounds);
+	ng_vec_free(&act);
+	ng_vec_free(&row);
+	ng_vec_free(&prev);
+	return rc;
+}
+
+int ng_elems_normalize(ng_elem_vec *v)
+{
+	ng_elem_vec out = {0};
+	size_t start = 0;
+
+	if (v->n < 2)
+		return 0;
+	qsort(v->v, v->n, sizeof(*v->v), cmp_plo);
+	while (start < v->n) {
+		size_t end = start;
+
+		while (end < v->n && v->v[end].proto == v->v[start].proto)
+			end++;
+		if (normalize_proto(v->v + start, end - start, &out) < 0) {
+			ng_vec_free(&out);
+			return -1;
+		}
+		start = end;
+	}
+	ng_vec_free(v);
+	*v = out;
+	return 0;
+}

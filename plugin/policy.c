@@ -1,0 +1,249 @@
+#include "policy.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define ICMPV6_ND_NS 135 /* neighbour solicitation */
+#define ICMPV6_ND_NA 136 /* neighbour advertisement */
+#define ICMPV6_MLD2_REPORT 143
+
+static int push_ip_once(ng_ip_vec *v, const struct ng_ip *ip)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (ng_ip_eq(&v->v[i], ip))
+			return 0;
+	return ng_vec_push(v, ip);
+}
+
+static struct ng_elem prefix_elem(const struct ng_prefix *p, uint8_t proto, uint16_t lo,
+				  uint16_t hi, uint32_t timeout)
+{
+	struct ng_elem e = {.proto = proto, .p_lo = lo, .p_hi = hi, .timeout = timeout};
+
+	ng_prefix_first(p, &e.lo);
+	ng_prefix_last(p, &e.hi);
+	return e;
+}
+
+static struct ng_elem host_elem(const struct ng_ip *ip, uint8_t proto, uint16_t lo, uint16_t hi,
+				uint32_t timeout)
+{
+	struct ng_elem e = {.lo = *ip, .hi = *ip, .proto = proto, .p_lo = lo, .p_hi = hi,
+			    .timeout = timeout};
+	return e;
+}
+
+static const struct ng_resolved_name *find_answer(const ng_resolved *r, const char *name)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (strcmp(r->v[i].name, name) == 0)
+			return &r->v[i];
+	return NULL;
+}
+
+/* Adds one destination (allow entry or grant) to the allow or name sets. */
+static int add_dest(struct ng_policy *p, const struct ng_config *cfg, const struct ng_dest *d,
+		    const ng_resolved *resolved, struct ng_err *err)
+{
+	const struct ng_resolved_name *ans;
+
+	if (d->kind == NG_HOST_PREFIX) {
+		struct ng_elem e = prefix_elem(&d->net, d->proto, d->port_lo, d->port_hi, 0);
+
+		if (ng_vec_push(&p->allow[NG_FAM_IDX(d->net.ip.fam)], &e) < 0)
+			return ng_fail(err, NG_E_INTERNAL, "out of memory");
+		return 0;
+	}
+	/* A name: record its shape for CHECK, then its addresses if resolved. */
+	struct ng_elem shape = {.proto = d->proto, .p_lo = d->port_lo, .p_hi = d->port_hi};
+	if (ng_vec_push(&p->name_ports, &shape) < 0)
+		return ng_fail(err, NG_E_INTERNAL, "out of memory");
+	if (!resolved)
+		return 0;
+	ans = find_answer(resolved, d->name);
+	if (!ans || ans->answers.n == 0)
+		return ng_fail(err, NG_E_TRY_AGAIN, "destination \"%s\": the name %s did not resolve", d->text,
+			       d->name);
+	for (size_t i = 0; i < ans->answers.n; i++) {
+		const struct ng_answer *a = &ans->answers.v[i];
+		uint32_t t = a->ttl > cfg->min_name_ttl ? a->ttl : cfg->min_name_ttl;
+		struct ng_elem e = host_elem(&a->ip, d->proto, d->port_lo, d->port_hi, t);
+
+		if (ng_vec_push(&p->names[NG_FAM_IDX(a->ip.fam)], &e) < 0)
+			return ng_fail(err, NG_E_INTERNAL, "out of memory");
+	}
+	return 0;
+}
+
+/* Egress neighbour discovery, IPv6 only: NS/NA to link-scope destinations
+ * and the pod's own on-link prefixes and gateways, plus MLDv2 reports to
+ * ff02::16. Nothing here can be routed off the link, so these packets cannot
+ * carry data out, even when crafted by a process holding CAP_NET_RAW. */
+static int add_nd(struct ng_policy *p, const struct ng_prev *prev)
+{
+	static const char *const link_scope[] = {"fe80::/10", "ff02::/16"};
+	struct ng_prefix pre;
+	struct ng_ip mld;
+
+	for (size_t i = 0; i < 2; i++) {
+		struct ng_elem e;
+
+		ng_prefix_parse(link_scope[i], &pre, NULL);
+		e = prefix_elem(&pre, 0, ICMPV6_ND_NS, ICMPV6_ND_NA, 0);
+		if (ng_vec_push(&p->nd6, &e) < 0)
+			return -1;
+	}
+	ng_ip_parse("ff02::16", &mld);
+	struct ng_elem m = host_elem(&mld, 0, ICMPV6_MLD2_REPORT, ICMPV6_MLD2_REPORT, 0);
+	if (ng_vec_push(&p->nd6, &m) < 0)
+		return -1;
+	for (size_t i = 0; i < prev->addrs.n; i++) {
+		const struct ng_ifaddr *a = &prev->addrs.v[i];
+		struct ng_elem e;
+
+		if (a->ip.fam != NG_V6)
+			continue;
+		pre.ip = a->ip;
+		pre.plen = a->plen;
+		ng_ip_mask(&pre.ip, a->plen);
+		e = prefix_elem(&pre, 0, ICMPV6_ND_NS, ICMPV6_ND_NA, 0);
+		if (ng_vec_push(&p->nd6, &e) < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < prev->gateways.n; i++) {
+		struct ng_elem e;
+
+		if (prev->gateways.v[i].fam != NG_V6)
+			continue;
+		e = host_elem(&prev->gateways.v[i], 0, ICMPV6_ND_NS, ICMPV6_ND_NA, 0);
+		if (ng_vec_push(&p->nd6, &e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int add_ingress(struct ng_policy *p, const struct ng_config *cfg, const struct ng_prev *prev)
+{
+	for (size_t s = 0; s < cfg->ingress_sources.n; s++) {
+		const struct ng_prefix *src = &cfg->ingress_sources.v[s];
+
+		for (size_t i = 0; i < cfg->ingress_ports.n; i++) {
+			uint16_t port = cfg->ingress_ports.v[i];
+			struct ng_elem e = prefix_elem(src, 0, port, port, 0);
+
+			if (ng_vec_push(&p->ingress[NG_FAM_IDX(src->ip.fam)], &e) < 0)
+				return -1;
+		}
+	}
+	if (cfg->allow_node) {
+		for (size_t i = 0; i < prev->gateways.n; i++) {
+			const struct ng_ip *gw = &prev->gateways.v[i];
+
+			if (push_ip_once(&p->node[NG_FAM_IDX(gw->fam)], gw) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static int add_dns(struct ng_policy *p, const struct ng_config *cfg)
+{
+	static const uint8_t protos[] = {NG_PROTO_UDP, NG_PROTO_TCP};
+
+	for (size_t i = 0; i < cfg->dns.n; i++) {
+		const struct ng_ip *ip = &cfg->dns.v[i];
+		ng_elem_vec *v = &p->dns[NG_FAM_IDX(ip->fam)];
+
+		for (size_t k = 0; k < 2; k++) {
+			struct ng_elem e = host_elem(ip, protos[k], 53, 53, 0);
+			bool dup = false;
+
+			for (size_t j = 0; j < v->n; j++)
+				dup |= ng_ip_eq(&v->v[j].lo, ip) && v->v[j].proto == protos[k];
+			if (!dup && ng_vec_push(v, &e) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+int ng_policy_compile(const struct ng_config *cfg, const struct ng_annotations *ann,
+		      const struct ng_prev *prev, const ng_resolved *resolved,
+		      const char *comment, struct ng_policy *out, struct ng_err *err)
+{
+	memset(out, 0, sizeof(*out));
+	out->deny = cfg->deny;
+	snprintf(out->comment, sizeof(out->comment), "%s", comment ? comment : "");
+
+	for (size_t i = 0; i < cfg->metadata.n; i++) {
+		const struct ng_ip *ip = &cfg->metadata.v[i];
+
+		if (push_ip_once(&out->metadata[NG_FAM_IDX(ip->fam)], ip) < 0)
+			goto oom;
+	}
+	if (add_dns(out, cfg) < 0)
+		goto oom;
+	for (size_t i = 0; i < cfg->allow.n; i++)
+		if (add_dest(out, cfg, &cfg->allow.v[i], resolved, err) < 0)
+			return -1;
+	for (size_t i = 0; ann && i < ann->grants.n; i++)
+		if (add_dest(out, cfg, &ann->grants.v[i], resolved, err) < 0)
+			return -1;
+	if (add_nd(out, prev) < 0 || add_ingress(out, cfg, prev) < 0)
+		goto oom;
+
+	for (int f = 0; f < 2; f++) {
+		if (ng_elems_normalize(&out->allow[f]) < 0 || ng_elems_normalize(&out->names[f]) < 0 ||
+		    ng_elems_normalize(&out->ingress[f]) < 0)
+			goto oom;
+	}
+	if (ng_elems_normalize(&out->nd6) < 0)
+		goto oom;
+	return 0;
+oom:
+	return ng_fail(err, NG_E_INTERNAL, "out of memory while compiling the policy");
+}
+
+void ng_policy_free(struct ng_policy *p)
+{
+	for (int f = 0; f < 2; f++) {
+		ng_vec_free(&p->metadata[f]);
+		ng_vec_free(&p->dns[f]);
+		ng_vec_free(&p->allow[f]);
+		ng_vec_free(&p->names[f]);
+		ng_vec_free(&p->ingress[f]);
+		ng_vec_free(&p->node[f]);
+	}
+	ng_vec_free(&p->nd6);
+	ng_vec_free(&p->name_ports);
+}
+
+int ng_policy_names(const struct ng_config *cfg, const struct ng_annotations *ann,
+		    ng_name_list *out)
+{
+	const struct ng_dest *lists[2] = {cfg->allow.v, ann ? ann->grants.v : NULL};
+	size_t counts[2] = {cfg->allow.n, ann ? ann->grants.n : 0};
+
+	for (int l = 0; l < 2; l++) {
+		for (size_t i = 0; i < counts[l]; i++) {
+			const struct ng_dest *d = &lists[l][i];
+			bool dup = false;
+
+			if (d->kind != NG_HOST_NAME)
+				continue;
+			for (size_t j = 0; j < out->n; j++)
+				dup |= strcmp(out->v[j], d->name) == 0;
+			const char *name = d->name;
+			if (!dup && ng_vec_push(out, &name) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+void ng_resolved_free(ng_resolved *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		ng_vec_free(&r->v[i].answers);
+	ng_vec_free(r);
+}

@@ -1,0 +1,33 @@
+/* Policy -> nftables batch. The ruleset's shape is fixed here, in one place,
+ * in the order of guide section 2; the policy only fills the sets. The batch
+ * replaces the table atomically: create-if-missing, delete, create anew, all
+ * in one transaction, so a retried ADD converges and a failed one leaves the
+ * previous state (usually: nothing). */
+#ifndef NG_RENDER_H
+#define NG_RENDER_H
+
+#include "batch.h"
+#include "err.h"
+#include "policy.h"
+
+#define NG_TABLE "boxxkite_netguard"
+
+/* Names of the objects in the table (shared with CHECK, stats, tests). */
+#define NG_CHAIN_EGRESS "egress"
+#define NG_CHAIN_INGRESS "ingress"
+#define NG_CHAIN_REFUSE_METADATA "refuse_metadata"
+#define NG_CHAIN_REFUSE_EGRESS "refuse_egress"
+#define NG_COUNTER_METADATA "metadata_denied"
+#define NG_COUNTER_EGRESS "egress_denied"
+#define NG_COUNTER_INGRESS "ingress_denied"
+#define NG_SET_NAMES_V4 "names_v4"
+#define NG_SET_NAMES_V6 "names_v6"
+
+/* Appends the messages that replace table `b->table` with `p`. */
+int ng_render_replace(const struct ng_policy *p, struct ng_batch *b, struct ng_err *err);
+
+/* Appends the messages that remove table `b->table` if it exists (create
+ * then delete, one transaction: no "get then delete" race). */
+int ng_render_delete(struct ng_batch *b, struct ng_err *err);
+
+#endif

@@ -1,0 +1,213 @@
+#include "ruleset.h"
+
+#include <errno.h>
+#include <libmnl/libmnl.h>
+#include <libnftnl/chain.h>
+#include <libnftnl/common.h>
+#include <libnftnl/object.h>
+#include <libnftnl/rule.h>
+#include <libnftnl/set.h>
+#include <libnftnl/table.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "netns.h"
+#include "render.h"
+
+struct open_ctx {
+	struct ng_nl *nl;
+	struct ng_err *err;
+};
+
+static int open_here(void *data)
+{
+	struct open_ctx *c = data;
+
+	return ng_nl_open(c->nl, c->err);
+}
+
+int ng_nl_open_netns(int netns_fd, struct ng_nl *nl, struct ng_err *err)
+{
+	struct open_ctx c = {nl, err};
+
+	return ng_netns_run(netns_fd, open_here, &c, err);
+}
+
+/* Builds a batch numbered from nl->seq and moves nl->seq past it, so that a
+ * retry never confuses a late reply of the first attempt with its own. */
+typedef int (*render_fn)(const struct ng_policy *p, struct ng_batch *b, struct ng_err *err);
+
+static int commit(struct ng_nl *nl, const struct ng_policy *p, const char *table, render_fn fn,
+		  struct ng_err *err)
+{
+	for (int attempt = 0; attempt < 2; attempt++) {
+		struct ng_batch b;
+		int rc;
+
+		if (ng_batch_init(&b, table, nl->seq, err) < 0)
+			return -1;
+		rc = fn(p, &b, err);
+		nl->seq = b.seq_next + 1;
+		if (rc == 0)
+			rc = ng_nl_commit(nl, &b, err);
+		ng_batch_free(&b);
+		if (rc == 0 || err->code != NG_E_TRY_AGAIN)
+			return rc;
+	}
+	return -1;
+}
+
+static int render_delete(const struct ng_policy *p, struct ng_batch *b, struct ng_err *err)
+{
+	(void)p;
+	return ng_render_delete(b, err);
+}
+
+int ng_ruleset_apply(struct ng_nl *nl, const struct ng_policy *p, const char *table,
+		     struct ng_err *err)
+{
+	return commit(nl, p, table, ng_render_replace, err);
+}
+
+int ng_ruleset_delete(struct ng_nl *nl, const char *table, struct ng_err *err)
+{
+	return commit(nl, NULL, table, render_delete, err);
+}
+
+/* ---- reading the kernel's table ------------------------------------------- */
+
+static int snap_cb(const struct nlmsghdr *nlh, void *data)
+{
+	ng_snapshot_add(data, nlh);
+	return 0;
+}
+
+/* Set replies go to the snapshot, and their names are kept so each set's
+ * elements can be asked for next. */
+struct set_dump {
+	struct ng_snapshot *snap;
+	NG_VEC(char *) names;
+};
+
+static int set_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct set_dump *d = data;
+	struct nftnl_set *s = nftnl_set_alloc();
+	char *copy;
+
+	if (!s)
+		return -1;
+	ng_snapshot_add(d->snap, nlh);
+	if (nftnl_set_nlmsg_parse(nlh, s) == 0 && nftnl_set_get_str(s, NFTNL_SET_NAME)) {
+		copy = strdup(nftnl_set_get_str(s, NFTNL_SET_NAME));
+		if (!copy || ng_vec_push(&d->names, &copy) < 0) {
+			free(copy);
+			nftnl_set_free(s);
+			return -1;
+		}
+	}
+	nftnl_set_free(s);
+	return 0;
+}
+
+/* One GET request for `table`, each reply added to the snapshot. */
+static int dump(struct ng_nl *nl, uint16_t type, uint16_t flags, const char *table, const char *set,
+		ng_nl_dump_cb cb, void *data, struct ng_err *err)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(buf, type, NFPROTO_INET, flags, 0);
+
+	switch (type) {
+	case NFT_MSG_GETTABLE:
+		mnl_attr_put_strz(nlh, NFTA_TABLE_NAME, table);
+		break;
+	case NFT_MSG_GETCHAIN:
+		mnl_attr_put_strz(nlh, NFTA_CHAIN_TABLE, table);
+		break;
+	case NFT_MSG_GETRULE:
+		mnl_attr_put_strz(nlh, NFTA_RULE_TABLE, table);
+		break;
+	case NFT_MSG_GETSET:
+		mnl_attr_put_strz(nlh, NFTA_SET_TABLE, table);
+		break;
+	case NFT_MSG_GETSETELEM:
+		mnl_attr_put_strz(nlh, NFTA_SET_ELEM_LIST_TABLE, table);
+		mnl_attr_put_strz(nlh, NFTA_SET_ELEM_LIST_SET, set);
+		break;
+	case NFT_MSG_GETOBJ:
+		mnl_attr_put_strz(nlh, NFTA_OBJ_TABLE, table);
+		break;
+	}
+	return ng_nl_dump(nl, nlh, cb, data, err);
+}
+
+static int snapshot_once(struct ng_nl *nl, const char *table, struct ng_snapshot *s, struct ng_err *err)
+{
+	static const uint16_t kinds[] = {NFT_MSG_GETOBJ, NFT_MSG_GETCHAIN, NFT_MSG_GETRULE};
+	struct set_dump sets = {.snap = s};
+	int rc;
+
+	rc = dump(nl, NFT_MSG_GETTABLE, NLM_F_ACK, table, NULL, snap_cb, s, err);
+	if (rc != 0)
+		return rc;
+	rc = dump(nl, NFT_MSG_GETSET, NLM_F_DUMP, table, NULL, set_cb, &sets, err);
+	for (size_t i = 0; rc == 0 && i < sets.names.n; i++)
+		rc = dump(nl, NFT_MSG_GETSETELEM, NLM_F_DUMP, table, sets.names.v[i], snap_cb, s, err);
+	for (size_t i = 0; rc == 0 && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		rc = dump(nl, kinds[i], NLM_F_DUMP, table, NULL, snap_cb, s, err);
+	for (size_t i = 0; i < sets.names.n; i++)
+		free(sets.names.v[i]);
+	ng_vec_free(&sets.names);
+	/* The table vanished between two requests. */
+	if (rc == -ENOENT)
+		return -ENOENT;
+	return rc;
+}
+
+int ng_ruleset_snapshot(struct ng_nl *nl, const char *table, struct ng_snapshot *s,
+			struct ng_err *err)
+{
+	for (int attempt = 0; attempt < 3; attempt++) {
+		uint32_t before = ng_nl_genid(nl), after;
+		int rc;
+
+		rc = snapshot_once(nl, table, s, err);
+		after = ng_nl_genid(nl);
+		if (rc != 0 || before == after || before == 0)
+			return rc;
+		/* Someone committed while we read: read again from scratch. */
+		const ng_elem_vec *np = s->name_ports;
+		ng_snapshot_free(s);
+		memset(s, 0, sizeof(*s));
+		s->name_ports = np;
+		s->table = table;
+	}
+	return ng_fail(err, NG_E_TRY_AGAIN, "the ruleset kept changing while it was being read");
+}
+
+int ng_ruleset_check(struct ng_nl *nl, const struct ng_policy *p, const char *table,
+		     struct ng_err *err)
+{
+	struct ng_snapshot want = {.table = table}, have = {.table = table, .name_ports = &p->name_ports};
+	struct ng_batch b;
+	int rc;
+
+	if (ng_batch_init(&b, table, 1, err) < 0)
+		return -1;
+	rc = ng_render_replace(p, &b, err);
+	if (rc == 0)
+		rc = ng_snapshot_from_batch(&want, &b);
+	ng_batch_free(&b);
+	if (rc == 0)
+		rc = ng_ruleset_snapshot(nl, table, &have, err);
+	if (rc == -ENOENT)
+		rc = ng_fail(err, NG_E_CHECK, "table inet %s is missing from the pod's network namespace", table);
+	else if (rc == 0)
+		rc = ng_snapshot_diff(&want, &have, err);
+	ng_snapshot_free(&want);
+	ng_snapshot_free(&have);
+	return rc;
+}

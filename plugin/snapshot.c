@@ -1,0 +1,435 @@
+#include "snapshot.h"
+
+#include <arpa/inet.h>
+#include <libmnl/libmnl.h>
+#include <libnftnl/chain.h>
+#include <libnftnl/expr.h>
+#include <libnftnl/object.h>
+#include <libnftnl/rule.h>
+#include <libnftnl/set.h>
+#include <libnftnl/table.h>
+#include <libnftnl/udata.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render.h"
+
+#define LINE_MAX_ 4096
+
+static void add_line(struct ng_snapshot *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void add_line(struct ng_snapshot *s, const char *fmt, ...)
+{
+	char buf[LINE_MAX_], *copy;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	copy = strdup(buf);
+	if (!copy || ng_vec_push(&s->lines, &copy) < 0) {
+		free(copy);
+		s->oom = true;
+	}
+}
+
+/* Kernel dumps are filtered by table, but a reader must not depend on it:
+ * objects of other tables (a user's own, say) are never ours to judge. */
+static bool other_table(const struct ng_snapshot *s, const char *table)
+{
+	return s->table && table && strcmp(s->table, table) != 0;
+}
+
+static void hex(char *out, size_t outlen, const void *data, uint32_t len)
+{
+	const uint8_t *p = data;
+	size_t o = 0;
+
+	out[0] = '\0';
+	for (uint32_t i = 0; p && i < len && o + 3 < outlen; i++)
+		o += (size_t)snprintf(out + o, outlen - o, "%02x", p[i]);
+}
+
+/* The comment in a rule's or table's userdata (type 0 in both). */
+static void udata_comment(const void *data, uint32_t len, char *out, size_t outlen)
+{
+	const uint8_t *p = data;
+	uint32_t off = 0;
+
+	out[0] = '\0';
+	while (p && off + 2 <= len) {
+		uint8_t type = p[off], l = p[off + 1];
+
+		if (off + 2u + l > len)
+			break;
+		if (type == 0 && l > 0) {
+			snprintf(out, outlen, "%.*s", (int)l - 1, (const char *)p + off + 2);
+			return;
+		}
+		off += 2u + l;
+	}
+}
+
+static void snap_table(struct ng_snapshot *s, const struct nlmsghdr *nlh)
+{
+	struct nftnl_table *t = nftnl_table_alloc();
+	char comment[256] = "";
+	uint32_t len = 0;
+	const void *ud;
+
+	if (!t || nftnl_table_nlmsg_parse(nlh, t) < 0) {
+		nftnl_table_free(t);
+		return;
+	}
+	if (other_table(s, nftnl_table_get_str(t, NFTNL_TABLE_NAME))) {
+		nftnl_table_free(t);
+		return;
+	}
+	ud = nftnl_table_get_data(t, NFTNL_TABLE_USERDATA, &len);
+	udata_comment(ud, len, comment, sizeof(comment));
+	add_line(s, "table inet %s comment \"%s\"", nftnl_table_get_str(t, NFTNL_TABLE_NAME), comment);
+	nftnl_table_free(t);
+}
+
+static void snap_obj(struct ng_snapshot *s, const struct nlmsghdr *nlh)
+{
+	struct nftnl_obj *o = nftnl_obj_alloc();
+
+	if (!o || nftnl_obj_nlmsg_parse(nlh, o) < 0) {
+		nftnl_obj_free(o);
+		return;
+	}
+	if (other_table(s, nftnl_obj_get_str(o, NFTNL_OBJ_TABLE))) {
+		nftnl_obj_free(o);
+		return;
+	}
+	add_line(s, "object %s type %u", nftnl_obj_get_str(o, NFTNL_OBJ_NAME),
+		 nftnl_obj_get_u32(o, NFTNL_OBJ_TYPE));
+	nftnl_obj_free(o);
+}
+
+static void snap_set(struct ng_snapshot *s, const struct nlmsghdr *nlh)
+{
+	struct nftnl_set *set = nftnl_set_alloc();
+	char ud[256], concat[64] = "";
+	uint32_t len = 0;
+	const void *p;
+
+	if (!set || nftnl_set_nlmsg_parse(nlh, set) < 0) {
+		nftnl_set_free(set);
+		return;
+	}
+	if (other_table(s, nftnl_set_get_str(set, NFTNL_SET_TABLE))) {
+		nftnl_set_free(set);
+		return;
+	}
+	p = nftnl_set_get_data(set, NFTNL_SET_USERDATA, &len);
+	hex(ud, sizeof(ud), p, p ? len : 0);
+	len = 0;
+	p = nftnl_set_get_data(set, NFTNL_SET_DESC_CONCAT, &len);
+	for (uint32_t i = 0; p && i < len; i++) {
+		size_t o = strlen(concat);
+
+		snprintf(concat + o, sizeof(concat) - o, "%s%u", i ? "," : "", ((const uint8_t *)p)[i]);
+	}
+	add_line(s, "set %s flags 0x%x keytype %u keylen %u concat [%s] size %u userdata %s",
+		 nftnl_set_get_str(set, NFTNL_SET_NAME), nftnl_set_get_u32(set, NFTNL_SET_FLAGS),
+		 nftnl_set_get_u32(set, NFTNL_SET_KEY_TYPE), nftnl_set_get_u32(set, NFTNL_SET_KEY_LEN),
+		 concat,
+		 nftnl_set_is_set(set, NFTNL_SET_DESC_SIZE) ? nftnl_set_get_u32(set, NFTNL_SET_DESC_SIZE) : 0,
+		 ud);
+	nftnl_set_free(set);
+}
+
+/* Reads protocol and port range out of a name-set key (addr . proto . port)
+ * and checks them against the name entries' shapes. */
+static void check_name_elem(struct ng_snapshot *s, const char *set, const uint8_t *key, uint32_t klen,
+			    const uint8_t *end, uint32_t elen)
+{
+	uint32_t alen = strcmp(set, NG_SET_NAMES_V4) == 0 ? 4 : 16;
+	uint16_t lo, hi;
+	uint8_t proto;
+	char msg[LINE_MAX_], k[160];
+
+	if (klen != alen + 8 || (end && elen != klen)) {
+		hex(k, sizeof(k), key, klen);
+		snprintf(msg, sizeof(msg), "set %s: element %s has the wrong key length", set, k);
+		goto bad;
+	}
+	proto = key[alen];
+	memcpy(&lo, key + alen + 4, 2);
+	memcpy(&hi, (end ? end : key) + alen + 4, 2);
+	lo = ntohs(lo);
+	hi = ntohs(hi);
+	for (size_t i = 0; s->name_ports && i < s->name_ports->n; i++) {
+		const struct ng_elem *np = &s->name_ports->v[i];
+
+		if (np->proto == proto && np->p_lo <= lo && hi <= np->p_hi)
+			return;
+	}
+	hex(k, sizeof(k), key, klen);
+	snprintf(msg, sizeof(msg), "set %s: element %s (protocol %u, ports %u-%u) matches no DNS-name entry of the config",
+		 set, k, proto, lo, hi);
+bad:;
+	char *copy = strdup(msg);
+	if (!copy || ng_vec_push(&s->problems, &copy) < 0) {
+		free(copy);
+		s->oom = true;
+	}
+}
+
+static void snap_elems(struct ng_snapshot *s, const struct nlmsghdr *nlh)
+{
+	struct nftnl_set *set = nftnl_set_alloc();
+	struct nftnl_set_elems_iter *it;
+	struct nftnl_set_elem *e;
+	const char *name;
+	bool dynamic;
+
+	if (!set || nftnl_set_elems_nlmsg_parse(nlh, set) < 0) {
+		nftnl_set_free(set);
+		return;
+	}
+	if (other_table(s, nftnl_set_get_str(set, NFTNL_SET_TABLE))) {
+		nftnl_set_free(set);
+		return;
+	}
+	name = nftnl_set_get_str(set, NFTNL_SET_NAME);
+	if (!name)
+		name = "?";
+	dynamic = s->name_ports && (!strcmp(name, NG_SET_NAMES_V4) || !strcmp(name, NG_SET_NAMES_V6));
+	it = nftnl_set_elems_iter_create(set);
+	while (it && (e = nftnl_set_elems_iter_next(it))) {
+		uint32_t klen = 0, elen = 0, flags = 0;
+		const void *key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &klen);
+		const void *end = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY_END, &elen);
+		char k[160], ke[160];
+
+		if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_FLAGS))
+			flags = nftnl_set_elem_get_u32(e, NFTNL_SET_ELEM_FLAGS);
+		if (dynamic) {
+			check_name_elem(s, name, key, key ? klen : 0, end, end ? elen : 0);
+			continue;
+		}
+		hex(k, sizeof(k), key, key ? klen : 0);
+		hex(ke, sizeof(ke), end, end ? elen : 0);
+		add_line(s, "set %s element %s%s%s flags 0x%x", name, k, end ? " - " : "", ke, flags);
+	}
+	nftnl_set_elems_iter_destroy(it);
+	nftnl_set_free(set);
+}
+
+static void snap_chain(struct ng_snapshot *s, const struct nlmsghdr *nlh)
+{
+	struct nftnl_chain *c = nftnl_chain_alloc();
+	const char *name;
+
+	if (!c || nftnl_chain_nlmsg_parse(nlh, c) < 0) {
+		nftnl_chain_free(c);
+		return;
+	}
+	if (other_table(s, nftnl_chain_get_str(c, NFTNL_CHAIN_TABLE))) {
+		nftnl_chain_free(c);
+		return;
+	}
+	name = nftnl_chain_get_str(c, NFTNL_CHAIN_NAME);
+	if (nftnl_chain_is_set(c, NFTNL_CHAIN_HOOKNUM))
+		add_line(s, "chain %s hook %u priority %d policy %u type %s", name,
+			 nftnl_chain_get_u32(c, NFTNL_CHAIN_HOOKNUM), nftnl_chain_get_s32(c, NFTNL_CHAIN_PRIO),
+			 nftnl_chain_get_u32(c, NFTNL_CHAIN_POLICY), nftnl_chain_get_str(c, NFTNL_CHAIN_TYPE));
+	else
+		add_line(s, "chain %s", name);
+	nftnl_chain_free(c);
+}
+
+struct expr_text {
+	char buf[LINE_MAX_];
+	size_t len;
+};
+
+static int expr_cb(struct nftnl_expr *e, void *data)
+{
+	struct expr_text *t = data;
+	char one[512];
+
+	nftnl_expr_snprintf(one, sizeof(one), e, NFTNL_OUTPUT_DEFAULT, 0);
+	if (t->len < sizeof(t->buf))
+		t->len += (size_t)snprintf(t->buf + t->len, sizeof(t->buf) - t->len, "[ %s %s] ",
+					   nftnl_expr_get_str(e, NFTNL_EXPR_NAME), one);
+	return 0;
+}
+
+static unsigned next_rule_index(struct ng_snapshot *s, const char *chain)
+{
+	char *copy;
+	unsigned zero = 0;
+
+	for (size_t i = 0; i < s->chain_names.n; i++)
+		if (strcmp(s->chain_names.v[i], chain) == 0)
+			return ++s->chain_rules.v[i];
+	copy = strdup(chain);
+	if (!copy || ng_vec_push(&s->chain_names, &copy) < 0 || ng_vec_push(&s->chain_rules, &zero) < 0) {
+		s->oom = true;
+		return 0;
+	}
+	return ++s->chain_rules.v[s->chain_rules.n - 1];
+}
+
+static void snap_rule(struct ng_snapshot *s, const struct nlmsghdr *nlh)
+{
+	struct nftnl_rule *r = nftnl_rule_alloc();
+	struct expr_text *t = calloc(1, sizeof(*t));
+	char comment[256] = "";
+	uint32_t len = 0;
+	const void *ud;
+	const char *chain;
+
+	if (!r || !t || nftnl_rule_nlmsg_parse(nlh, r) < 0) {
+		nftnl_rule_free(r);
+		free(t);
+		return;
+	}
+	if (other_table(s, nftnl_rule_get_str(r, NFTNL_RULE_TABLE))) {
+		nftnl_rule_free(r);
+		free(t);
+		return;
+	}
+	chain = nftnl_rule_get_str(r, NFTNL_RULE_CHAIN);
+	nftnl_expr_foreach(r, expr_cb, t);
+	ud = nftnl_rule_get_data(r, NFTNL_RULE_USERDATA, &len);
+	udata_comment(ud, len, comment, sizeof(comment));
+	add_line(s, "chain %s rule %03u: %scomment \"%s\"", chain, next_rule_index(s, chain), t->buf, comment);
+	free(t);
+	nftnl_rule_free(r);
+}
+
+static void reset(struct ng_snapshot *s)
+{
+	const ng_elem_vec *np = s->name_ports;
+	const char *table = s->table;
+
+	ng_snapshot_free(s);
+	memset(s, 0, sizeof(*s));
+	s->name_ports = np;
+	s->table = table;
+}
+
+void ng_snapshot_add(struct ng_snapshot *s, const struct nlmsghdr *nlh)
+{
+	uint16_t type = nlh->nlmsg_type & 0xff;
+
+	if ((nlh->nlmsg_type >> 8) != NFNL_SUBSYS_NFTABLES)
+		return;
+	switch (type) {
+	case NFT_MSG_DELTABLE:
+		reset(s);
+		break;
+	case NFT_MSG_NEWTABLE:
+		snap_table(s, nlh);
+		break;
+	case NFT_MSG_NEWOBJ:
+		snap_obj(s, nlh);
+		break;
+	case NFT_MSG_NEWSET:
+		snap_set(s, nlh);
+		break;
+	case NFT_MSG_NEWSETELEM:
+		snap_elems(s, nlh);
+		break;
+	case NFT_MSG_NEWCHAIN:
+		snap_chain(s, nlh);
+		break;
+	case NFT_MSG_NEWRULE:
+		snap_rule(s, nlh);
+		break;
+	default:
+		break;
+	}
+}
+
+static int batch_cb(const struct nlmsghdr *nlh, void *data)
+{
+	ng_snapshot_add(data, nlh);
+	return 0;
+}
+
+int ng_snapshot_from_batch(struct ng_snapshot *s, const struct ng_batch *b)
+{
+	return ng_batch_walk(b, batch_cb, s);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int ng_snapshot_diff(struct ng_snapshot *want, struct ng_snapshot *have, struct ng_err *err)
+{
+	char details[sizeof(err->details)] = "", first[sizeof(err->msg)] = "";
+	size_t i = 0, j = 0, ndiff = 0;
+
+	if (want->oom || have->oom)
+		return ng_fail(err, NG_E_INTERNAL, "out of memory while comparing rulesets");
+	qsort(want->lines.v, want->lines.n, sizeof(char *), cmp_str);
+	qsort(have->lines.v, have->lines.n, sizeof(char *), cmp_str);
+
+	while (i < want->lines.n || j < have->lines.n) {
+		const char *w = i < want->lines.n ? want->lines.v[i] : NULL;
+		const char *h = j < have->lines.n ? have->lines.v[j] : NULL;
+		int c = !w ? 1 : !h ? -1 : strcmp(w, h);
+		char one[400];
+
+		if (c == 0) {
+			i++;
+			j++;
+			continue;
+		}
+		if (c < 0) {
+			snprintf(one, sizeof(one), "missing: %.380s", w);
+			i++;
+		} else {
+			snprintf(one, sizeof(one), "unexpected: %.380s", h);
+			j++;
+		}
+		if (ndiff++ == 0)
+			snprintf(first, sizeof(first), "%s", one);
+		if (ndiff <= 12 && strlen(details) + strlen(one) + 2 < sizeof(details)) {
+			strcat(details, one);
+			strcat(details, "\n");
+		}
+	}
+	for (size_t k = 0; k < have->problems.n; k++) {
+		if (ndiff++ == 0)
+			snprintf(first, sizeof(first), "%.400s", have->problems.v[k]);
+		if (ndiff <= 12 && strlen(details) + strlen(have->problems.v[k]) + 2 < sizeof(details)) {
+			strcat(details, have->problems.v[k]);
+			strcat(details, "\n");
+		}
+	}
+	if (ndiff == 0)
+		return 0;
+	ng_fail(err, NG_E_CHECK, "ruleset differs from the policy (%zu difference%s); first: %s", ndiff,
+		ndiff == 1 ? "" : "s", first);
+	ng_err_details(err, "%s", details);
+	return -1;
+}
+
+void ng_snapshot_free(struct ng_snapshot *s)
+{
+	for (size_t i = 0; i < s->lines.n; i++)
+		free(s->lines.v[i]);
+	for (size_t i = 0; i < s->problems.n; i++)
+		free(s->problems.v[i]);
+	for (size_t i = 0; i < s->chain_names.n; i++)
+		free(s->chain_names.v[i]);
+	ng_vec_free(&s->lines);
+	ng_vec_free(&s->problems);
+	ng_vec_free(&s->chain_names);
+	ng_vec_free(&s->chain_rules);
+}

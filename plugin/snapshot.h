@@ -1,0 +1,45 @@
+/* A ruleset as comparable text: one line per table, counter, set, set
+ * element, chain and rule, built from nf_tables netlink messages. The same
+ * code reads the batch ADD would send and the kernel's dump of what is
+ * there, so CHECK compares like with like and names each difference in
+ * words a reviewer can match against `nft --debug=netlink list ruleset`. */
+#ifndef NG_SNAPSHOT_H
+#define NG_SNAPSHOT_H
+
+#include <linux/netlink.h>
+#include <stdbool.h>
+
+#include "batch.h"
+#include "err.h"
+#include "policy.h"
+#include "vec.h"
+
+struct ng_snapshot {
+	NG_VEC(char *) lines;
+	NG_VEC(char *) problems; /* name-set elements outside every name entry */
+	/* Rule positions per chain, for "rule 3 of chain egress". */
+	NG_VEC(char *) chain_names;
+	NG_VEC(unsigned) chain_rules;
+	/* When set, elements of the name sets are checked against these
+	 * shapes instead of being listed (their addresses change with DNS). */
+	const ng_elem_vec *name_ports;
+	const char *table; /* when set, objects of other tables are ignored */
+	bool oom;
+};
+
+/* Adds one nf_tables message (NEWTABLE, NEWOBJ, NEWSET, NEWSETELEM,
+ * NEWCHAIN, NEWRULE; others are ignored). A DELTABLE message empties the
+ * snapshot, so a replace batch reads as the table it leaves behind. */
+void ng_snapshot_add(struct ng_snapshot *s, const struct nlmsghdr *nlh);
+
+/* The snapshot of what a batch leaves in the kernel. */
+int ng_snapshot_from_batch(struct ng_snapshot *s, const struct ng_batch *b);
+
+/* Compares; 0 when identical (and no name-set problems), else -1 with
+ * code 111, msg naming the first difference and details listing up to a
+ * dozen. */
+int ng_snapshot_diff(struct ng_snapshot *want, struct ng_snapshot *have, struct ng_err *err);
+
+void ng_snapshot_free(struct ng_snapshot *s);
+
+#endif
