@@ -21,6 +21,10 @@ LDFLAGS ?=
 override LDFLAGS := -pie -Wl,-z,relro,-z,now $(LDFLAGS)
 LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lresolv
 
+# V=1 shows the full compiler lines.
+V ?= 0
+Q := $(if $(filter 1,$(V)),,@)
+
 BUILD ?= build
 BIN := $(BUILD)/boxxkite-netguard
 LIB_SRC := $(filter-out plugin/main.c,$(wildcard plugin/*.c))
@@ -35,26 +39,30 @@ TOOLS := $(BUILD)/nprobe
 all: $(BIN)
 
 $(BUILD)/obj/%.o: plugin/%.c $(wildcard plugin/*.h) | $(BUILD)/obj
-	$(CC) $(CFLAGS) -c -o $@ $<
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
 
 $(LIB): $(LIB_OBJ)
-	$(AR) rcs $@ $^
+	$(Q)$(AR) rcs $@ $^
 
 $(BIN): $(BUILD)/obj/main.o $(LIB)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/test/%: test/unit/%.c test/unit/testutil.h $(LIB) | $(BUILD)/test
-	$(CC) $(CFLAGS) -Iplugin $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS) -lcmocka
+	@$(if $(Q),echo "  TEST    $@")
+	$(Q)$(CC) $(CFLAGS) -Iplugin $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS) -lcmocka
 
 $(BUILD)/nprobe: test/tools/nprobe.c | $(BUILD)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
 
 $(BUILD) $(BUILD)/obj $(BUILD)/test:
 	mkdir -p $@
 
 # Installs missing Debian packages (root) or says which are missing.
 deps:
-	@scripts/deps.sh
+	@scripts/deps.sh --e2e --cri
 
 unit: $(TEST_BIN)
 	@scripts/run-unit.sh $(TEST_BIN)
@@ -62,11 +70,13 @@ unit: $(TEST_BIN)
 e2e: $(BIN) $(TOOLS)
 	@scripts/run-e2e.sh
 
-test: deps
+test:
+	@scripts/deps.sh --e2e --cri
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory e2e
 
-demo: deps
+demo:
+	@scripts/deps.sh --e2e
 	@$(MAKE) --no-print-directory $(BIN) $(TOOLS)
 	@e2e/demo.sh
 

@@ -15,6 +15,25 @@
 #define BATCH_PAGE (256 * 1024)
 #define BATCH_OVERRUN (128 * 1024)
 
+/* Zeroes the unused part of the newest page. libnftnl writes some strings
+ * without their NUL (mnl_attr_put_str) and libmnl leaves the alignment
+ * padding as it finds it, so on a fresh malloc'd page a message would carry
+ * heap bytes; the kernel bounds strings by attribute length and does not
+ * care, but libnftnl's parser reads up to a NUL, and CHECK parses this very
+ * batch. Called once per page, when the page is new. */
+static void zero_new_page(struct ng_batch *b)
+{
+	int n = nftnl_batch_iovec_len(b->nb);
+	struct iovec iov[n > 0 ? n : 1];
+
+	if (n <= 0 || n == b->pages)
+		return;
+	nftnl_batch_iovec(b->nb, iov, (uint32_t)n);
+	memset((char *)iov[n - 1].iov_base + iov[n - 1].iov_len, 0,
+	       BATCH_PAGE + BATCH_OVERRUN - iov[n - 1].iov_len);
+	b->pages = n;
+}
+
 int ng_batch_init(struct ng_batch *b, const char *table, uint32_t seq_begin, struct ng_err *err)
 {
 	memset(b, 0, sizeof(*b));
@@ -28,6 +47,7 @@ int ng_batch_init(struct ng_batch *b, const char *table, uint32_t seq_begin, str
 	nftnl_batch_begin(nftnl_batch_buffer(b->nb), seq_begin);
 	if (nftnl_batch_update(b->nb) < 0)
 		return ng_fail(err, NG_E_INTERNAL, "out of memory growing the netlink batch");
+	zero_new_page(b);
 	return 0;
 }
 
@@ -65,6 +85,8 @@ void ng_batch_commit_msg(struct ng_batch *b)
 {
 	if (nftnl_batch_update(b->nb) < 0)
 		b->failed = 1;
+	else
+		zero_new_page(b);
 }
 
 int ng_batch_finish(struct ng_batch *b, struct ng_err *err)

@@ -20,6 +20,7 @@ struct ng_batch {
 	NG_VEC(char *) what; /* description of body message seq_begin+1+i */
 	uint32_t next_set_id;
 	int failed;          /* a message could not be built (out of memory) */
+	int pages;           /* pages zeroed so far */
 	char table[64];
 };
 

@@ -189,7 +189,9 @@ static int cmd_add(struct inv *v, FILE *in)
 	enum ng_netns_status st;
 	struct ng_nl nl;
 
-	if (need_env(v, true) < 0 || load(v, in) < 0 || load_prev(v) < 0 ||
+	if (need_env(v, true) < 0)
+		return fail(v, "error");
+	if (load(v, in) < 0 || load_prev(v) < 0 ||
 	    ng_annotations_parse(v->root, &v->cfg, &v->ann, &v->err) < 0 ||
 	    ng_select(&v->cfg, v->args.pod_namespace, &v->ann, &enforced, reason, sizeof(reason), &v->err) < 0)
 		return fail(v, "refused");

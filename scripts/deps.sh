@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Makes sure the Debian packages the build and the tests need are present.
+# As root it installs what is missing (one apt-get run); otherwise it names
+# what is missing and fails, so `make test` never half-runs.
+#
+#   scripts/deps.sh                build + unit-test packages
+#   scripts/deps.sh --e2e --cri    also the netns e2e / containerd CRI e2e
+#                                  packages (only as root: those suites
+#                                  run only as root)
+set -euo pipefail
+
+build_pkgs=(gcc make pkg-config libc6-dev libjansson-dev libnftnl-dev libmnl-dev libcmocka-dev)
+# e2e and demo: namespaces, the reference CNI plugins, fake DNS, listeners,
+# nft to show the ruleset, python3 to play libcni.
+e2e_pkgs=(iproute2 nftables containernetworking-plugins dnsmasq-base socat util-linux procps python3)
+cri_pkgs=(containerd runc python3-grpcio busybox-static)
+
+want=("${build_pkgs[@]}")
+if [ "$(id -u)" -eq 0 ]; then
+	for arg in "$@"; do
+		case "$arg" in
+		--e2e) want+=("${e2e_pkgs[@]}") ;;
+		--cri) want+=("${cri_pkgs[@]}") ;;
+		*) echo "deps.sh: unknown option $arg" >&2; exit 2 ;;
+		esac
+	done
+fi
+
+missing=()
+for p in "${want[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing+=("$p")
+	fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "missing Debian packages: ${missing[*]}" >&2
+	echo "install them (sudo apt-get install ${missing[*]}) or run this target with sudo" >&2
+	exit 1
+fi
+echo "installing Debian packages: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

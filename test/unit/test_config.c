@@ -1,0 +1,169 @@
+/* The plugin entry: what parses, and every refusal of guide section 1. */
+#include "testutil.h"
+
+/* Asserts that replacing `key` by `value` is refused with `code`, and that
+ * the message names the fault. */
+static void refused(const char *key, const char *value, int code, const char *why)
+{
+	struct ng_err err;
+	int got = tu_config_code(tu_conf_with(key, value), &err);
+
+	if (got != code)
+		fail_msg("%s=%s: want code %d, got %d (%s)", key, value ? value : "(removed)", code, got,
+			 err.msg);
+	assert_contains(err.msg, why);
+}
+
+static void test_base_parses(void **state)
+{
+	(void)state;
+	struct ng_config cfg;
+	struct ng_err err = {0};
+	json_t *root = tu_json(BASE_CONF);
+
+	assert_int_equal(ng_config_parse(root, &cfg, &err), 0);
+	assert_string_equal(cfg.cni_version, "1.0.0");
+	assert_true(cfg.annotations_capability);
+	assert_int_equal(cfg.namespaces.n, 1);
+	assert_true(cfg.opt_in);
+	assert_int_equal(cfg.dns.n, 2);
+	assert_int_equal(cfg.allow.n, 2);
+	assert_int_equal(cfg.allow.v[1].kind, NG_HOST_NAME);
+	assert_int_equal(cfg.envelope.n, 3);
+	assert_int_equal(cfg.ingress_ports.n, 1);
+	assert_true(cfg.allow_node);
+	assert_int_equal(cfg.deny, NG_DENY_REJECT);
+	assert_int_equal(cfg.min_prefix_v4, 8);
+	assert_int_equal(cfg.min_prefix_v6, 32);
+	assert_int_equal(cfg.min_name_ttl, NG_DEFAULT_MIN_NAME_TTL);
+	/* 10 built-in endpoints + IPv4-mapped and NAT64 forms of the 5 IPv4 ones. */
+	assert_int_equal(cfg.metadata.n, 20);
+	ng_config_free(&cfg);
+	json_decref(root);
+}
+
+static void test_versions(void **state)
+{
+	(void)state;
+	struct ng_err err;
+
+	for (int i = 0; ng_supported_versions[i]; i++) {
+		char v[32];
+
+		snprintf(v, sizeof(v), "\"%s\"", ng_supported_versions[i]);
+		assert_int_equal(tu_config_code(tu_conf_with("cniVersion", v), &err), 0);
+	}
+	refused("cniVersion", "\"0.2.0\"", NG_E_VERSION, "not supported");
+	refused("cniVersion", "\"2.0.0\"", NG_E_VERSION, "not supported");
+	refused("cniVersion", NULL, NG_E_CONFIG, "cniVersion: required");
+	refused("cniVersion", "1", NG_E_CONFIG, "cniVersion");
+	assert_true(ng_version_cmp("0.4.0", "1.0.0") < 0);
+	assert_true(ng_version_cmp("1.1.0", "1.0.0") > 0);
+	assert_int_equal(ng_version_cmp("0.3.1", "0.3.1"), 0);
+}
+
+static void test_unknown_keys(void **state)
+{
+	(void)state;
+	refused("egres", "{}", NG_E_CONFIG, "egres: unknown key");
+	refused("enforce", "{\"namespaces\":[\"a\"],\"optIn\":true}", NG_E_CONFIG, "enforce.optIn: unknown key");
+	refused("egress", "{\"allow\":[],\"alow\":[]}", NG_E_CONFIG, "egress.alow: unknown key");
+	refused("ingress", "{\"port\":[80]}", NG_E_CONFIG, "ingress.port: unknown key");
+	refused("dns", "{\"server\":[\"10.0.0.1\"]}", NG_E_CONFIG, "dns.server: unknown key");
+	refused("metadata", "{\"extras\":[]}", NG_E_CONFIG, "metadata.extras: unknown key");
+}
+
+static void test_open_world_refusals(void **state)
+{
+	(void)state;
+	refused("egress", "{\"allow\":[\"0.0.0.0/0:443\"]}", NG_E_CONFIG, "0.0.0.0/0 would match every address");
+	refused("egress", "{\"allow\":[\"[::/0]:443\"]}", NG_E_CONFIG, "::/0 would match every address");
+	refused("egress", "{\"envelope\":[\"0.0.0.0/0:443\"]}", NG_E_CONFIG, "egress.envelope[0]");
+	refused("ingress", "{\"ports\":[8080],\"sources\":[\"0.0.0.0/0\"]}", NG_E_CONFIG, "ingress.sources[0]");
+	refused("egress", "{\"allow\":[\"10.0.0.0/7:443\"]}", NG_E_CONFIG, "shorter than the minimum /8");
+	refused("egress", "{\"allow\":[\"[fd00::/16]:443\"]}", NG_E_CONFIG, "shorter than the minimum /32");
+	refused("egress", "{\"minPrefixV4\":16,\"allow\":[\"10.0.0.0/12:443\"]}", NG_E_CONFIG, "minimum /16");
+	refused("egress", "{\"minPrefixV4\":0}", NG_E_CONFIG, "egress.minPrefixV4");
+	refused("egress", "{\"minPrefixV6\":129}", NG_E_CONFIG, "egress.minPrefixV6");
+	refused("egress", "{\"minNameTTL\":5}", NG_E_CONFIG, "egress.minNameTTL");
+}
+
+static void test_metadata_refusals(void **state)
+{
+	(void)state;
+	refused("egress", "{\"allow\":[\"169.254.0.0/16:80\"]}", NG_E_CONFIG, "metadata address 169.254.169.254");
+	refused("egress", "{\"allow\":[\"169.254.169.254:80\"]}", NG_E_CONFIG, "always refused");
+	refused("egress", "{\"allow\":[\"168.63.0.0/16:443\"]}", NG_E_CONFIG, "168.63.129.16");
+	refused("egress", "{\"allow\":[\"100.64.0.0/10:443\"]}", NG_E_CONFIG, "100.100.100.200");
+	refused("egress", "{\"allow\":[\"[fd00:ec2::/64]:80\"]}", NG_E_CONFIG, "fd00:ec2::254");
+	refused("egress", "{\"allow\":[\"[64:ff9b::/96]:80\"]}", NG_E_CONFIG, "64:ff9b::");
+	refused("dns", "{\"servers\":[\"168.63.129.16\"]}", NG_E_CONFIG, "dns.servers[0]");
+	/* Extra metadata addresses join the list and are refused the same way. */
+	refused("metadata", "{\"extra\":[\"10.20.0.5\"]}", NG_E_CONFIG, "10.20.0.5");
+	refused("metadata", "{\"extra\":[\"10.0.0.0/8\"]}", NG_E_CONFIG, "single addresses only");
+	/* Node-local DNS lives in 169.254.0.0/16 and stays allowed. */
+	struct ng_err err;
+	assert_int_equal(tu_config_code(tu_conf_with("dns", "{\"servers\":[\"169.254.20.10\"]}"), &err), 0);
+}
+
+static void test_placeholders(void **state)
+{
+	(void)state;
+	refused("egress", "{\"allow\":[\"CHANGEME:443\"]}", NG_E_CONFIG, "egress.allow[0]: holds the placeholder CHANGEME");
+	refused("logFile", "\"/var/log/CHANGEME.log\"", NG_E_CONFIG, "logFile: holds the placeholder");
+	refused("ingress", "{\"ports\":[8080],\"sources\":[\"10.0.0.0/8\"],\"CHANGEME\":1}", NG_E_CONFIG, "CHANGEME");
+	/* The runtime's keys are not the platform's and are not scanned. */
+	struct ng_err err;
+	assert_int_equal(tu_config_code(tu_conf_with("args", "{\"note\":\"CHANGEME\"}"), &err), 0);
+}
+
+static void test_selection_config(void **state)
+{
+	(void)state;
+	refused("enforce", NULL, NG_E_CONFIG, "enforce: required");
+	refused("enforce", "{\"namespaces\":[],\"optInAnnotation\":false}", NG_E_CONFIG, "selects no pod");
+	refused("enforce", "{\"namespaces\":[\"Bad_NS\"]}", NG_E_CONFIG, "enforce.namespaces[0]");
+	refused("enforce", "{\"namespaces\":\"sandboxes\"}", NG_E_CONFIG, "must be an array");
+	refused("enforce", "{\"namespaces\":[\"a\"],\"optInAnnotation\":\"yes\"}", NG_E_CONFIG, "true or false");
+	refused("capabilities", "{}", NG_E_CONFIG, "enforce.optInAnnotation: needs");
+}
+
+static void test_malformed_values(void **state)
+{
+	(void)state;
+	refused("dns", "{\"servers\":[\"10.0.0\"]}", NG_E_CONFIG, "dns.servers[0]: not an IP address");
+	refused("dns", "{\"servers\":\"10.0.0.1\"}", NG_E_CONFIG, "must be an array");
+	refused("egress", "{\"allow\":[443]}", NG_E_CONFIG, "egress.allow[0]: must be a string");
+	refused("egress", "{\"allow\":[\"10.0.0.1\"]}", NG_E_CONFIG, "egress.allow[0]: destination \"10.0.0.1\": port is required");
+	refused("egress", "{\"allow\":[\"*.example.com:443\"]}", NG_E_CONFIG, "only allowed in egress.envelope");
+	refused("ingress", "{\"ports\":[0],\"sources\":[\"10.0.0.0/8\"]}", NG_E_CONFIG, "ingress.ports[0]");
+	refused("ingress", "{\"ports\":[65536],\"sources\":[\"10.0.0.0/8\"]}", NG_E_CONFIG, "ingress.ports[0]");
+	refused("ingress", "{\"ports\":[\"8080\"],\"sources\":[\"10.0.0.0/8\"]}", NG_E_CONFIG, "ingress.ports[0]");
+	refused("ingress", "{\"ports\":[8080]}", NG_E_CONFIG, "ingress.sources: required");
+	refused("ingress", "{\"sources\":[\"10.0.0.0/8\"]}", NG_E_CONFIG, "ingress.ports: required");
+	refused("ingress", "{\"ports\":[8080],\"sources\":[\"10.1.2.3/8\"]}", NG_E_CONFIG, "host bits");
+	refused("ingress", "{\"ports\":[8080],\"sources\":[\"10.0.0.0/8\"],\"allowNode\":1}", NG_E_CONFIG, "true or false");
+	refused("denyAction", "\"block\"", NG_E_CONFIG, "denyAction");
+	refused("logFile", "\"relative.log\"", NG_E_CONFIG, "absolute path");
+	refused("name", "42", NG_E_CONFIG, "name: must be a string");
+	refused("capabilities", "{\"io.kubernetes.cri.pod-annotations\":\"yes\"}", NG_E_CONFIG, "capabilities.");
+
+	struct ng_err err;
+	assert_int_equal(tu_config_code(tu_json("[1,2]"), &err), NG_E_DECODE);
+	assert_int_equal(tu_config_code(tu_conf_with("denyAction", "\"drop\""), &err), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_base_parses),
+		cmocka_unit_test(test_versions),
+		cmocka_unit_test(test_unknown_keys),
+		cmocka_unit_test(test_open_world_refusals),
+		cmocka_unit_test(test_metadata_refusals),
+		cmocka_unit_test(test_placeholders),
+		cmocka_unit_test(test_selection_config),
+		cmocka_unit_test(test_malformed_values),
+	};
+	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
+}
