@@ -1,0 +1,33 @@
+/* The sets of the ruleset: their key layout (which fields, how they are
+ * padded into 4-byte register words, nft's type numbers) and how one set and
+ * its elements become NEWSET/NEWSETELEM messages. */
+#ifndef NG_SETSPEC_H
+#define NG_SETSPEC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "batch.h"
+#include "policy.h"
+
+enum ng_set_kind {
+	NG_SK_ADDR,            /* ipv4_addr / ipv6_addr */
+	NG_SK_ADDR_PROTO_PORT, /* addr . inet_proto . inet_service */
+	NG_SK_ADDR_PORT,       /* addr . inet_service */
+	NG_SK_ADDR_ICMP6,      /* ipv6_addr . icmpv6_type */
+};
+
+struct ng_set_spec {
+	const char *name;
+	uint8_t fam;
+	enum ng_set_kind kind;
+	bool interval, timeout;
+	const ng_ip_vec *ips;     /* NG_SK_ADDR */
+	const ng_elem_vec *elems; /* the others */
+	uint32_t id;              /* assigned by ng_set_render */
+};
+
+/* Appends NEWSET and its NEWSETELEM messages; assigns s->id. 0 or -1 (ENOMEM). */
+int ng_set_render(struct ng_batch *b, struct ng_set_spec *s);
+
+#endif
