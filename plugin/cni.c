@@ -152,19 +152,11 @@ static int load_prev(struct inv *v)
 	return ng_prev_parse(prev, &v->prev, &v->err);
 }
 
-/* "boxxkite-netguard 0.1.0: pod NS/NAME container ID", cut to the 127
- * bytes nftables keeps for a comment. */
-static void table_comment(const struct inv *v, char *buf, size_t len)
+static struct ng_pod_id pod_id(const struct inv *v)
 {
-	char full[512];
+	struct ng_pod_id id = {v->args.pod_namespace, v->args.pod_name, v->container_id};
 
-	snprintf(full, sizeof(full), "boxxkite-netguard %s: pod %s/%s container %.12s", NG_VERSION,
-		 v->args.pod_namespace[0] ? v->args.pod_namespace : "-",
-		 v->args.pod_name[0] ? v->args.pod_name : "-", v->container_id ? v->container_id : "-");
-	if (len > 128)
-		len = 128;
-	memcpy(buf, full, len - 1);
-	buf[len - 1] = '\0';
+	return id;
 }
 
 /* ---- verbs ---------------------------------------------------------------- */
@@ -182,7 +174,8 @@ static int print_prev(struct inv *v)
 
 static int cmd_add(struct inv *v, FILE *in)
 {
-	char reason[512], comment[128];
+	char reason[512];
+	struct ng_pod_id pod = pod_id(v);
 	ng_name_list names = {0};
 	bool enforced;
 	int fd = -1, rc;
@@ -211,8 +204,7 @@ static int cmd_add(struct inv *v, FILE *in)
 	ng_vec_free(&names);
 	if (rc < 0)
 		return fail(v, "error");
-	table_comment(v, comment, sizeof(comment));
-	if (ng_policy_compile(&v->cfg, &v->ann, &v->prev, &v->resolved, comment, &v->policy, &v->err) < 0)
+	if (ng_policy_compile(&v->cfg, &v->ann, &v->prev, &v->resolved, &pod, &v->policy, &v->err) < 0)
 		return fail(v, "refused");
 
 	if (ng_netns_open(v->netns_path, &fd, &st, &v->err) < 0)
@@ -282,7 +274,8 @@ static int cmd_del(struct inv *v, FILE *in)
 
 static int cmd_check(struct inv *v, FILE *in)
 {
-	char reason[512], comment[128];
+	char reason[512];
+	struct ng_pod_id pod = pod_id(v);
 	enum ng_netns_status st;
 	struct ng_snapshot snap = {0};
 	struct ng_nl nl;
@@ -299,9 +292,8 @@ static int cmd_check(struct inv *v, FILE *in)
 	if (load_prev(v) < 0 || ng_annotations_parse(v->root, &v->cfg, &v->ann, &v->err) < 0 ||
 	    ng_select(&v->cfg, v->args.pod_namespace, &v->ann, &enforced, reason, sizeof(reason), &v->err) < 0)
 		return fail(v, "refused");
-	table_comment(v, comment, sizeof(comment));
 	if (enforced &&
-	    ng_policy_compile(&v->cfg, &v->ann, &v->prev, NULL, comment, &v->policy, &v->err) < 0)
+	    ng_policy_compile(&v->cfg, &v->ann, &v->prev, NULL, &pod, &v->policy, &v->err) < 0)
 		return fail(v, "refused");
 	if (ng_netns_open(v->netns_path, &fd, &st, &v->err) < 0)
 		return fail(v, "error");

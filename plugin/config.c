@@ -134,7 +134,7 @@ static int add_metadata(struct ng_config *cfg, const struct ng_ip *ip)
  * (::ffff:a.b.c.d) and NAT64 (64:ff9b::a.b.c.d, RFC 6052) IPv6 forms: a
  * cluster with NAT64 on the node would otherwise carry an IPv6 connect
  * through to the IPv4 endpoint. */
-static int add_builtin_metadata(struct ng_config *cfg, struct ng_err *err)
+int ng_config_builtin_metadata(struct ng_config *cfg, struct ng_err *err)
 {
 	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 	static const uint8_t nat64[12] = {0, 0x64, 0xff, 0x9b};
@@ -356,7 +356,7 @@ static int parse_metadata(const json_t *root, struct ng_config *cfg, struct ng_e
 	const json_t *md = json_object_get(root, "metadata"), *extra, *v;
 	size_t i;
 
-	if (add_builtin_metadata(cfg, err) < 0)
+	if (ng_config_builtin_metadata(cfg, err) < 0)
 		return -1;
 	if (!md)
 		return 0;
@@ -375,6 +375,31 @@ static int parse_metadata(const json_t *root, struct ng_config *cfg, struct ng_e
 		if (add_metadata(cfg, &ip) < 0)
 			return ng_fail(err, NG_E_INTERNAL, "out of memory");
 	}
+	return 0;
+}
+
+/* log: NFLOG for denied packets, rate-limited per refuse category so a
+ * flood of denied packets cannot flood the collector. */
+static int parse_log(const json_t *root, struct ng_config *cfg, struct ng_err *err)
+{
+	static const char *const keys[] = {"nflogGroup", "ratePerSecond", "burst", NULL};
+	const json_t *log = json_object_get(root, "log");
+	unsigned group = 0;
+
+	cfg->nflog_group = -1;
+	cfg->log_rate = NG_DEFAULT_LOG_RATE;
+	cfg->log_burst = NG_DEFAULT_LOG_BURST;
+	if (!log)
+		return 0;
+	if (ng_json_check_object(log, "log", keys, err) < 0)
+		return -1;
+	if (!json_object_get(log, "nflogGroup"))
+		return ng_fail(err, NG_E_CONFIG, "log.nflogGroup: required when log is set");
+	if (parse_uint_key(log, "nflogGroup", "log.nflogGroup", 0, 65535, &group, err) < 0 ||
+	    parse_uint_key(log, "ratePerSecond", "log.ratePerSecond", 1, 100000, &cfg->log_rate, err) < 0 ||
+	    parse_uint_key(log, "burst", "log.burst", 1, 100000, &cfg->log_burst, err) < 0)
+		return -1;
+	cfg->nflog_group = (int)group;
 	return 0;
 }
 
@@ -438,7 +463,7 @@ int ng_config_parse(const json_t *root, struct ng_config *cfg, struct ng_err *er
 	static const char *const keys[] = {
 		"cniVersion", "name", "type", "capabilities", "runtimeConfig", "prevResult", "args",
 		"cni.dev/valid-attachments", "cni.dev/attachments",
-		"logFile", "enforce", "dns", "egress", "ingress", "metadata", "denyAction", NULL,
+		"logFile", "enforce", "dns", "egress", "ingress", "metadata", "denyAction", "log", NULL,
 	};
 	json_t *ours;
 	const char *k;
@@ -472,7 +497,7 @@ int ng_config_parse(const json_t *root, struct ng_config *cfg, struct ng_err *er
 
 	if (parse_metadata(root, cfg, err) < 0 || parse_enforce(root, cfg, err) < 0 ||
 	    parse_dns(root, cfg, err) < 0 || parse_egress(root, cfg, err) < 0 ||
-	    parse_ingress(root, cfg, err) < 0)
+	    parse_ingress(root, cfg, err) < 0 || parse_log(root, cfg, err) < 0)
 		return -1;
 	return 0;
 }

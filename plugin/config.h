@@ -17,6 +17,8 @@
 #define NG_DEFAULT_MIN_PREFIX_V4 8
 #define NG_DEFAULT_MIN_PREFIX_V6 32
 #define NG_DEFAULT_MIN_NAME_TTL 3600 /* seconds; see README "DNS names" */
+#define NG_DEFAULT_LOG_RATE 10  /* log.ratePerSecond */
+#define NG_DEFAULT_LOG_BURST 20 /* log.burst */
 #define NG_ANNOTATIONS_CAP "io.kubernetes.cri.pod-annotations"
 
 enum ng_deny_action { NG_DENY_REJECT, NG_DENY_DROP };
@@ -42,6 +44,10 @@ struct ng_config {
 
 	NG_VEC(struct ng_ip) metadata; /* built-in list + metadata.extra */
 	enum ng_deny_action deny;
+
+	int nflog_group;      /* log.nflogGroup, -1 when denied packets are not logged */
+	unsigned log_rate;    /* log.ratePerSecond */
+	unsigned log_burst;   /* log.burst */
 };
 
 /* Validates the plugin entry (the whole stdin object; prevResult and
@@ -62,6 +68,10 @@ int ng_check_prefix_min(const struct ng_config *cfg, const struct ng_prefix *p,
 /* Fails when any metadata address lies inside `p` (any port). */
 int ng_check_not_metadata(const struct ng_config *cfg, const struct ng_prefix *p,
 			  const char *what, int code, struct ng_err *err);
+
+/* Appends the built-in cloud metadata addresses (and their IPv4-mapped
+ * and NAT64 forms) to `cfg->metadata`, once each. */
+int ng_config_builtin_metadata(struct ng_config *cfg, struct ng_err *err);
 
 /* Walks every string value under `v` and fails (with `code`) naming the path
  * when one contains "CHANGEME": a template value must never reach a node. */

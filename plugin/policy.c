@@ -1,5 +1,7 @@
 #include "policy.h"
 
+#include "version.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -167,13 +169,64 @@ static int add_dns(struct ng_policy *p, const struct ng_config *cfg)
 	return 0;
 }
 
+static const char *or_dash(const char *s)
+{
+	return s && *s ? s : "-";
+}
+
+/* "boxxkite-netguard 0.1.0: pod NS/NAME container ID", cut to the 127
+ * bytes nftables keeps for a comment. */
+static void describe_pod(const struct ng_pod_id *pod, struct ng_policy *out)
+{
+	char full[512];
+	struct ng_pod_id none = {0};
+
+	if (!pod)
+		pod = &none;
+	snprintf(full, sizeof(full), "%s/%s", or_dash(pod->ns), or_dash(pod->name));
+	memcpy(out->pod, full, sizeof(out->pod) - 1);
+	out->pod[sizeof(out->pod) - 1] = '\0';
+	snprintf(full, sizeof(full), "boxxkite-netguard %s: pod %s container %.12s", NG_VERSION, out->pod,
+		 or_dash(pod->container_id));
+	memcpy(out->comment, full, sizeof(out->comment) - 1);
+	out->comment[sizeof(out->comment) - 1] = '\0';
+}
+
+bool ng_pod_id_from_comment(char *buf, struct ng_pod_id *out)
+{
+	char *pod = strstr(buf, ": pod "), *slash, *ctr;
+
+	memset(out, 0, sizeof(*out));
+	if (strncmp(buf, "boxxkite-netguard ", 18) != 0 || !pod)
+		return false;
+	pod += 6;
+	ctr = strstr(pod, " container ");
+	if (!ctr)
+		return false;
+	*ctr = '\0';
+	out->container_id = ctr + 11;
+	slash = strchr(pod, '/');
+	if (!slash)
+		return false;
+	*slash = '\0';
+	out->ns = strcmp(pod, "-") ? pod : NULL;
+	out->name = strcmp(slash + 1, "-") ? slash + 1 : NULL;
+	if (!strcmp(out->container_id, "-"))
+		out->container_id = NULL;
+	return true;
+}
+
 int ng_policy_compile(const struct ng_config *cfg, const struct ng_annotations *ann,
 		      const struct ng_prev *prev, const ng_resolved *resolved,
-		      const char *comment, struct ng_policy *out, struct ng_err *err)
+		      const struct ng_pod_id *pod, struct ng_policy *out, struct ng_err *err)
 {
 	memset(out, 0, sizeof(*out));
 	out->deny = cfg->deny;
-	snprintf(out->comment, sizeof(out->comment), "%s", comment ? comment : "");
+	out->nflog = cfg->nflog_group >= 0;
+	out->nflog_group = out->nflog ? (uint16_t)cfg->nflog_group : 0;
+	out->log_rate = cfg->log_rate;
+	out->log_burst = cfg->log_burst;
+	describe_pod(pod, out);
 
 	for (size_t i = 0; i < cfg->metadata.n; i++) {
 		const struct ng_ip *ip = &cfg->metadata.v[i];

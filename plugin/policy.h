@@ -31,9 +31,20 @@ typedef NG_VEC(struct ng_ip) ng_ip_vec;
 /* Index 0 is IPv4, 1 is IPv6. */
 #define NG_FAM_IDX(fam) ((fam) == NG_V4 ? 0 : 1)
 
+/* Who a table is for: named in its comment and in log prefixes. */
+struct ng_pod_id {
+	const char *ns, *name, *container_id; /* each may be NULL or "" */
+};
+
+#define NG_LOG_PREFIX_MAX 64
+
 struct ng_policy {
 	enum ng_deny_action deny;
 	char comment[128];        /* table comment: who this table is for */
+	char pod[128];            /* "namespace/name", for log prefixes */
+	bool nflog;               /* log denied packets to NFLOG */
+	uint16_t nflog_group;
+	unsigned log_rate, log_burst;
 	ng_ip_vec metadata[2];    /* refused first */
 	ng_elem_vec dns[2];       /* addr . proto . 53 */
 	ng_elem_vec allow[2];     /* egress.allow + grants (addresses), disjoint */
@@ -62,7 +73,12 @@ typedef NG_VEC(struct ng_resolved_name) ng_resolved;
  * must have an answer in `resolved` otherwise (code 11). */
 int ng_policy_compile(const struct ng_config *cfg, const struct ng_annotations *ann,
 		      const struct ng_prev *prev, const ng_resolved *resolved,
-		      const char *comment, struct ng_policy *out, struct ng_err *err);
+		      const struct ng_pod_id *pod, struct ng_policy *out, struct ng_err *err);
+
+/* Reads the pod identity back from a table comment written by this plugin
+ * ("boxxkite-netguard V: pod NS/NAME container ID"). Strings point into
+ * `buf`, which is modified. Returns false when the comment is not ours. */
+bool ng_pod_id_from_comment(char *buf, struct ng_pod_id *out);
 void ng_policy_free(struct ng_policy *p);
 
 /* Lists every distinct DNS name the policy needs (allow entries and

@@ -19,11 +19,15 @@
  *     ip saddr . tcp dport @ingress_v4 accept            (and _v6)
  *     meta l4proto tcp ip saddr @node_v4 accept           (and _v6)
  *     ip6 hoplimit 255 icmpv6 type 135-136 accept
- *     counter name "ingress_denied" drop
+ *     jump refuse_ingress
  *   }
- *   chain refuse_metadata { counter name "metadata_denied"
+ *   chain refuse_metadata { counter name "metadata_denied"; [log]
  *     meta l4proto tcp reject with tcp reset; reject with icmpx admin-prohibited }
- *   chain refuse_egress { counter name "egress_denied"; <denyAction> }
+ *   chain refuse_egress { counter name "egress_denied"; [log]; <denyAction> }
+ *   chain refuse_ingress { counter name "ingress_denied"; [log]; drop }
+ *
+ * [log] is `limit rate R/second burst B packets log prefix "..." group G`,
+ * present when the config has log.nflogGroup.
  * }
  *
  * Expressions are encoded the way nft 1.0 encodes them, so `nft list
@@ -105,22 +109,39 @@ static int rule_common_head(struct ng_batch *b, const char *chain, bool egress)
 }
 
 /* counter name NAME, then reject (TCP reset / ICMP admin-prohibited) or drop */
-static int refuse_chain(struct ng_batch *b, const char *chain, const char *counter, bool reject,
-			const char *what)
+/* A refuse chain: count; optionally log (rate-limited, so a flood of denied
+ * packets cannot flood the collector); then reject with a TCP reset or ICMP
+ * admin-prohibited (a blocked connect fails at once), or drop. */
+static int refuse_chain(const struct ng_policy *p, struct ng_batch *b, const char *chain,
+			const char *counter, const char *category, bool reject, const char *what)
 {
 	struct ng_rb rb;
-	char c[NFTNL_UDATA_COMMENT_MAXLEN];
+	char c[NFTNL_UDATA_COMMENT_MAXLEN], prefix[NG_LOG_PREFIX_MAX + 1];
 
 	ng_rb_begin(&rb, b, chain);
 	ng_rb_counter(&rb, counter);
-	if (!reject)
-		ng_rb_verdict(&rb, NF_DROP, NULL);
-	snprintf(c, sizeof(c), "%s: count%s", what, reject ? "" : " and drop");
+	snprintf(c, sizeof(c), "%s: count", what);
 	if (ng_rb_end(&rb, b, c) < 0)
 		return -1;
-	if (!reject)
-		return 0;
 
+	if (p->nflog) {
+		/* NF_LOG_PREFIXLEN allows 127 bytes; keep it short for collectors. */
+		snprintf(prefix, sizeof(prefix), "netguard %s %.40s: ", category, p->pod);
+		ng_rb_begin(&rb, b, chain);
+		ng_rb_limit(&rb, p->log_rate, p->log_burst);
+		ng_rb_log(&rb, prefix, p->nflog_group);
+		snprintf(c, sizeof(c), "%s: log to NFLOG group %u, at most %u/s (burst %u)", what, p->nflog_group,
+			 p->log_rate, p->log_burst);
+		if (ng_rb_end(&rb, b, c) < 0)
+			return -1;
+	}
+
+	if (!reject) {
+		ng_rb_begin(&rb, b, chain);
+		ng_rb_verdict(&rb, NF_DROP, NULL);
+		snprintf(c, sizeof(c), "%s: drop", what);
+		return ng_rb_end(&rb, b, c);
+	}
 	ng_rb_begin(&rb, b, chain);
 	ng_rb_l4proto(&rb, IPPROTO_TCP);
 	ng_rb_reject(&rb, NFT_REJECT_TCP_RST, 0);
@@ -246,13 +267,18 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b)
 			return -1;
 	if (render_chain(b, NG_CHAIN_REFUSE_METADATA, -1) < 0 ||
 	    render_chain(b, NG_CHAIN_REFUSE_EGRESS, -1) < 0 ||
+	    render_chain(b, NG_CHAIN_REFUSE_INGRESS, -1) < 0 ||
 	    render_chain(b, eg, NF_INET_LOCAL_OUT) < 0 || render_chain(b, in, NF_INET_LOCAL_IN) < 0)
 		return -1;
 
 	/* Metadata is refused at once, whatever denyAction says: a connect
 	 * that times out is what the seed calls "ambiguous". */
-	rc |= refuse_chain(b, NG_CHAIN_REFUSE_METADATA, NG_COUNTER_METADATA, true, "cloud metadata");
-	rc |= refuse_chain(b, NG_CHAIN_REFUSE_EGRESS, NG_COUNTER_EGRESS, reject, "egress not allowed");
+	rc |= refuse_chain(p, b, NG_CHAIN_REFUSE_METADATA, NG_COUNTER_METADATA, "metadata", true,
+			   "cloud metadata");
+	rc |= refuse_chain(p, b, NG_CHAIN_REFUSE_EGRESS, NG_COUNTER_EGRESS, "egress", reject,
+			   "egress not allowed");
+	rc |= refuse_chain(p, b, NG_CHAIN_REFUSE_INGRESS, NG_COUNTER_INGRESS, "ingress", false,
+			   "ingress not allowed");
 
 	rc |= rule_common_head(b, eg, true);
 	for (int f = 0; f < 2; f++) {
@@ -307,8 +333,7 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b)
 	ng_rb_verdict(&rb, NF_ACCEPT, NULL);
 	rc |= ng_rb_end(&rb, b, "IPv6 neighbour solicitation/advertisement from the link");
 	ng_rb_begin(&rb, b, in);
-	ng_rb_counter(&rb, NG_COUNTER_INGRESS);
-	ng_rb_verdict(&rb, NF_DROP, NULL);
+	ng_rb_verdict(&rb, NFT_JUMP, NG_CHAIN_REFUSE_INGRESS);
 	rc |= ng_rb_end(&rb, b, "default deny");
 	return rc ? -1 : 0;
 }

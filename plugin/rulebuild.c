@@ -127,6 +127,29 @@ void ng_rb_reject(struct ng_rb *rb, uint32_t type, uint8_t code)
 	nftnl_expr_set_u8(e, NFTNL_EXPR_REJECT_CODE, code);
 }
 
+void ng_rb_limit(struct ng_rb *rb, unsigned rate, unsigned burst)
+{
+	struct nftnl_expr *e = ng_rb_add(rb, "limit");
+
+	if (!e)
+		return;
+	nftnl_expr_set_u64(e, NFTNL_EXPR_LIMIT_RATE, rate);
+	nftnl_expr_set_u64(e, NFTNL_EXPR_LIMIT_UNIT, 1); /* per second */
+	nftnl_expr_set_u32(e, NFTNL_EXPR_LIMIT_BURST, burst);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_LIMIT_TYPE, NFT_LIMIT_PKTS);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_LIMIT_FLAGS, 0);
+}
+
+void ng_rb_log(struct ng_rb *rb, const char *prefix, uint16_t group)
+{
+	struct nftnl_expr *e = ng_rb_add(rb, "log");
+
+	if (!e)
+		return;
+	nftnl_expr_set_str(e, NFTNL_EXPR_LOG_PREFIX, prefix);
+	nftnl_expr_set_u16(e, NFTNL_EXPR_LOG_GROUP, group);
+}
+
 void ng_rb_nfproto(struct ng_rb *rb, uint8_t fam)
 {
 	uint8_t v = fam == NG_V4 ? NFPROTO_IPV4 : NFPROTO_IPV6;

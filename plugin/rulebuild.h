@@ -37,6 +37,10 @@ void ng_rb_ct_state(struct ng_rb *rb, uint32_t mask);
 /* counter name NAME (a reference to a named counter object) */
 void ng_rb_counter(struct ng_rb *rb, const char *name);
 void ng_rb_reject(struct ng_rb *rb, uint32_t type, uint8_t code);
+/* limit rate RATE/second burst BURST packets */
+void ng_rb_limit(struct ng_rb *rb, unsigned rate, unsigned burst);
+/* log prefix "PREFIX" group GROUP (NFLOG) */
+void ng_rb_log(struct ng_rb *rb, const char *prefix, uint16_t group);
 /* meta nfproto ipv4|ipv6 */
 void ng_rb_nfproto(struct ng_rb *rb, uint8_t fam);
 /* meta l4proto PROTO */

@@ -36,6 +36,7 @@ static void test_base_parses(void **state)
 	assert_int_equal(cfg.min_prefix_v4, 8);
 	assert_int_equal(cfg.min_prefix_v6, 32);
 	assert_int_equal(cfg.min_name_ttl, NG_DEFAULT_MIN_NAME_TTL);
+	assert_int_equal(cfg.nflog_group, -1); /* no logging unless asked */
 	/* 10 built-in endpoints + IPv4-mapped and NAT64 forms of the 5 IPv4 ones. */
 	assert_int_equal(cfg.metadata.n, 20);
 	ng_config_free(&cfg);
@@ -144,11 +145,17 @@ static void test_malformed_values(void **state)
 	refused("ingress", "{\"ports\":[8080],\"sources\":[\"10.1.2.3/8\"]}", NG_E_CONFIG, "host bits");
 	refused("ingress", "{\"ports\":[8080],\"sources\":[\"10.0.0.0/8\"],\"allowNode\":1}", NG_E_CONFIG, "true or false");
 	refused("denyAction", "\"block\"", NG_E_CONFIG, "denyAction");
+	refused("log", "{}", NG_E_CONFIG, "log.nflogGroup: required");
+	refused("log", "{\"nflogGroup\":65536}", NG_E_CONFIG, "log.nflogGroup");
+	refused("log", "{\"nflogGroup\":5,\"ratePerSecond\":0}", NG_E_CONFIG, "log.ratePerSecond");
+	refused("log", "{\"nflogGroup\":5,\"burst\":\"10\"}", NG_E_CONFIG, "log.burst");
+	refused("log", "{\"nflogGroup\":5,\"rate\":10}", NG_E_CONFIG, "log.rate: unknown key");
 	refused("logFile", "\"relative.log\"", NG_E_CONFIG, "absolute path");
 	refused("name", "42", NG_E_CONFIG, "name: must be a string");
 	refused("capabilities", "{\"io.kubernetes.cri.pod-annotations\":\"yes\"}", NG_E_CONFIG, "capabilities.");
 
 	struct ng_err err;
+	assert_int_equal(tu_config_code(tu_conf_with("log", "{\"nflogGroup\":0}"), &err), 0);
 	assert_int_equal(tu_config_code(tu_json("[1,2]"), &err), NG_E_DECODE);
 	assert_int_equal(tu_config_code(tu_conf_with("denyAction", "\"drop\""), &err), 0);
 }

@@ -89,7 +89,7 @@ static void test_compile_full(void **state)
 	fx_load(&f, "{\"netguard.boxxkite.io/egress\":\"10.1.2.3:443,udp://10.9.0.0/16:5353\"}");
 	fx_answer(&f, "s3.example.com", "10.50.0.1", 30);
 	fx_answer(&f, "s3.example.com", "fd00:50::1", 7200);
-	assert_int_equal(ng_policy_compile(&f.cfg, &f.ann, &f.prev, &f.res, "c", &f.pol, &err), 0);
+	assert_int_equal(ng_policy_compile(&f.cfg, &f.ann, &f.prev, &f.res, NULL, &f.pol, &err), 0);
 
 	assert_int_equal(f.pol.metadata[0].n, 5);
 	assert_int_equal(f.pol.metadata[1].n, 15);
@@ -130,14 +130,14 @@ static void test_unresolved_name(void **state)
 	struct ng_err err = {0};
 
 	fx_load(&f, NULL);
-	assert_int_equal(ng_policy_compile(&f.cfg, &f.ann, &f.prev, &f.res, "c", &f.pol, &err), -1);
+	assert_int_equal(ng_policy_compile(&f.cfg, &f.ann, &f.prev, &f.res, NULL, &f.pol, &err), -1);
 	assert_int_equal(err.code, NG_E_TRY_AGAIN);
 	assert_contains(err.msg, "s3.example.com");
 	fx_free(&f);
 
 	/* CHECK mode: no resolution, name sets stay empty, shapes recorded. */
 	fx_load(&f, NULL);
-	assert_int_equal(ng_policy_compile(&f.cfg, &f.ann, &f.prev, NULL, "c", &f.pol, &err), 0);
+	assert_int_equal(ng_policy_compile(&f.cfg, &f.ann, &f.prev, NULL, NULL, &f.pol, &err), 0);
 	assert_int_equal(f.pol.names[0].n + f.pol.names[1].n, 0);
 	assert_int_equal(f.pol.name_ports.n, 1);
 	assert_int_equal(f.pol.name_ports.v[0].p_lo, 443);
@@ -168,7 +168,7 @@ static void test_node_not_allowed(void **state)
 	fx_load(&f, NULL);
 	f.cfg.allow_node = false;
 	fx_answer(&f, "s3.example.com", "10.50.0.1", 30);
-	assert_int_equal(ng_policy_compile(&f.cfg, &f.ann, &f.prev, &f.res, "c", &f.pol, &err), 0);
+	assert_int_equal(ng_policy_compile(&f.cfg, &f.ann, &f.prev, &f.res, NULL, &f.pol, &err), 0);
 	assert_int_equal(f.pol.node[0].n + f.pol.node[1].n, 0);
 	fx_free(&f);
 }

@@ -224,8 +224,38 @@ static void test_ingress_order(void **state)
 	assert_contains(c.exprs[7], "[ payload load 1b @ network header + 7 => reg 1 ]"); /* hop limit */
 	assert_contains(c.exprs[7], "[ cmp eq reg 1 0x000000ff ]");
 	assert_contains(c.comments[8], "default deny");
-	assert_contains(c.exprs[8], "[ objref type 1 name ingress_denied ]");
-	assert_contains(c.exprs[8], "[ immediate reg 0 drop ]");
+	assert_contains(c.exprs[8], "[ immediate reg 0 jump -> refuse_ingress ]");
+}
+
+static void test_logging_rules(void **state)
+{
+	(void)state;
+	struct chain_rules c = {.chain = NG_CHAIN_REFUSE_INGRESS}, m = {.chain = NG_CHAIN_REFUSE_METADATA};
+	struct ng_policy p;
+	struct ng_batch b;
+	struct ng_err err = {0};
+
+	sample_policy(&p, NG_DENY_REJECT);
+	p.nflog = true;
+	p.nflog_group = 5;
+	p.log_rate = 10;
+	p.log_burst = 20;
+	snprintf(p.pod, sizeof(p.pod), "sandboxes/p1");
+	assert_int_equal(ng_batch_init(&b, NG_TABLE, 1, &err), 0);
+	assert_int_equal(ng_render_replace(&p, &b, &err), 0);
+	assert_int_equal(ng_batch_walk(&b, rules_cb, &c), 0);
+	assert_int_equal(ng_batch_walk(&b, rules_cb, &m), 0);
+	/* count, then a rate-limited log naming the pod, then the verdict */
+	assert_int_equal(c.n, 3);
+	assert_contains(c.exprs[1], "[ limit rate 10/second burst 20 type packets");
+	assert_contains(c.exprs[1], "[ log prefix netguard ingress sandboxes/p1:");
+	assert_contains(c.exprs[1], "group 5");
+	assert_contains(c.comments[1], "at most 10/s (burst 20)");
+	assert_contains(c.exprs[2], "[ immediate reg 0 drop ]");
+	assert_int_equal(m.n, 4);
+	assert_contains(m.exprs[1], "log prefix netguard metadata sandboxes/p1:");
+	ng_batch_free(&b);
+	ng_policy_free(&p);
 }
 
 static void test_deny_actions(void **state)
@@ -240,8 +270,9 @@ static void test_deny_actions(void **state)
 	assert_contains(rej.exprs[1], "[ reject type 1 code 0 ]"); /* TCP reset */
 	assert_contains(rej.exprs[2], "[ reject type 2 code 3 ]"); /* icmpx admin-prohibited */
 	render_chain(NG_DENY_DROP, &drop);
-	assert_int_equal(drop.n, 1);
-	assert_contains(drop.exprs[0], "[ immediate reg 0 drop ]");
+	assert_int_equal(drop.n, 2);
+	assert_contains(drop.exprs[0], "name egress_denied");
+	assert_contains(drop.exprs[1], "[ immediate reg 0 drop ]");
 	/* Metadata is rejected even when the general action is drop. */
 	render_chain(NG_DENY_DROP, &meta);
 	assert_int_equal(meta.n, 3);
@@ -490,6 +521,8 @@ static void test_snapshot_diff(void **state)
 	assert_int_equal(err.code, NG_E_CHECK);
 	assert_contains(err.msg, "chain refuse_egress");
 	assert_contains(err.details, "missing: chain refuse_egress rule 002");
+	assert_contains(err.details, "unexpected: chain refuse_egress rule 002: [ immediate reg 0 drop ]");
+	assert_contains(err.details, "missing: chain refuse_egress rule 003");
 	ng_snapshot_free(&s1);
 	ng_snapshot_free(&s2);
 	ng_snapshot_free(&s3);
@@ -506,6 +539,7 @@ int main(void)
 		cmocka_unit_test(test_egress_order),
 		cmocka_unit_test(test_ingress_order),
 		cmocka_unit_test(test_deny_actions),
+		cmocka_unit_test(test_logging_rules),
 		cmocka_unit_test(test_set_encoding),
 		cmocka_unit_test(test_delete_batch),
 		cmocka_unit_test(test_large_set_splits),
