@@ -1,7 +1,7 @@
 # boxxkite-netguard
 #
 #   make            build build/boxxkite-netguard
-#   make test       unit tests (no root), then the netns e2e tests (root)
+#   make test       unit tests (no root), then the netns and containerd e2e tests (root)
 #   make demo       the main job on a built-in example, in namespaces (root)
 #   make asan       build and run the unit tests under ASan + UBSan
 #   make install    install into $(DESTDIR)$(PREFIX) (default /opt/cni/bin)
@@ -35,7 +35,7 @@ TEST_SRC := $(wildcard test/unit/test_*.c)
 TEST_BIN := $(patsubst test/unit/%.c,$(BUILD)/test/%,$(TEST_SRC))
 TOOLS := $(BUILD)/nprobe
 
-.PHONY: all test unit e2e demo deps asan install clean
+.PHONY: all test unit e2e e2e-cri demo deps asan install clean
 all: $(BIN)
 
 $(BUILD)/obj/%.o: plugin/%.c $(wildcard plugin/*.h) | $(BUILD)/obj
@@ -70,10 +70,15 @@ unit: $(TEST_BIN)
 e2e: $(BIN) $(TOOLS)
 	@scripts/run-e2e.sh
 
+# containerd 1.6 CRI end-to-end test (root): the runtime kind uses, as the client.
+e2e-cri: $(BIN)
+	@scripts/run-root.sh e2e/cri/run.sh
+
 test:
 	@scripts/deps.sh --e2e --cri
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory e2e
+	@$(MAKE) --no-print-directory e2e-cri
 
 demo:
 	@scripts/deps.sh --e2e

@@ -7,6 +7,17 @@
 #include <string.h>
 #include <unistd.h>
 
+void ng_utc_now(char *buf, size_t len)
+{
+	struct timespec wall;
+	struct tm tm;
+
+	clock_gettime(CLOCK_REALTIME, &wall);
+	gmtime_r(&wall.tv_sec, &tm);
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(wall.tv_nsec / 1000000));
+}
+
 void ng_log_begin(struct ng_log *l, const char *verb)
 {
 	memset(l, 0, sizeof(*l));
@@ -32,8 +43,7 @@ static void put_str(json_t *o, const char *key, const char *v)
 
 void ng_log_emit(struct ng_log *l, const char *decision, const char *reason, int code)
 {
-	struct timespec now, wall;
-	struct tm tm;
+	struct timespec now;
 	char ts[64];
 	json_t *o = json_object();
 	char *line;
@@ -43,10 +53,7 @@ void ng_log_emit(struct ng_log *l, const char *decision, const char *reason, int
 	if (!o)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	clock_gettime(CLOCK_REALTIME, &wall);
-	gmtime_r(&wall.tv_sec, &tm);
-	snprintf(ts, sizeof(ts), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
-		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, wall.tv_nsec / 1000000);
+	ng_utc_now(ts, sizeof(ts));
 	us = (long long)(now.tv_sec - l->start.tv_sec) * 1000000 + (now.tv_nsec - l->start.tv_nsec) / 1000;
 
 	json_object_set_new(o, "ts", json_string(ts));

@@ -6,6 +6,7 @@
 #define NG_LOG_H
 
 #include <jansson.h>
+#include <stddef.h>
 #include <time.h>
 
 struct ng_log {
@@ -15,6 +16,9 @@ struct ng_log {
 	const char *pod_namespace, *pod_name, *container_id, *netns;
 	json_t *extra;        /* optional fields merged into the line */
 };
+
+/* The current UTC time as 2026-11-29T09:19:29.535Z. */
+void ng_utc_now(char *buf, size_t len);
 
 void ng_log_begin(struct ng_log *l, const char *verb);
 /* Adds a field to the line (steals the reference). */

@@ -5,6 +5,9 @@
 #include <string.h>
 
 #include "cni.h"
+#include "logs.h"
+#include "stats.h"
+#include "verify.h"
 #include "version.h"
 
 static int usage(FILE *f, int status)
@@ -15,6 +18,9 @@ static int usage(FILE *f, int status)
 		"As a CNI plugin: invoked by the container runtime with CNI_COMMAND set.\n\n"
 		"Commands:\n"
 		"  version    print the version and the supported CNI versions\n"
+		"  verify     check a live pod: table, policy, metadata refused, DNS, layer one\n"
+		"  stats      a pod's deny counters, as JSON or Prometheus text (--prometheus)\n"
+		"  logs       the packets a pod's table denied, from its NFLOG group\n"
 		"  help       this text\n",
 		NG_VERSION);
 	return status;
@@ -32,6 +38,12 @@ int main(int argc, char **argv)
 		printf("boxxkite-netguard %s (CNI 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0)\n", NG_VERSION);
 		return 0;
 	}
+	if (!strcmp(argv[1], "verify"))
+		return ng_verify_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "stats"))
+		return ng_stats_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "logs"))
+		return ng_logs_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
 		return usage(stdout, 0);
 	fprintf(stderr, "boxxkite-netguard: unknown command \"%s\"\n", argv[1]);

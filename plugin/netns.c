@@ -61,7 +61,7 @@ int ng_netns_open(const char *path, int *fd, enum ng_netns_status *status, struc
 	}
 	if (same_ns(&st, "/proc/self/ns/net") || same_ns(&st, "/proc/1/ns/net")) {
 		close(f);
-		return ng_fail(err, NG_E_ENV, "CNI_NETNS %s: is the node's own network namespace; refusing to firewall the node",
+		return ng_fail(err, NG_E_ENV, "%s: is the node's own network namespace; the plugin never acts on the node itself",
 			       path);
 	}
 	*fd = f;

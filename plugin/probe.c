@@ -36,7 +36,8 @@ static double now_ms(void)
 	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-static socklen_t sockaddr_of(const struct ng_ip *ip, uint16_t port, struct sockaddr_storage *ss)
+static socklen_t sockaddr_of(const struct ng_ip *ip, uint16_t port, unsigned ifindex,
+			     struct sockaddr_storage *ss)
 {
 	memset(ss, 0, sizeof(*ss));
 	if (ip->fam == NG_V4) {
@@ -51,6 +52,7 @@ static socklen_t sockaddr_of(const struct ng_ip *ip, uint16_t port, struct socka
 
 	s6->sin6_family = AF_INET6;
 	s6->sin6_port = htons(port);
+	s6->sin6_scope_id = ifindex;
 	memcpy(&s6->sin6_addr, ip->a, 16);
 	return sizeof(*s6);
 }
@@ -100,10 +102,11 @@ static int connect_timed(int fd, const struct sockaddr_storage *ss, socklen_t le
 	return soerr;
 }
 
-void ng_probe_tcp(const struct ng_ip *ip, uint16_t port, int timeout_ms, struct ng_probe *out)
+void ng_probe_tcp(const struct ng_ip *ip, uint16_t port, unsigned ifindex, int timeout_ms,
+		  struct ng_probe *out)
 {
 	struct sockaddr_storage ss;
-	socklen_t len = sockaddr_of(ip, port, &ss);
+	socklen_t len = sockaddr_of(ip, port, ifindex, &ss);
 	double t0 = now_ms();
 	int fd, e;
 
@@ -174,7 +177,7 @@ void ng_probe_dns(const struct ng_ip *server, int tcp, const char *name, int tim
 {
 	uint8_t q[512], r[4096];
 	struct sockaddr_storage ss;
-	socklen_t len = sockaddr_of(server, 53, &ss);
+	socklen_t len = sockaddr_of(server, 53, 0, &ss);
 	uint16_t id = (uint16_t)(getpid() ^ (int)now_ms());
 	double t0 = now_ms(), deadline = t0 + timeout_ms;
 	size_t qlen = build_query(name, id, q + 2, sizeof(q) - 2);

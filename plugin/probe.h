@@ -25,8 +25,10 @@ struct ng_probe {
 
 const char *ng_probe_result_name(enum ng_probe_result r);
 
-/* Connects to ip:port over TCP within timeout_ms. */
-void ng_probe_tcp(const struct ng_ip *ip, uint16_t port, int timeout_ms, struct ng_probe *out);
+/* Connects to ip:port over TCP within timeout_ms. `ifindex` scopes an IPv6
+ * link-local address (fe80::/10) to an interface; 0 otherwise. */
+void ng_probe_tcp(const struct ng_ip *ip, uint16_t port, unsigned ifindex, int timeout_ms,
+		  struct ng_probe *out);
 
 /* Sends one DNS query (NS of `name`, "." for the root) to server:53 over UDP
  * or TCP; any well-formed response with our id counts as answered, whatever

@@ -1,0 +1,102 @@
+#include "conffile.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int has_suffix(const char *s, const char *suf)
+{
+	size_t n = strlen(s), m = strlen(suf);
+
+	return n > m && strcmp(s + n - m, suf) == 0;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int ng_conffile_active(const char *dir, char *out, size_t len)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char *names[1024];
+	size_t n = 0;
+	int rc = -1;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)) && n < 1024) {
+		if (de->d_name[0] == '.' ||
+		    !(has_suffix(de->d_name, ".conf") || has_suffix(de->d_name, ".conflist") ||
+		      has_suffix(de->d_name, ".json")))
+			continue;
+		names[n] = strdup(de->d_name);
+		if (names[n])
+			n++;
+	}
+	closedir(d);
+	if (n > 0) {
+		qsort(names, n, sizeof(char *), cmp_names);
+		snprintf(out, len, "%s/%s", dir, names[0]);
+		rc = 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	return rc;
+}
+
+static json_t *with_header(json_t *entry, const json_t *list)
+{
+	json_t *e = json_deep_copy(entry);
+
+	if (!e)
+		return NULL;
+	if (list && json_object_get(list, "name"))
+		json_object_set(e, "name", json_object_get(list, "name"));
+	if (list && json_object_get(list, "cniVersion"))
+		json_object_set(e, "cniVersion", json_object_get(list, "cniVersion"));
+	return e;
+}
+
+json_t *ng_conffile_entry(const char *path, char *used, size_t used_len, struct ng_err *err)
+{
+	struct stat st;
+	json_error_t je;
+	json_t *root, *plugins, *p, *out = NULL;
+	size_t i;
+
+	snprintf(used, used_len, "%s", path);
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && ng_conffile_active(path, used, used_len) < 0) {
+		ng_fail(err, NG_E_CONFIG, "%s: no CNI configuration in this directory", path);
+		return NULL;
+	}
+	root = json_load_file(used, JSON_REJECT_DUPLICATES, &je);
+	if (!root) {
+		ng_fail(err, NG_E_CONFIG, "%s: %s", used, je.text);
+		return NULL;
+	}
+	plugins = json_object_get(root, "plugins");
+	if (json_is_array(plugins)) {
+		json_array_foreach(plugins, i, p) {
+			const char *type = json_string_value(json_object_get(p, "type"));
+
+			if (type && !strcmp(type, NG_PLUGIN_TYPE))
+				out = with_header(p, root);
+		}
+		if (!out)
+			ng_fail(err, NG_E_CONFIG, "%s: no %s entry in this conflist", used, NG_PLUGIN_TYPE);
+	} else {
+		const char *type = json_string_value(json_object_get(root, "type"));
+
+		if (type && !strcmp(type, NG_PLUGIN_TYPE))
+			out = with_header(root, NULL);
+		else
+			ng_fail(err, NG_E_CONFIG, "%s: not a %s entry nor a conflist holding one", used,
+				NG_PLUGIN_TYPE);
+	}
+	json_decref(root);
+	return out;
+}
