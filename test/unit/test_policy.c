@@ -173,6 +173,42 @@ static void test_node_not_allowed(void **state)
 	fx_free(&f);
 }
 
+static void test_pod_identity(void **state)
+{
+	(void)state;
+	struct fx f;
+	struct ng_err err = {0};
+	struct ng_pod_id id = {"sandboxes", "p-1", "0123456789abcdef"}, back;
+	char buf[256];
+
+	fx_load(&f, NULL);
+	fx_answer(&f, "s3.example.com", "10.50.0.1", 30);
+	assert_int_equal(ng_policy_compile(&f.cfg, &f.ann, &f.prev, &f.res, &id, &f.pol, &err), 0);
+	assert_string_equal(f.pol.pod, "sandboxes/p-1");
+	assert_contains(f.pol.comment, ": pod sandboxes/p-1 container 0123456789ab");
+	assert_false(strstr(f.pol.comment, "0123456789abc")); /* container id cut to 12 */
+	/* The comment reads back into the same identity (verify, stats). */
+	snprintf(buf, sizeof(buf), "%s", f.pol.comment);
+	assert_true(ng_pod_id_from_comment(buf, &back));
+	assert_string_equal(back.ns, "sandboxes");
+	assert_string_equal(back.name, "p-1");
+	assert_string_equal(back.container_id, "0123456789ab");
+	snprintf(buf, sizeof(buf), "someone else's table");
+	assert_false(ng_pod_id_from_comment(buf, &back));
+	fx_free(&f);
+
+	/* Without CNI_ARGS the pod is "-/-", never an empty or garbled name. */
+	fx_load(&f, NULL);
+	fx_answer(&f, "s3.example.com", "10.50.0.1", 30);
+	assert_int_equal(ng_policy_compile(&f.cfg, &f.ann, &f.prev, &f.res, NULL, &f.pol, &err), 0);
+	assert_string_equal(f.pol.pod, "-/-");
+	snprintf(buf, sizeof(buf), "%s", f.pol.comment);
+	assert_true(ng_pod_id_from_comment(buf, &back));
+	assert_null(back.ns);
+	assert_null(back.name);
+	fx_free(&f);
+}
+
 /* ---- normalisation --------------------------------------------------------- */
 
 static struct ng_elem box(const char *lo, const char *hi, uint8_t proto, uint16_t plo, uint16_t phi,
@@ -311,6 +347,7 @@ int main(void)
 		cmocka_unit_test(test_unresolved_name),
 		cmocka_unit_test(test_names_list),
 		cmocka_unit_test(test_node_not_allowed),
+		cmocka_unit_test(test_pod_identity),
 		cmocka_unit_test(test_normalize_merge),
 		cmocka_unit_test(test_normalize_port_split),
 		cmocka_unit_test(test_normalize_timeouts),
