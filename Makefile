@@ -35,7 +35,7 @@ TEST_SRC := $(wildcard test/unit/test_*.c)
 TEST_BIN := $(patsubst test/unit/%.c,$(BUILD)/test/%,$(TEST_SRC))
 TOOLS := $(BUILD)/nprobe
 
-.PHONY: all test unit e2e e2e-cri demo deps asan install clean
+.PHONY: all test unit e2e e2e-cri demo deps asan fuzz install clean
 all: $(BIN)
 
 $(BUILD)/obj/%.o: plugin/%.c $(wildcard plugin/*.h) | $(BUILD)/obj
@@ -88,6 +88,31 @@ demo:
 asan:
 	@$(MAKE) --no-print-directory BUILD=build/asan OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 		LDFLAGS="-fsanitize=address,undefined" unit
+
+# libFuzzer targets (clang), one per parser; FUZZ_SECONDS each.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 20
+FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -g -O1 -fno-omit-frame-pointer \
+	-fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+FUZZ_OBJ := $(patsubst plugin/%.c,$(BUILD)/fuzz/obj/%.o,$(LIB_SRC))
+FUZZ_BIN := $(patsubst test/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard test/fuzz/fuzz_*.c))
+
+$(BUILD)/fuzz/obj/%.o: plugin/%.c $(wildcard plugin/*.h) | $(BUILD)/fuzz/obj
+	@$(if $(Q),echo "  FUZZCC  $<")
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(BUILD)/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(FUZZ_OBJ)
+	@$(if $(Q),echo "  FUZZ    $@")
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -Iplugin -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(LDLIBS)
+
+$(BUILD)/fuzz/obj:
+	mkdir -p $@
+
+.SECONDARY: $(FUZZ_OBJ)
+
+fuzz: $(FUZZ_BIN)
+	@scripts/run-fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
 
 install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)
