@@ -73,7 +73,7 @@ int ng_prefix_parse(const char *s, struct ng_prefix *out, const char **why)
 		*why = "prefix length is not a number";
 		return -1;
 	}
-	unsigned plen = (unsigned)atoi(len);
+	unsigned plen = (unsigned)strtoul(len, NULL, 10); /* 1-3 digits, checked above */
 	if (plen > ng_ip_bits(p.ip.fam)) {
 		*why = "prefix length too long for the address family";
 		return -1;

@@ -94,7 +94,7 @@ static int read_stdin(FILE *in, json_t **root, struct ng_err *err)
 		len += n;
 	if (len > NG_STDIN_MAX) {
 		free(buf);
-		return ng_fail(err, NG_E_DECODE, "network configuration on stdin is larger than %d bytes", NG_STDIN_MAX);
+		return ng_fail(err, NG_E_DECODE, "network configuration on stdin is larger than %zu bytes", NG_STDIN_MAX);
 	}
 	/* Duplicate keys are refused: two parsers reading {"egress":A,"egress":B}
 	 * differently is how a reviewed config ends up meaning something else. */
@@ -224,9 +224,9 @@ static int cmd_add(struct inv *v, FILE *in)
 	if (print_prev(v) < 0)
 		return fail(v, "error");
 	ng_log_set(&v->log, "allow_elements",
-		   json_integer((json_int_t)(v->policy.allow[0].n + v->policy.allow[1].n)));
+		   json_integer((json_int_t)v->policy.allow[0].n + (json_int_t)v->policy.allow[1].n));
 	ng_log_set(&v->log, "name_elements",
-		   json_integer((json_int_t)(v->policy.names[0].n + v->policy.names[1].n)));
+		   json_integer((json_int_t)v->policy.names[0].n + (json_int_t)v->policy.names[1].n));
 	ng_log_emit(&v->log, "enforced", reason, 0);
 	return 0;
 }

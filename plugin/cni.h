@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#define NG_STDIN_MAX (4 * 1024 * 1024)
+#define NG_STDIN_MAX ((size_t)4 * 1024 * 1024)
 
 /* Runs the verb named by CNI_COMMAND, reading the config from `in` and
  * writing the result or the error JSON (and nothing else) to `out`.

@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "json_util.h"
@@ -33,17 +34,22 @@ bool ng_version_supported(const char *v)
 
 int ng_version_cmp(const char *a, const char *b)
 {
-	unsigned x[3] = {0}, y[3] = {0};
+	/* Both are cniVersion strings checked against the supported list (or
+	 * constants); a malformed part reads as 0. */
+	for (int i = 0; i < 3; i++) {
+		char *ea, *eb;
+		unsigned long x = strtoul(a, &ea, 10), y = strtoul(b, &eb, 10);
 
-	sscanf(a, "%u.%u.%u", &x[0], &x[1], &x[2]);
-	sscanf(b, "%u.%u.%u", &y[0], &y[1], &y[2]);
-	for (int i = 0; i < 3; i++)
-		if (x[i] != y[i])
-			return x[i] < y[i] ? -1 : 1;
+		if (x != y)
+			return x < y ? -1 : 1;
+		a = *ea == '.' ? ea + 1 : ea;
+		b = *eb == '.' ? eb + 1 : eb;
+	}
 	return 0;
 }
 
-int ng_refuse_placeholders(const json_t *v, const char *path, int code, struct ng_err *err)
+/* Recursion depth is bounded by jansson's own nesting limit (2048). */
+int ng_refuse_placeholders(const json_t *v, const char *path, int code, struct ng_err *err) // NOLINT(misc-no-recursion)
 {
 	char sub[512];
 
@@ -430,7 +436,7 @@ static int parse_header(const json_t *root, struct ng_config *cfg, struct ng_err
 		c = json_object_get(caps, NG_ANNOTATIONS_CAP);
 		if (c && !json_is_boolean(c))
 			return ng_fail(err, NG_E_CONFIG, "capabilities.%s: must be true or false", NG_ANNOTATIONS_CAP);
-		cfg->annotations_capability = c && json_is_true(c);
+		cfg->annotations_capability = json_is_true(c);
 	}
 
 	v = json_object_get(root, "logFile");
@@ -487,7 +493,7 @@ int ng_config_parse(const json_t *root, struct ng_config *cfg, struct ng_err *er
 	if (!ours)
 		return ng_fail(err, NG_E_INTERNAL, "out of memory");
 	json_object_foreach((json_t *)root, k, v) {
-		if (strcmp(k, "prevResult") && strcmp(k, "runtimeConfig") && strcmp(k, "args"))
+		if (strcmp(k, "prevResult") != 0 && strcmp(k, "runtimeConfig") != 0 && strcmp(k, "args") != 0)
 			json_object_set(ours, k, v);
 	}
 	rc = ng_refuse_placeholders(ours, "", NG_E_CONFIG, err);

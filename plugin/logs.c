@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "addr.h"
+#include "cliarg.h"
 #include "log.h"
 #include "netns.h"
 #include "target.h"
@@ -202,16 +203,31 @@ int ng_logs_main(int argc, char **argv)
 	const char *netns = NULL;
 	bool have_group = false;
 	char path[4096];
-	int pid = 0, c, fd;
+	long pid = 0, n = 0;
+	int c, fd;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n': netns = optarg; break;
-		case 'p': pid = atoi(optarg); break;
-		case 'g': lg.group = (unsigned)atoi(optarg); have_group = true; break;
-		case 'd': lg.duration = atof(optarg); break;
-		case 'c': lg.count = atol(optarg); break;
+		case 'p':
+			if (!ng_arg_long("logs", "pid", optarg, 1, 0x7fffffff, &pid))
+				return 2;
+			break;
+		case 'g':
+			if (!ng_arg_long("logs", "group", optarg, 0, 65535, &n))
+				return 2;
+			lg.group = (unsigned)n;
+			have_group = true;
+			break;
+		case 'd':
+			if (!ng_arg_double("logs", "duration", optarg, 0, 1e9, &lg.duration))
+				return 2;
+			break;
+		case 'c':
+			if (!ng_arg_long("logs", "count", optarg, 0, 0x7fffffff, &lg.count))
+				return 2;
+			break;
 		case 'h':
 			printf("usage: boxxkite-netguard logs (--netns PATH | --pid PID) --group N\n"
 			       "         [--duration SECONDS] [--count PACKETS]\n");
@@ -220,11 +236,11 @@ int ng_logs_main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!have_group || lg.group > 65535) {
+	if (!have_group) {
 		fprintf(stderr, "boxxkite-netguard logs: --group N (the config's log.nflogGroup) is required\n");
 		return 2;
 	}
-	fd = ng_target_open("logs", netns, pid, path, sizeof(path));
+	fd = ng_target_open("logs", netns, (int)pid, path, sizeof(path));
 	if (fd < 0)
 		return 2;
 	signal(SIGINT, on_signal);

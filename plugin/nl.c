@@ -360,10 +360,9 @@ out:
 
 static int genid_cb(const struct nlmsghdr *nlh, void *data)
 {
-	const struct nfgenmsg *g = mnl_nlmsg_get_payload(nlh);
 	struct nlattr *attr;
 
-	mnl_attr_for_each(attr, nlh, sizeof(*g)) {
+	mnl_attr_for_each(attr, nlh, sizeof(struct nfgenmsg)) {
 		if (mnl_attr_get_type(attr) == NFTA_GEN_ID && mnl_attr_validate(attr, MNL_TYPE_U32) == 0)
 			*(uint32_t *)data = ntohl(mnl_attr_get_u32(attr));
 	}

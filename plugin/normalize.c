@@ -59,7 +59,7 @@ static bool touches(const struct ng_ip *hi, const struct ng_ip *lo)
 static int build_row(const struct ng_elem **act, size_t n, span_vec *row)
 {
 	row->n = 0;
-	qsort(act, n, sizeof(*act), cmp_addr_lo);
+	qsort(act, n, sizeof(act[0]), cmp_addr_lo); // NOLINT(bugprone-sizeof-expression): an array of pointers
 	for (size_t i = 0; i < n; i++) {
 		const struct ng_elem *e = act[i];
 		struct span *last = row->n ? &row->v[row->n - 1] : NULL;
@@ -147,7 +147,7 @@ static int normalize_proto(const struct ng_elem *in, size_t n, ng_elem_vec *out)
 		while (next < n && in[next].p_lo <= lo) {
 			const struct ng_elem *e = &in[next++];
 
-			if (e->p_hi >= lo && ng_vec_push(&act, &e) < 0)
+			if (e->p_hi >= lo && ng_vec_push(&act, &e) < 0) // NOLINT(bugprone-sizeof-expression): a vector of pointers
 				goto out;
 		}
 		if (act.n == 0) {

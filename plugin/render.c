@@ -236,21 +236,27 @@ enum {
 
 static int render_body(const struct ng_policy *p, struct ng_batch *b)
 {
+	/* name, family, key, interval, timeout, contents */
+#define ADDR_SET(n, f, v) {.name = (n), .fam = (f), .kind = NG_SK_ADDR, .ips = (v)}
+#define SET(n, f, k, iv, to, v) \
+	{.name = (n), .fam = (f), .kind = (k), .interval = (iv), .timeout = (to), .elems = (v)}
 	struct ng_set_spec sets[S_COUNT] = {
-		[S_META4] = {"metadata_v4", NG_V4, NG_SK_ADDR, false, false, &p->metadata[0], NULL, 0},
-		[S_META6] = {"metadata_v6", NG_V6, NG_SK_ADDR, false, false, &p->metadata[1], NULL, 0},
-		[S_DNS4] = {"dns_v4", NG_V4, NG_SK_ADDR_PROTO_PORT, false, false, NULL, &p->dns[0], 0},
-		[S_DNS6] = {"dns_v6", NG_V6, NG_SK_ADDR_PROTO_PORT, false, false, NULL, &p->dns[1], 0},
-		[S_ALLOW4] = {"allow_v4", NG_V4, NG_SK_ADDR_PROTO_PORT, true, false, NULL, &p->allow[0], 0},
-		[S_ALLOW6] = {"allow_v6", NG_V6, NG_SK_ADDR_PROTO_PORT, true, false, NULL, &p->allow[1], 0},
-		[S_NAMES4] = {NG_SET_NAMES_V4, NG_V4, NG_SK_ADDR_PROTO_PORT, true, true, NULL, &p->names[0], 0},
-		[S_NAMES6] = {NG_SET_NAMES_V6, NG_V6, NG_SK_ADDR_PROTO_PORT, true, true, NULL, &p->names[1], 0},
-		[S_ND6] = {"nd_v6", NG_V6, NG_SK_ADDR_ICMP6, true, false, NULL, &p->nd6, 0},
-		[S_IN4] = {"ingress_v4", NG_V4, NG_SK_ADDR_PORT, true, false, NULL, &p->ingress[0], 0},
-		[S_IN6] = {"ingress_v6", NG_V6, NG_SK_ADDR_PORT, true, false, NULL, &p->ingress[1], 0},
-		[S_NODE4] = {"node_v4", NG_V4, NG_SK_ADDR, false, false, &p->node[0], NULL, 0},
-		[S_NODE6] = {"node_v6", NG_V6, NG_SK_ADDR, false, false, &p->node[1], NULL, 0},
+		[S_META4] = ADDR_SET("metadata_v4", NG_V4, &p->metadata[0]),
+		[S_META6] = ADDR_SET("metadata_v6", NG_V6, &p->metadata[1]),
+		[S_DNS4] = SET("dns_v4", NG_V4, NG_SK_ADDR_PROTO_PORT, false, false, &p->dns[0]),
+		[S_DNS6] = SET("dns_v6", NG_V6, NG_SK_ADDR_PROTO_PORT, false, false, &p->dns[1]),
+		[S_ALLOW4] = SET("allow_v4", NG_V4, NG_SK_ADDR_PROTO_PORT, true, false, &p->allow[0]),
+		[S_ALLOW6] = SET("allow_v6", NG_V6, NG_SK_ADDR_PROTO_PORT, true, false, &p->allow[1]),
+		[S_NAMES4] = SET(NG_SET_NAMES_V4, NG_V4, NG_SK_ADDR_PROTO_PORT, true, true, &p->names[0]),
+		[S_NAMES6] = SET(NG_SET_NAMES_V6, NG_V6, NG_SK_ADDR_PROTO_PORT, true, true, &p->names[1]),
+		[S_ND6] = SET("nd_v6", NG_V6, NG_SK_ADDR_ICMP6, true, false, &p->nd6),
+		[S_IN4] = SET("ingress_v4", NG_V4, NG_SK_ADDR_PORT, true, false, &p->ingress[0]),
+		[S_IN6] = SET("ingress_v6", NG_V6, NG_SK_ADDR_PORT, true, false, &p->ingress[1]),
+		[S_NODE4] = ADDR_SET("node_v4", NG_V4, &p->node[0]),
+		[S_NODE6] = ADDR_SET("node_v6", NG_V6, &p->node[1]),
 	};
+#undef SET
+#undef ADDR_SET
 	const char *eg = NG_CHAIN_EGRESS, *in = NG_CHAIN_INGRESS;
 	bool reject = p->deny == NG_DENY_REJECT;
 	int rc = 0;

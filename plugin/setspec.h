@@ -19,12 +19,12 @@ enum ng_set_kind {
 
 struct ng_set_spec {
 	const char *name;
-	uint8_t fam;
-	enum ng_set_kind kind;
-	bool interval, timeout;
 	const ng_ip_vec *ips;     /* NG_SK_ADDR */
 	const ng_elem_vec *elems; /* the others */
+	enum ng_set_kind kind;
 	uint32_t id;              /* assigned by ng_set_render */
+	uint8_t fam;
+	bool interval, timeout;
 };
 
 /* Appends NEWSET and its NEWSETELEM messages; assigns s->id. 0 or -1 (ENOMEM). */

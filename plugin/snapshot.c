@@ -274,7 +274,14 @@ static unsigned next_rule_index(struct ng_snapshot *s, const char *chain)
 		if (strcmp(s->chain_names.v[i], chain) == 0)
 			return ++s->chain_rules.v[i];
 	copy = strdup(chain);
-	if (!copy || ng_vec_push(&s->chain_names, &copy) < 0 || ng_vec_push(&s->chain_rules, &zero) < 0) {
+	if (!copy || ng_vec_push(&s->chain_rules, &zero) < 0) {
+		free(copy);
+		s->oom = true;
+		return 0;
+	}
+	if (ng_vec_push(&s->chain_names, &copy) < 0) {
+		free(copy);
+		s->chain_rules.n--;
 		s->oom = true;
 		return 0;
 	}
@@ -364,6 +371,19 @@ int ng_snapshot_from_batch(struct ng_snapshot *s, const struct ng_batch *b)
 	return ng_batch_walk(b, batch_cb, s);
 }
 
+/* Appends "line\n" when it fits whole; a detail list loses lines, never
+ * halves of them. */
+static void append_line(char *buf, size_t size, const char *line)
+{
+	size_t used = strlen(buf), n = strlen(line);
+
+	if (used + n + 2 > size)
+		return;
+	memcpy(buf + used, line, n);
+	buf[used + n] = '\n';
+	buf[used + n + 1] = '\0';
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -399,18 +419,14 @@ int ng_snapshot_diff(struct ng_snapshot *want, struct ng_snapshot *have, struct 
 		}
 		if (ndiff++ == 0)
 			snprintf(first, sizeof(first), "%s", one);
-		if (ndiff <= 12 && strlen(details) + strlen(one) + 2 < sizeof(details)) {
-			strcat(details, one);
-			strcat(details, "\n");
-		}
+		if (ndiff <= 12)
+			append_line(details, sizeof(details), one);
 	}
 	for (size_t k = 0; k < have->problems.n; k++) {
 		if (ndiff++ == 0)
 			snprintf(first, sizeof(first), "%.400s", have->problems.v[k]);
-		if (ndiff <= 12 && strlen(details) + strlen(have->problems.v[k]) + 2 < sizeof(details)) {
-			strcat(details, have->problems.v[k]);
-			strcat(details, "\n");
-		}
+		if (ndiff <= 12)
+			append_line(details, sizeof(details), have->problems.v[k]);
 	}
 	if (ndiff == 0)
 		return 0;

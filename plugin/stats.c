@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cliarg.h"
 #include "counters.h"
 #include "netns.h"
 #include "policy.h"
@@ -41,7 +42,7 @@ static int read_inside(void *data)
 		for (size_t i = 0; i < snap.lines.n; i++) {
 			const char *c = strstr(snap.lines.v[i], " comment \"");
 
-			if (strncmp(snap.lines.v[i], "table ", 6) || !c)
+			if (strncmp(snap.lines.v[i], "table ", 6) != 0 || !c)
 				continue;
 			snprintf(st->comment, sizeof(st->comment), "%s", c + 10);
 			if (*st->comment)
@@ -140,13 +141,17 @@ int ng_stats_main(int argc, char **argv)
 	char path[4096];
 	struct stats st = {0};
 	bool prom = false;
-	int pid = 0, c, fd;
+	long pid = 0;
+	int c, fd;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n': netns = optarg; break;
-		case 'p': pid = atoi(optarg); break;
+		case 'p':
+			if (!ng_arg_long("stats", "pid", optarg, 1, 0x7fffffff, &pid))
+				return 2;
+			break;
 		case 'P': prom = true; break;
 		case 'h':
 			printf("usage: boxxkite-netguard stats (--netns PATH | --pid PID) [--prometheus]\n");
@@ -155,7 +160,7 @@ int ng_stats_main(int argc, char **argv)
 			return 2;
 		}
 	}
-	fd = ng_target_open("stats", netns, pid, path, sizeof(path));
+	fd = ng_target_open("stats", netns, (int)pid, path, sizeof(path));
 	if (fd < 0)
 		return 2;
 	if (ng_netns_run(fd, read_inside, &st, &st.err) < 0)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "annotations.h"
+#include "cliarg.h"
 #include "conffile.h"
 #include "config.h"
 #include "counters.h"
@@ -130,7 +131,7 @@ static bool pod_from_snapshot(const struct ng_snapshot *s, char *buf, size_t len
 	for (size_t i = 0; i < s->lines.n; i++) {
 		const char *l = s->lines.v[i], *c = strstr(l, " comment \"");
 
-		if (strncmp(l, "table ", 6) || !c)
+		if (strncmp(l, "table ", 6) != 0 || !c)
 			continue;
 		snprintf(buf, len, "%s", c + 10);
 		if (*buf)
@@ -557,18 +558,31 @@ int ng_verify_main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	struct ng_verify_opts o = {.timeout_ms = DEFAULT_TIMEOUT_MS, .denied = DEFAULT_DENIED, .dns_name = "."};
+	long n = 0;
 	int c;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n': o.netns = optarg; break;
-		case 'p': o.pid = atoi(optarg); break;
+		case 'p':
+			if (!ng_arg_long("verify", "pid", optarg, 1, 0x7fffffff, &n))
+				return 2;
+			o.pid = (int)n;
+			break;
 		case 'c': o.config = optarg; break;
 		case 'a': o.annotations = optarg; break;
-		case 'x': o.process = atoi(optarg); break;
+		case 'x':
+			if (!ng_arg_long("verify", "process", optarg, 1, 0x7fffffff, &n))
+				return 2;
+			o.process = (int)n;
+			break;
 		case 'j': o.json = true; break;
-		case 't': o.timeout_ms = atoi(optarg); break;
+		case 't':
+			if (!ng_arg_long("verify", "timeout", optarg, 1, 600000, &n))
+				return 2;
+			o.timeout_ms = (int)n;
+			break;
 		case 'd': o.denied = optarg; break;
 		case 'N': o.dns_name = optarg; break;
 		case 'h': return usage(0);
