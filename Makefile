@@ -4,6 +4,8 @@
 #   make test       unit tests (no root), then the netns and containerd e2e tests (root)
 #   make demo       the main job on a built-in example, in namespaces (root)
 #   make asan       build and run the unit tests under ASan + UBSan
+#   make static     a static binary for the DaemonSet image; make image (Docker)
+#   make e2e-kind   the whole path on a kind cluster (Docker, kind, kubectl)
 #   make install    install into $(DESTDIR)$(PREFIX) (default /opt/cni/bin)
 #   make clean
 
@@ -35,7 +37,7 @@ TEST_SRC := $(wildcard test/unit/test_*.c)
 TEST_BIN := $(patsubst test/unit/%.c,$(BUILD)/test/%,$(TEST_SRC))
 TOOLS := $(BUILD)/nprobe
 
-.PHONY: all test unit e2e e2e-cri demo deps asan fuzz install clean
+.PHONY: all test unit e2e e2e-cri demo deps asan fuzz install clean static image manifests e2e-install e2e-kind lint
 all: $(BIN)
 
 $(BUILD)/obj/%.o: plugin/%.c $(wildcard plugin/*.h) | $(BUILD)/obj
@@ -77,8 +79,47 @@ e2e-cri: $(BIN)
 test:
 	@scripts/deps.sh --e2e --cri
 	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory manifests
 	@$(MAKE) --no-print-directory e2e
 	@$(MAKE) --no-print-directory e2e-cri
+
+# deploy/: the NetworkPolicy rules, the DaemonSet, the ConfigMap's entry
+# through the plugin's own validation.
+manifests: $(BIN)
+	@test/manifests/check.sh $(BIN)
+
+# The installer against a temporary conf dir (also run by `make e2e`; no root needed).
+e2e-install: $(BIN)
+	@e2e/install.sh
+
+# kind end-to-end (needs Docker, kind, kubectl): e2e/kind/README.md.
+e2e-kind:
+	@e2e/kind/run.sh
+
+VERSION := $(shell sed -n 's/.*NG_VERSION "\(.*\)"/\1/p' plugin/version.h)
+IMAGE ?= boxxkite-netguard:$(VERSION)
+STATIC_BIN := $(BUILD)/static/boxxkite-netguard
+
+# A fully static binary for the DaemonSet image: the installer copies it onto
+# nodes whose libc and libraries are unknown. Debian 12 has no libmnl.a:
+# deploy/libmnl-static.sh provides one.
+static: $(STATIC_BIN)
+
+$(BUILD)/static:
+	mkdir -p $@
+
+$(BUILD)/static/libmnl.a: | $(BUILD)/static
+	deploy/libmnl-static.sh $@
+
+$(STATIC_BIN): $(BUILD)/obj/main.o $(LIB) $(BUILD)/static/libmnl.a
+	@$(if $(Q),echo "  LINK    $@ (static)")
+	$(Q)$(CC) $(CFLAGS) -static-pie -Wl,-z,relro,-z,now -o $@ $(BUILD)/obj/main.o $(LIB) \
+		-L$(BUILD)/static $(shell pkg-config --static --libs $(PKGS)) -lresolv
+	$(Q)$@ version >/dev/null
+
+# The DaemonSet image (needs Docker): deploy/Dockerfile runs `make static` in a Debian 12 builder.
+image:
+	docker build -f deploy/Dockerfile -t $(IMAGE) .
 
 demo:
 	@scripts/deps.sh --e2e

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "annotations.h"
@@ -175,7 +176,7 @@ static int print_prev(struct inv *v)
 static int cmd_add(struct inv *v, FILE *in)
 {
 	char reason[512];
-	struct ng_pod_id pod = pod_id(v);
+	struct ng_pod_id pod;
 	ng_name_list names = {0};
 	bool enforced;
 	int fd = -1, rc;
@@ -204,8 +205,10 @@ static int cmd_add(struct inv *v, FILE *in)
 	ng_vec_free(&names);
 	if (rc < 0)
 		return fail(v, "error");
+	pod = pod_id(v);
 	if (ng_policy_compile(&v->cfg, &v->ann, &v->prev, &v->resolved, &pod, &v->policy, &v->err) < 0)
 		return fail(v, "refused");
+	v->policy.names_at = time(NULL); /* for the pinned name sets' expiry comments */
 
 	if (ng_netns_open(v->netns_path, &fd, &st, &v->err) < 0)
 		return fail(v, "error");
@@ -275,7 +278,7 @@ static int cmd_del(struct inv *v, FILE *in)
 static int cmd_check(struct inv *v, FILE *in)
 {
 	char reason[512];
-	struct ng_pod_id pod = pod_id(v);
+	struct ng_pod_id pod;
 	enum ng_netns_status st;
 	struct ng_snapshot snap = {0};
 	struct ng_nl nl;
@@ -292,6 +295,7 @@ static int cmd_check(struct inv *v, FILE *in)
 	if (load_prev(v) < 0 || ng_annotations_parse(v->root, &v->cfg, &v->ann, &v->err) < 0 ||
 	    ng_select(&v->cfg, v->args.pod_namespace, &v->ann, &enforced, reason, sizeof(reason), &v->err) < 0)
 		return fail(v, "refused");
+	pod = pod_id(v);
 	if (enforced &&
 	    ng_policy_compile(&v->cfg, &v->ann, &v->prev, NULL, &pod, &v->policy, &v->err) < 0)
 		return fail(v, "refused");

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cni.h"
+#include "install.h"
 #include "logs.h"
 #include "stats.h"
 #include "verify.h"
@@ -20,9 +21,10 @@ static int usage(FILE *f, int status)
 		"  version    print the version and the supported CNI versions\n"
 		"  verify     check a live pod: table, policy, metadata refused, DNS, layer one\n"
 		"  stats      a pod's deny counters, as JSON or Prometheus text (--prometheus)\n"
-		"  logs       the packets a pod's table denied, from its NFLOG group\n"
-		"  help       this text\n",
+		"  logs       the packets a pod's table denied, from its NFLOG group\n",
 		NG_VERSION);
+	ng_install_usage(f);
+	fprintf(f, "  help       this text\n");
 	return status;
 }
 
@@ -44,6 +46,10 @@ int main(int argc, char **argv)
 		return ng_stats_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "logs"))
 		return ng_logs_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "install"))
+		return ng_install_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "uninstall"))
+		return ng_uninstall_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
 		return usage(stdout, 0);
 	fprintf(stderr, "boxxkite-netguard: unknown command \"%s\"\n", argv[1]);

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "addr.h"
 #include "annotations.h"
@@ -49,6 +50,7 @@ struct ng_policy {
 	ng_elem_vec dns[2];       /* addr . proto . 53 */
 	ng_elem_vec allow[2];     /* egress.allow + grants (addresses), disjoint */
 	ng_elem_vec names[2];     /* resolved names, with timeouts, disjoint */
+	time_t names_at;          /* when they were resolved (wall clock), for expiry comments */
 	ng_elem_vec nd6;          /* ip6 daddr . icmpv6 type, egress ND */
 	ng_elem_vec ingress[2];   /* saddr . dport (proto 0) */
 	ng_ip_vec node[2];        /* gateways, when ingress.allowNode */

@@ -8,7 +8,7 @@
  *     ip daddr @metadata_v4 jump refuse_metadata        (and ip6 ... _v6)
  *     ip daddr . meta l4proto . th dport @dns_v4 accept  (and _v6)
  *     ip daddr . meta l4proto . th dport @allow_v4 accept
- *     ip daddr . meta l4proto . th dport @names_v4 accept
+ *     ip daddr . meta l4proto . th dport @names_v4 ... @names_v4_ttl accept
  *     ip6 daddr . icmpv6 type @nd_v6 accept
  *     jump refuse_egress
  *   }
@@ -52,8 +52,11 @@
 #include "rulebuild.h"
 #include "setspec.h"
 
+/* `ip daddr . meta l4proto . th dport @set accept` and friends; with
+ * `also`, the same key must be in that set too. */
 static int rule_lookup_accept(struct ng_batch *b, const char *chain, bool dst,
-			      const struct ng_set_spec *s, const char *comment)
+			      const struct ng_set_spec *s, const struct ng_set_spec *also,
+			      const char *comment)
 {
 	struct ng_rb rb;
 	unsigned w;
@@ -80,6 +83,8 @@ static int rule_lookup_accept(struct ng_batch *b, const char *chain, bool dst,
 		break;
 	}
 	ng_rb_lookup(&rb, s->name, s->id);
+	if (also)
+		ng_rb_lookup(&rb, also->name, also->id);
 	ng_rb_verdict(&rb, NF_ACCEPT, NULL);
 	return ng_rb_end(&rb, b, comment);
 }
@@ -230,7 +235,7 @@ static int render_counter(struct ng_batch *b, const char *name)
 /* ---- the whole ruleset --------------------------------------------------- */
 
 enum {
-	S_META4, S_META6, S_DNS4, S_DNS6, S_ALLOW4, S_ALLOW6, S_NAMES4, S_NAMES6,
+	S_META4, S_META6, S_DNS4, S_DNS6, S_ALLOW4, S_ALLOW6, S_NAMES4, S_NAMES6, S_TTL4, S_TTL6,
 	S_ND6, S_IN4, S_IN6, S_NODE4, S_NODE6, S_COUNT
 };
 
@@ -247,8 +252,10 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b)
 		[S_DNS6] = SET("dns_v6", NG_V6, NG_SK_ADDR_PROTO_PORT, false, false, &p->dns[1]),
 		[S_ALLOW4] = SET("allow_v4", NG_V4, NG_SK_ADDR_PROTO_PORT, true, false, &p->allow[0]),
 		[S_ALLOW6] = SET("allow_v6", NG_V6, NG_SK_ADDR_PROTO_PORT, true, false, &p->allow[1]),
-		[S_NAMES4] = SET(NG_SET_NAMES_V4, NG_V4, NG_SK_ADDR_PROTO_PORT, true, true, &p->names[0]),
-		[S_NAMES6] = SET(NG_SET_NAMES_V6, NG_V6, NG_SK_ADDR_PROTO_PORT, true, true, &p->names[1]),
+		[S_NAMES4] = SET(NG_SET_NAMES_V4, NG_V4, NG_SK_ADDR_PROTO_PORT, true, false, &p->names[0]),
+		[S_NAMES6] = SET(NG_SET_NAMES_V6, NG_V6, NG_SK_ADDR_PROTO_PORT, true, false, &p->names[1]),
+		[S_TTL4] = SET(NG_SET_NAMES_V4 NG_TTL_SUFFIX, NG_V4, NG_SK_ADDR_PROTO_PORT, true, true, &p->names[0]),
+		[S_TTL6] = SET(NG_SET_NAMES_V6 NG_TTL_SUFFIX, NG_V6, NG_SK_ADDR_PROTO_PORT, true, true, &p->names[1]),
 		[S_ND6] = SET("nd_v6", NG_V6, NG_SK_ADDR_ICMP6, true, false, &p->nd6),
 		[S_IN4] = SET("ingress_v4", NG_V4, NG_SK_ADDR_PORT, true, false, &p->ingress[0]),
 		[S_IN6] = SET("ingress_v6", NG_V6, NG_SK_ADDR_PORT, true, false, &p->ingress[1]),
@@ -263,6 +270,9 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b)
 	struct ng_rb rb;
 	uint8_t v;
 
+	for (int i = S_NAMES4; i <= S_TTL6; i++)
+		sets[i].from_dns = true;
+	sets[S_NAMES4].expires_base = sets[S_NAMES6].expires_base = p->names_at;
 	if (render_counter(b, NG_COUNTER_METADATA) < 0 || render_counter(b, NG_COUNTER_EGRESS) < 0 ||
 	    render_counter(b, NG_COUNTER_INGRESS) < 0)
 		return -1;
@@ -298,20 +308,22 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b)
 		rc |= ng_rb_end(&rb, b, f == 0 ? "cloud metadata (IPv4): always refused, before any allow rule"
 					    : "cloud metadata (IPv6): always refused, before any allow rule");
 	}
-	rc |= rule_lookup_accept(b, eg, true, &sets[S_DNS4], "DNS to dns.servers (IPv4)");
-	rc |= rule_lookup_accept(b, eg, true, &sets[S_DNS6], "DNS to dns.servers (IPv6)");
-	rc |= rule_lookup_accept(b, eg, true, &sets[S_ALLOW4], "egress.allow and pod grants (IPv4)");
-	rc |= rule_lookup_accept(b, eg, true, &sets[S_ALLOW6], "egress.allow and pod grants (IPv6)");
-	rc |= rule_lookup_accept(b, eg, true, &sets[S_NAMES4], "DNS names resolved at ADD (IPv4)");
-	rc |= rule_lookup_accept(b, eg, true, &sets[S_NAMES6], "DNS names resolved at ADD (IPv6)");
-	rc |= rule_lookup_accept(b, eg, true, &sets[S_ND6], "IPv6 neighbour discovery, on-link only");
+	rc |= rule_lookup_accept(b, eg, true, &sets[S_DNS4], NULL, "DNS to dns.servers (IPv4)");
+	rc |= rule_lookup_accept(b, eg, true, &sets[S_DNS6], NULL, "DNS to dns.servers (IPv6)");
+	rc |= rule_lookup_accept(b, eg, true, &sets[S_ALLOW4], NULL, "egress.allow and pod grants (IPv4)");
+	rc |= rule_lookup_accept(b, eg, true, &sets[S_ALLOW6], NULL, "egress.allow and pod grants (IPv6)");
+	rc |= rule_lookup_accept(b, eg, true, &sets[S_NAMES4], &sets[S_TTL4],
+				 "DNS names resolved at ADD, within their TTL (IPv4)");
+	rc |= rule_lookup_accept(b, eg, true, &sets[S_NAMES6], &sets[S_TTL6],
+				 "DNS names resolved at ADD, within their TTL (IPv6)");
+	rc |= rule_lookup_accept(b, eg, true, &sets[S_ND6], NULL, "IPv6 neighbour discovery, on-link only");
 	ng_rb_begin(&rb, b, eg);
 	ng_rb_verdict(&rb, NFT_JUMP, NG_CHAIN_REFUSE_EGRESS);
 	rc |= ng_rb_end(&rb, b, "default deny");
 
 	rc |= rule_common_head(b, in, false);
-	rc |= rule_lookup_accept(b, in, false, &sets[S_IN4], "ingress.ports from ingress.sources (IPv4)");
-	rc |= rule_lookup_accept(b, in, false, &sets[S_IN6], "ingress.ports from ingress.sources (IPv6)");
+	rc |= rule_lookup_accept(b, in, false, &sets[S_IN4], NULL, "ingress.ports from ingress.sources (IPv4)");
+	rc |= rule_lookup_accept(b, in, false, &sets[S_IN6], NULL, "ingress.ports from ingress.sources (IPv6)");
 	for (int f = 0; f < 2; f++) {
 		const struct ng_set_spec *s = &sets[S_NODE4 + f];
 

@@ -6,7 +6,9 @@
 #include <libnftnl/udata.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 /* nft's datatype numbers (include/datatype.h), 6 bits per concat field, and
  * its byte-order tag, stored in set userdata so nft can print elements. */
@@ -109,6 +111,40 @@ static size_t spec_count(const struct ng_set_spec *s)
 	return s->kind == NG_SK_ADDR ? s->ips->n : s->elems->n;
 }
 
+int ng_expiry_format(time_t t, char *buf, size_t len)
+{
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	return (int)strftime(buf, len, NG_EXPIRY_PREFIX "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+time_t ng_expiry_parse(const char *comment)
+{
+	struct tm tm = {0};
+	const char *end;
+
+	if (strncmp(comment, NG_EXPIRY_PREFIX, strlen(NG_EXPIRY_PREFIX)) != 0)
+		return 0;
+	end = strptime(comment + strlen(NG_EXPIRY_PREFIX), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return end && *end == '\0' ? timegm(&tm) : 0;
+}
+
+static int set_expiry_comment(struct nftnl_set_elem *e, time_t t)
+{
+	struct nftnl_udata_buf *ud = nftnl_udata_buf_alloc(64);
+	char c[48];
+
+	if (!ud || ng_expiry_format(t, c, sizeof(c)) == 0 ||
+	    !nftnl_udata_put_strz(ud, NFTNL_UDATA_SET_ELEM_COMMENT, c)) {
+		nftnl_udata_buf_free(ud);
+		return -1;
+	}
+	nftnl_set_elem_set(e, NFTNL_SET_ELEM_USERDATA, nftnl_udata_buf_data(ud), nftnl_udata_buf_len(ud));
+	nftnl_udata_buf_free(ud);
+	return 0;
+}
+
 int ng_set_render(struct ng_batch *b, struct ng_set_spec *s)
 {
 	struct nftnl_set *set = nftnl_set_alloc();
@@ -125,9 +161,9 @@ int ng_set_render(struct ng_batch *b, struct ng_set_spec *s)
 		return -1;
 	}
 	s->id = b->next_set_id++;
-	/* Static sets are constant: after this transaction their elements can
-	 * only change by replacing the whole table. Name sets are not, so
-	 * their timed-out addresses can be refreshed. */
+	/* Every set but the _ttl name sets is constant: after this transaction
+	 * its elements change only by replacing the whole table. The kernel
+	 * refuses constant sets with timeouts, hence the pinned/_ttl pair. */
 	if (!s->timeout)
 		flags |= NFT_SET_CONSTANT;
 	if (s->interval)
@@ -144,7 +180,7 @@ int ng_set_render(struct ng_batch *b, struct ng_set_spec *s)
 	nftnl_set_set_u32(set, NFTNL_SET_KEY_LEN, key_len(s));
 	if (s->interval)
 		nftnl_set_set_data(set, NFTNL_SET_DESC_CONCAT, fields, (uint32_t)nfields);
-	if ((flags & NFT_SET_CONSTANT) && n > 0)
+	if ((flags & NFT_SET_CONSTANT) && n > 0 && !s->from_dns)
 		nftnl_set_set_u32(set, NFTNL_SET_DESC_SIZE, (uint32_t)n);
 	nftnl_udata_put_u32(ud, NFTNL_UDATA_SET_KEYBYTEORDER, s->kind == NG_SK_ADDR ? NFT_BYTEORDER_BIG : 0);
 	nftnl_set_set_data(set, NFTNL_SET_USERDATA, nftnl_udata_buf_data(ud), nftnl_udata_buf_len(ud));
@@ -189,6 +225,10 @@ int ng_set_render(struct ng_batch *b, struct ng_set_spec *s)
 			}
 			if (s->timeout && el->timeout)
 				nftnl_set_elem_set_u64(e, NFTNL_SET_ELEM_TIMEOUT, (uint64_t)el->timeout * 1000);
+			if (s->expires_base && set_expiry_comment(e, s->expires_base + el->timeout) < 0) {
+				nftnl_set_elem_free(e);
+				return -1;
+			}
 			/* Each element nested as NFTA_LIST_ELEM, as the kernel dumps
 			 * them: libnftnl's own list builder numbers the nests 1, 2,
 			 * 3..., which the kernel ignores but libnftnl's parser (and so

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "netns.h"
 #include "render.h"
@@ -205,8 +206,10 @@ int ng_ruleset_check(struct ng_nl *nl, const struct ng_policy *p, const char *ta
 		rc = ng_ruleset_snapshot(nl, table, &have, err);
 	if (rc == -ENOENT)
 		rc = ng_fail(err, NG_E_CHECK, "table inet %s is missing from the pod's network namespace", table);
-	else if (rc == 0)
+	else if (rc == 0) {
+		ng_snapshot_check_names(&have, time(NULL));
 		rc = ng_snapshot_diff(&want, &have, err);
+	}
 	ng_snapshot_free(&want);
 	ng_snapshot_free(&have);
 	return rc;

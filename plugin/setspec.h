@@ -5,7 +5,9 @@
 #define NG_SETSPEC_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "batch.h"
 #include "policy.h"
@@ -25,7 +27,20 @@ struct ng_set_spec {
 	uint32_t id;              /* assigned by ng_set_render */
 	uint8_t fam;
 	bool interval, timeout;
+	/* The name sets: their contents come from DNS, which CHECK does not
+	 * ask, so their definition must not depend on them (no size hint). */
+	bool from_dns;
+	/* When set, each element carries the comment "until <UTC>" of
+	 * expires_base + its timeout (the pinned name sets). */
+	time_t expires_base;
 };
+
+#define NG_EXPIRY_PREFIX "until "
+
+/* The pinned name sets' element comment ("until 2026-11-29T10:37:42Z"),
+ * and back (0 when the comment is not one). */
+int ng_expiry_format(time_t t, char *buf, size_t len);
+time_t ng_expiry_parse(const char *comment);
 
 /* Appends NEWSET and its NEWSETELEM messages; assigns s->id. 0 or -1 (ENOMEM). */
 int ng_set_render(struct ng_batch *b, struct ng_set_spec *s);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "render.h"
+#include "setspec.h"
 
 #define LINE_MAX_ 4096
 
@@ -149,10 +150,20 @@ static void snap_set(struct ng_snapshot *s, const struct nlmsghdr *nlh)
 
 /* Reads protocol and port range out of a name-set key (addr . proto . port)
  * and checks them against the name entries' shapes. */
+static void problem(struct ng_snapshot *s, const char *msg)
+{
+	char *copy = strdup(msg);
+
+	if (!copy || ng_vec_push(&s->problems, &copy) < 0) {
+		free(copy);
+		s->oom = true;
+	}
+}
+
 static void check_name_elem(struct ng_snapshot *s, const char *set, const uint8_t *key, uint32_t klen,
 			    const uint8_t *end, uint32_t elen)
 {
-	uint32_t alen = strcmp(set, NG_SET_NAMES_V4) == 0 ? 4 : 16;
+	uint32_t alen = strncmp(set, NG_SET_NAMES_V4, strlen(NG_SET_NAMES_V4)) == 0 ? 4 : 16;
 	uint16_t lo, hi;
 	uint8_t proto;
 	char msg[LINE_MAX_], k[160];
@@ -176,11 +187,73 @@ static void check_name_elem(struct ng_snapshot *s, const char *set, const uint8_
 	hex(k, sizeof(k), key, klen);
 	snprintf(msg, sizeof(msg), "set %s: element %s (protocol %u, ports %u-%u) matches no DNS-name entry of the config",
 		 set, k, proto, lo, hi);
-bad:;
-	char *copy = strdup(msg);
-	if (!copy || ng_vec_push(&s->problems, &copy) < 0) {
-		free(copy);
+bad:
+	problem(s, msg);
+}
+
+/* A name-set element as read from the kernel, kept for the cross-check of
+ * the pinned set against its _ttl twin (ng_snapshot_check_names). */
+static void keep_name_elem(struct ng_snapshot *s, const char *set, bool ttl, const char *key,
+			   struct nftnl_set_elem *e)
+{
+	struct ng_name_elem ne = {.ttl = ttl};
+	uint32_t len = 0;
+	const void *ud;
+	char comment[128];
+
+	snprintf(ne.set, sizeof(ne.set), "%.*s", (int)(sizeof(ne.set) - 1), set);
+	snprintf(ne.key, sizeof(ne.key), "%s", key);
+	ud = nftnl_set_elem_get(e, NFTNL_SET_ELEM_USERDATA, &len);
+	if (!ttl && ud) {
+		udata_comment(ud, len, comment, sizeof(comment));
+		ne.expires = ng_expiry_parse(comment);
+	}
+	if (ng_vec_push(&s->name_elems, &ne) < 0)
 		s->oom = true;
+}
+
+static bool is_name_set(const char *name, bool *ttl)
+{
+	static const char *const bases[] = {NG_SET_NAMES_V4, NG_SET_NAMES_V6};
+
+	for (int i = 0; i < 2; i++) {
+		size_t n = strlen(bases[i]);
+
+		if (strncmp(name, bases[i], n) != 0)
+			continue;
+		if (name[n] == '\0' || !strcmp(name + n, NG_TTL_SUFFIX)) {
+			*ttl = name[n] != '\0';
+			return true;
+		}
+	}
+	return false;
+}
+
+void ng_snapshot_check_names(struct ng_snapshot *s, time_t now)
+{
+	char msg[LINE_MAX_];
+
+	for (size_t i = 0; i < s->name_elems.n; i++) {
+		const struct ng_name_elem *a = &s->name_elems.v[i];
+		bool twin = false;
+
+		for (size_t j = 0; j < s->name_elems.n && !twin; j++) {
+			const struct ng_name_elem *b = &s->name_elems.v[j];
+
+			twin = b->ttl != a->ttl && !strcmp(a->key, b->key) &&
+			       !strncmp(a->set, b->set, strlen(NG_SET_NAMES_V4));
+		}
+		if (twin)
+			continue;
+		if (a->ttl) {
+			snprintf(msg, sizeof(msg), "set %s: element %s was not resolved at ADD (not in the pinned set): added by hand?",
+				 a->set, a->key);
+			problem(s, msg);
+		} else if (a->expires > now + NG_EXPIRY_GRACE) {
+			snprintf(msg, sizeof(msg), "set %s%s: element %s is missing before its expiry: removed by hand?",
+				 a->set, NG_TTL_SUFFIX, a->key);
+			problem(s, msg);
+		}
 	}
 }
 
@@ -190,7 +263,7 @@ static void snap_elems(struct ng_snapshot *s, const struct nlmsghdr *nlh)
 	struct nftnl_set_elems_iter *it;
 	struct nftnl_set_elem *e;
 	const char *name;
-	bool dynamic;
+	bool dynamic, ttl = false;
 
 	if (!set || nftnl_set_elems_nlmsg_parse(nlh, set) < 0) {
 		nftnl_set_free(set);
@@ -203,7 +276,7 @@ static void snap_elems(struct ng_snapshot *s, const struct nlmsghdr *nlh)
 	name = nftnl_set_get_str(set, NFTNL_SET_NAME);
 	if (!name)
 		name = "?";
-	dynamic = s->name_ports && (!strcmp(name, NG_SET_NAMES_V4) || !strcmp(name, NG_SET_NAMES_V6));
+	dynamic = s->name_ports && is_name_set(name, &ttl);
 	it = nftnl_set_elems_iter_create(set);
 	while (it && (e = nftnl_set_elems_iter_next(it))) {
 		uint32_t klen = 0, elen = 0, flags = 0;
@@ -213,12 +286,17 @@ static void snap_elems(struct ng_snapshot *s, const struct nlmsghdr *nlh)
 
 		if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_FLAGS))
 			flags = nftnl_set_elem_get_u32(e, NFTNL_SET_ELEM_FLAGS);
-		if (dynamic) {
-			check_name_elem(s, name, key, key ? klen : 0, end, end ? elen : 0);
-			continue;
-		}
 		hex(k, sizeof(k), key, key ? klen : 0);
 		hex(ke, sizeof(ke), end, end ? elen : 0);
+		if (dynamic) {
+			char both[330];
+
+			snprintf(both, sizeof(both), "%s-%s", k, ke);
+			if (!ttl)
+				check_name_elem(s, name, key, key ? klen : 0, end, end ? elen : 0);
+			keep_name_elem(s, name, ttl, both, e);
+			continue;
+		}
 		add_line(s, "set %s element %s%s%s flags 0x%x", name, k, end ? " - " : "", ke, flags);
 	}
 	nftnl_set_elems_iter_destroy(it);
@@ -448,4 +526,5 @@ void ng_snapshot_free(struct ng_snapshot *s)
 	ng_vec_free(&s->problems);
 	ng_vec_free(&s->chain_names);
 	ng_vec_free(&s->chain_rules);
+	ng_vec_free(&s->name_elems);
 }

@@ -8,11 +8,24 @@
 
 #include <linux/netlink.h>
 #include <stdbool.h>
+#include <time.h>
 
 #include "batch.h"
 #include "err.h"
 #include "policy.h"
 #include "vec.h"
+
+/* Elements of the DNS-name sets, which CHECK cannot recompute (DNS
+ * answers change) and so cross-checks instead. */
+struct ng_name_elem {
+	char set[32];      /* names_v4 / names_v6 */
+	bool ttl;          /* from the _ttl set */
+	char key[330];     /* key-keyend, hex */
+	time_t expires;    /* pinned elements: from the element comment */
+};
+
+/* Seconds of clock slack when deciding an element should still be there. */
+#define NG_EXPIRY_GRACE 5
 
 struct ng_snapshot {
 	NG_VEC(char *) lines;
@@ -23,6 +36,7 @@ struct ng_snapshot {
 	/* When set, elements of the name sets are checked against these
 	 * shapes instead of being listed (their addresses change with DNS). */
 	const ng_elem_vec *name_ports;
+	NG_VEC(struct ng_name_elem) name_elems;
 	const char *table; /* when set, objects of other tables are ignored */
 	bool oom;
 };
@@ -34,6 +48,11 @@ void ng_snapshot_add(struct ng_snapshot *s, const struct nlmsghdr *nlh);
 
 /* The snapshot of what a batch leaves in the kernel. */
 int ng_snapshot_from_batch(struct ng_snapshot *s, const struct ng_batch *b);
+
+/* Cross-checks the name sets read from the kernel: every _ttl element must
+ * be pinned (resolved at ADD), and every pinned element whose expiry is
+ * still ahead must be in its _ttl set. Adds to `problems`. */
+void ng_snapshot_check_names(struct ng_snapshot *s, time_t now);
 
 /* Compares; 0 when identical (and no name-set problems), else -1 with
  * code 111, msg naming the first difference and details listing up to a

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "annotations.h"
@@ -195,6 +196,7 @@ static void check_table(struct run *r, struct ng_nl *nl, const struct ng_netinfo
 		if (ng_render_replace(&pol, &b, &err) == 0)
 			ng_snapshot_from_batch(&want, &b);
 		ng_batch_free(&b);
+		ng_snapshot_check_names(&have, time(NULL));
 		rc = ng_snapshot_diff(&want, &have, &err);
 	}
 	if (rc == 0)

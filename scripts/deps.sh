@@ -9,7 +9,7 @@
 #                                  run only as root)
 set -euo pipefail
 
-build_pkgs=(gcc make pkg-config libc6-dev libjansson-dev libnftnl-dev libmnl-dev libcmocka-dev)
+build_pkgs=(gcc make pkg-config libc6-dev libjansson-dev libnftnl-dev libmnl-dev libcmocka-dev python3)
 # e2e and demo: namespaces, the reference CNI plugins, fake DNS, listeners,
 # nft to show the ruleset, python3 to play libcni.
 e2e_pkgs=(iproute2 nftables containernetworking-plugins dnsmasq-base socat util-linux procps python3)

@@ -48,6 +48,7 @@ static void sample_policy(struct ng_policy *p, enum ng_deny_action deny)
 	add_elem(&p->allow[0], "10.20.0.0", "10.20.255.255", 6, 443, 443, 0);
 	add_elem(&p->allow[1], "fd00:20::", "fd00:20::ffff:ffff:ffff:ffff", 17, 5000, 5010, 0);
 	add_elem(&p->names[0], "10.50.0.1", "10.50.0.1", 6, 443, 443, 3600);
+	p->names_at = 1796000000; /* a fixed "now", for the expiry comments */
 	add_elem(&p->nd6, "fe80::", "febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff", 0, 135, 136, 0);
 	add_elem(&p->ingress[0], "10.244.0.0", "10.244.255.255", 0, 8080, 8080, 0);
 	add_ip(&p->node[0], "10.244.1.1");
@@ -178,8 +179,8 @@ static void test_egress_order(void **state)
 	static const char *const want[] = {
 		"loopback", "replies and related", "invalid", "cloud metadata (IPv4)", "cloud metadata (IPv6)",
 		"DNS to dns.servers (IPv4)", "DNS to dns.servers (IPv6)", "egress.allow and pod grants (IPv4)",
-		"egress.allow and pod grants (IPv6)", "DNS names resolved at ADD (IPv4)",
-		"DNS names resolved at ADD (IPv6)", "IPv6 neighbour discovery", "default deny",
+		"egress.allow and pod grants (IPv6)", "DNS names resolved at ADD, within their TTL (IPv4)",
+		"DNS names resolved at ADD, within their TTL (IPv6)", "IPv6 neighbour discovery", "default deny",
 	};
 
 	render_chain(NG_DENY_REJECT, &c);
@@ -205,6 +206,8 @@ static void test_egress_order(void **state)
 	assert_contains(c.exprs[8], "[ meta load l4proto => reg 2 ]");
 	assert_contains(c.exprs[8], "[ payload load 2b @ transport header + 2 => reg 13 ]");
 	assert_contains(c.exprs[12], "[ immediate reg 0 jump -> refuse_egress ]");
+	/* Names: the key must be in the pinned set AND in its _ttl twin. */
+	assert_contains(c.exprs[9], "[ lookup reg 1 set names_v4 0x0 ] [ lookup reg 1 set names_v4_ttl 0x0 ]");
 }
 
 static void test_ingress_order(void **state)
@@ -285,6 +288,7 @@ struct elems {
 	int n;
 	uint32_t flags;
 	uint64_t timeout[16];
+	char comment[16][64];
 };
 
 static int hex(char *out, const uint8_t *p, uint32_t len)
@@ -330,6 +334,10 @@ static int elems_cb(const struct nlmsghdr *nlh, void *data)
 		}
 		if (nftnl_set_elem_is_set(el, NFTNL_SET_ELEM_TIMEOUT))
 			e->timeout[e->n] = nftnl_set_elem_get_u64(el, NFTNL_SET_ELEM_TIMEOUT);
+		uint32_t ul = 0;
+		const uint8_t *ud = nftnl_set_elem_get(el, NFTNL_SET_ELEM_USERDATA, &ul);
+		if (ud && ul > 2 && ud[0] == 0) /* comment TLV: type 0, length, text */
+			snprintf(e->comment[e->n], 64, "%s", (const char *)ud + 2);
 		e->n++;
 	}
 	nftnl_set_elems_iter_destroy(it);
@@ -367,8 +375,13 @@ static void test_set_encoding(void **state)
 	assert_string_equal(e.keys[0],
 			    "fd000020000000000000000000000000110000001388000"
 			    "0-fd00002000000000ffffffffffffffff1100000013920000");
-	/* Names: timeout in milliseconds, set not constant. */
+	/* Names: the pinned set is constant and says when each address
+	 * expires; its _ttl twin carries the timeout, in milliseconds. */
 	e = set_elems("names_v4");
+	assert_int_equal(e.timeout[0], 0);
+	assert_int_equal(e.flags, NFT_SET_CONSTANT | NFT_SET_INTERVAL | NFT_SET_CONCAT);
+	assert_string_equal(e.comment[0], "until 2026-11-30T01:53:20Z"); /* names_at + 3600 s */
+	e = set_elems("names_v4_ttl");
 	assert_int_equal(e.timeout[0], 3600000);
 	assert_int_equal(e.flags, NFT_SET_INTERVAL | NFT_SET_CONCAT | NFT_SET_TIMEOUT);
 	/* Plain address sets: a key only, constant hash. */
@@ -427,8 +440,9 @@ static void test_large_set_splits(void **state)
 	for (int i = 0; i < m.n; i++)
 		elem_msgs += m.type[i] == nft(NFT_MSG_NEWSETELEM);
 	/* 2001 allow elements in chunks of 512, plus one message per other
-	 * non-empty set (metadata x2, dns, allow_v6, names, nd, ingress, node). */
-	assert_int_equal(elem_msgs, 4 + 8);
+	 * non-empty set (metadata x2, dns, allow_v6, names and names_ttl, nd,
+	 * ingress, node). */
+	assert_int_equal(elem_msgs, 4 + 9);
 	struct ng_snapshot s = {0};
 	assert_int_equal(ng_snapshot_from_batch(&s, &b), 0);
 	int n = 0;

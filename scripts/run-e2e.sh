@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# run-e2e.sh: `make e2e`. Runs every e2e/*.sh test script (not lib.sh, not
+# demo.sh) one after the other, each in its own namespace world, and prints
+# one summary line per script. Needs root; without it the e2e tests are
+# skipped (exit 0) so that `make test` still runs the unit tests for anyone.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+if [[ $(id -u) -ne 0 ]]; then
+	echo "e2e: SKIPPED (needs root: run sudo make test)"
+	exit 0
+fi
+
+# Everything the world needs; a missing piece is a failure, not a skip: a
+# root run that silently tested nothing would read as green.
+missing=()
+for tool in ip nsenter unshare mount sysctl socat dnsmasq nft timeout awk sha256sum; do
+	command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+done
+for p in /usr/lib/cni/loopback /usr/lib/cni/bridge /usr/lib/cni/host-local /usr/bin/python3 \
+	build/boxxkite-netguard build/nprobe; do
+	[[ -x $p ]] || missing+=("$p")
+done
+if ((${#missing[@]})); then
+	echo "e2e: FAILED: missing ${missing[*]} (run: make deps; make)" >&2
+	exit 1
+fi
+
+scripts=()
+for s in e2e/*.sh; do
+	case ${s##*/} in lib.sh | demo.sh) continue ;; esac
+	scripts+=("$s")
+done
+
+CHILD='' STOP=''
+# A signal stops the run: pass it on to the running script as TERM (its
+# world_down trap cleans up), wait for it, and start no other.
+trap 'STOP=1; [[ -n $CHILD ]] && kill -TERM "$CHILD" 2>/dev/null' INT TERM
+
+SUMMARY=$(mktemp /tmp/nge-summary.XXXXXX)
+RESULTS=()
+failed=0
+for s in "${scripts[@]}"; do
+	[[ -z $STOP ]] || break
+	echo "--- $s"
+	: >"$SUMMARY"
+	start=$(date +%s%N)
+	# Backgrounded so the trap above can run while it works; a session of
+	# its own (setsid execs: a background job is no group leader) so that
+	# whatever it leaves running can be found afterwards; a hung script gets
+	# TERM (so its cleanup runs) after 10 minutes.
+	E2E_PREFIX=nge- E2E_SUMMARY_FILE=$SUMMARY setsid timeout --foreground -k 20 600 bash "$s" &
+	CHILD=$!
+	rc=0
+	while :; do
+		wait "$CHILD" && rc=0 || rc=$?
+		kill -0 "$CHILD" 2>/dev/null || break
+	done
+	# A test that leaves processes behind fails: they would hold our stdout
+	# (hanging `make test | tail`) and outlive the namespaces they test.
+	mapfile -t left < <(pgrep -s "$CHILD" || true)
+	if ((${#left[@]})); then
+		echo "e2e: $s left processes behind, stopping them:"
+		ps -o pid=,args= -p "$(IFS=,; echo "${left[*]}")" | cut -c1-160 | sed 's/^/    /'
+		kill -TERM "${left[@]}" 2>/dev/null || true
+		sleep 1
+		mapfile -t left < <(pgrep -s "$CHILD" || true)
+		((${#left[@]} == 0)) || kill -KILL "${left[@]}" 2>/dev/null || true
+		((rc != 0)) || rc=1
+	fi
+	CHILD=''
+	ms=$((($(date +%s%N) - start) / 1000000))
+	line=$(cat "$SUMMARY")
+	[[ -n $line ]] || line="no summary (the script stopped early)"
+	if ((rc == 0)); then verdict=ok; else verdict="FAILED (exit $rc)" && failed=$((failed + 1)); fi
+	RESULTS+=("$(printf '%-24s %-26s %6d ms  %s' "$s" "$line" "$ms" "$verdict")")
+done
+rm -f "$SUMMARY"
+
+echo "--- e2e summary"
+for r in "${RESULTS[@]}"; do echo "$r"; done
+if [[ -n $STOP ]]; then
+	echo "e2e: INTERRUPTED"
+	exit 130
+fi
+((failed == 0)) || { echo "e2e: $failed script(s) FAILED" && exit 1; }
+echo "e2e: all ${#RESULTS[@]} script(s) passed"

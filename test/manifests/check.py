@@ -1,0 +1,276 @@
+#!/usr/bin/env python3
+"""Checks deploy/: check.py DEPLOY_DIR [BINARY]
+
+Prints one row per check and ends with "N passed, N failed"; exit status 1
+when any failed. What it holds the manifests to:
+
+- every YAML file reads (yamlsubset.py: a construct it does not know fails);
+- the default NetworkPolicy (network-policy.yaml) selects exactly
+  app=sandbox, lists both policy types, and never allows 0.0.0.0/0 or ::/0:
+  no such ipBlock, and no rule without peers (an egress rule with no `to`,
+  or an ingress rule with no `from`, allows every address);
+- its storage rule is still an explicit CHANGEME placeholder;
+- no file holds two NetworkPolicies (the default and the permissive opt-in
+  each in its own file), the opt-in exists, selects app=sandbox plus an
+  opt-in label, and is not part of the kustomization;
+- the DaemonSet tolerates every taint, is system-node-critical, mounts the
+  host's conf and bin dirs where its install/watch steps look, installs in
+  an init step and watches in the main container;
+- with BINARY: the ConfigMap's plugin entry is refused as shipped (its
+  CHANGEME placeholders) and accepted once they are filled in, by the
+  plugin's own validation (`install --dry-run`).
+"""
+
+import ipaddress
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from yamlsubset import YamlError, load_all  # noqa: E402
+
+DEFAULT = "network-policy.yaml"
+PERMISSIVE = "network-policy-permissive-optin.yaml"
+
+results = []
+
+
+def check(label, ok, why=""):
+    results.append(ok)
+    print(f"  {'ok  ' if ok else 'FAIL'}  {label}" + ("" if ok or not why else f"\n        {why}"))
+
+
+def load_dir(d):
+    """{relative path: [documents]} for every .yaml under d."""
+    docs = {}
+    for root, _, files in os.walk(d):
+        for f in sorted(files):
+            if f.endswith((".yaml", ".yml")):
+                p = os.path.join(root, f)
+                rel = os.path.relpath(p, d)
+                try:
+                    with open(p, encoding="utf-8") as fh:
+                        docs[rel] = [x for x in load_all(fh.read(), rel) if x is not None]
+                    check(f"{rel} reads", True)
+                except YamlError as e:
+                    check(f"{rel} reads", False, str(e))
+                    docs[rel] = []
+    return docs
+
+
+def kind_of(doc, kind):
+    return isinstance(doc, dict) and doc.get("kind") == kind
+
+
+def everything_cidr(cidr):
+    """True when the CIDR covers the whole IPv4 or IPv6 space."""
+    try:
+        return ipaddress.ip_network(str(cidr).strip(), strict=False).prefixlen == 0
+    except ValueError:
+        return False
+
+
+def open_world(policy):
+    """Reasons the policy lets a pod reach (or be reached from) anywhere."""
+    why = []
+    spec = policy.get("spec") or {}
+    for direction, peers_key in (("egress", "to"), ("ingress", "from")):
+        for i, rule in enumerate(spec.get(direction) or []):
+            peers = (rule or {}).get(peers_key)
+            if not peers:
+                why.append(f"{direction}[{i}] has no `{peers_key}`: it allows every address")
+                continue
+            for j, peer in enumerate(peers):
+                block = (peer or {}).get("ipBlock")
+                if block and everything_cidr(block.get("cidr")):
+                    why.append(f"{direction}[{i}].{peers_key}[{j}] allows {block.get('cidr')}")
+                if peer == {} or (peer and all(v == {} for v in peer.values())):
+                    why.append(f"{direction}[{i}].{peers_key}[{j}] is an empty selector: every pod")
+    return why
+
+
+def check_policies(docs):
+    per_file = {f: [d for d in ds if kind_of(d, "NetworkPolicy")] for f, ds in docs.items()}
+    for f, pols in per_file.items():
+        if len(pols) > 1:
+            names = ", ".join(str((p.get("metadata") or {}).get("name")) for p in pols)
+            check(f"{f}: one NetworkPolicy per file", False,
+                  f"holds {len(pols)} ({names}): the default and the permissive opt-in must stay apart")
+    if not any(len(p) > 1 for p in per_file.values()):
+        check("no file holds two NetworkPolicies", True)
+
+    pols = per_file.get(DEFAULT, [])
+    check(f"{DEFAULT} holds the default NetworkPolicy", len(pols) == 1)
+    if len(pols) == 1:
+        spec = pols[0].get("spec") or {}
+        sel = spec.get("podSelector") or {}
+        check(f"{DEFAULT}: podSelector is exactly app: sandbox",
+              sel == {"matchLabels": {"app": "sandbox"}}, f"podSelector is {sel}")
+        types = spec.get("policyTypes") or []
+        check(f"{DEFAULT}: both policy types (default deny in and out)",
+              sorted(types) == ["Egress", "Ingress"], f"policyTypes is {types}")
+        why = open_world(pols[0])
+        check(f"{DEFAULT}: never allows 0.0.0.0/0 or ::/0", not why, "; ".join(why))
+        cidrs = [str(((p or {}).get("ipBlock") or {}).get("cidr"))
+                 for r in spec.get("egress") or [] for p in (r or {}).get("to") or []
+                 if (p or {}).get("ipBlock")]
+        check(f"{DEFAULT}: the storage rule is an explicit CHANGEME placeholder",
+              any("CHANGEME" in c for c in cidrs), f"ipBlock cidrs: {cidrs}")
+        ports = [p.get("port") for r in spec.get("ingress") or [] for p in (r or {}).get("ports") or []]
+        check(f"{DEFAULT}: ingress only to port 8080", ports == [8080], f"ports: {ports}")
+        dns = [p.get("port") for r in spec.get("egress") or [] for p in (r or {}).get("ports") or []
+               if p.get("port") == 53]
+        check(f"{DEFAULT}: egress to DNS (UDP and TCP 53)", len(dns) == 2, f"DNS ports: {dns}")
+
+    opt = per_file.get(PERMISSIVE, [])
+    check(f"{PERMISSIVE} exists, in its own file", len(opt) == 1)
+    if len(opt) == 1:
+        labels = ((opt[0].get("spec") or {}).get("podSelector") or {}).get("matchLabels") or {}
+        check(f"{PERMISSIVE}: selects app: sandbox AND an opt-in label",
+              labels.get("app") == "sandbox" and len(labels) >= 2, f"matchLabels: {labels}")
+
+
+def check_kustomization(docs, d):
+    k = [x for x in docs.get("kustomization.yaml", []) if kind_of(x, "Kustomization")]
+    check("kustomization.yaml is a Kustomization", len(k) == 1)
+    if len(k) != 1:
+        return
+    res = k[0].get("resources") or []
+    missing = [r for r in res if not os.path.exists(os.path.join(d, r))]
+    check("kustomization: every resource exists", not missing, f"missing: {missing}")
+    check("kustomization: the NetworkPolicies are not applied with the installer",
+          DEFAULT not in res and PERMISSIVE not in res, f"resources: {res}")
+
+
+def container_mounts(c, vols):
+    """{mountPath: hostPath} for the container's hostPath mounts."""
+    return {m.get("mountPath"): (vols.get(m.get("name")) or {}).get("path")
+            for m in c.get("volumeMounts") or [] if m.get("name") in vols}
+
+
+def check_daemonset(docs, f, verb):
+    ds = [x for x in docs.get(f, []) if kind_of(x, "DaemonSet")]
+    check(f"{f} holds a DaemonSet", len(ds) == 1)
+    if len(ds) != 1:
+        return
+    spec = ((ds[0].get("spec") or {}).get("template") or {}).get("spec") or {}
+    check(f"{f}: tolerates every taint", {"operator": "Exists"} in (spec.get("tolerations") or []),
+          f"tolerations: {spec.get('tolerations')}")
+    check(f"{f}: priorityClassName system-node-critical",
+          spec.get("priorityClassName") == "system-node-critical")
+    check(f"{f}: hostNetwork (needs no pod network)", spec.get("hostNetwork") is True)
+    vols = {v.get("name"): v.get("hostPath") for v in spec.get("volumes") or [] if v.get("hostPath")}
+    host = sorted(v.get("path") for v in vols.values())
+    check(f"{f}: hostPath volumes are the CNI conf and bin dirs",
+          host == ["/etc/cni/net.d", "/opt/cni/bin"], f"hostPaths: {host}")
+
+    def steps(containers):
+        out = []
+        for c in containers or []:
+            args = [str(a) for a in c.get("args") or []]
+            if args and args[0] in ("install", "uninstall"):
+                out.append((c, args))
+        return out
+
+    def paths_match(c, args):
+        mounts = container_mounts(c, vols)
+        flags = dict(a[2:].split("=", 1) for a in args if a.startswith("--") and "=" in a)
+        return (mounts.get(flags.get("conf-dir")) == "/etc/cni/net.d" and
+                mounts.get(flags.get("bin-dir")) == "/opt/cni/bin")
+
+    init = steps(spec.get("initContainers"))
+    main = steps(spec.get("containers"))
+    check(f"{f}: an init step runs `{verb}` once",
+          len(init) == 1 and init[0][1][0] == verb and "--watch" not in init[0][1],
+          f"init steps: {[a for _, a in init]}")
+    for c, args in init + main:
+        check(f"{f}: {c.get('name')}: --conf-dir/--bin-dir are the mounted host dirs",
+              paths_match(c, args), f"args {args}, mounts {container_mounts(c, vols)}")
+    if verb == "install":
+        check(f"{f}: the main container watches (install --watch)",
+              len(main) == 1 and "--watch" in main[0][1], f"main: {[a for _, a in main]}")
+        entry = [a.split("=", 1)[1] for _, args in init + main for a in args if a.startswith("--entry=")]
+        cm_mounts = [m.get("mountPath") for c, _ in init + main for m in c.get("volumeMounts") or []
+                     if m.get("name") in {v.get("name") for v in spec.get("volumes") or [] if v.get("configMap")}]
+        check(f"{f}: --entry lies in the mounted ConfigMap",
+              entry and all(any(e.startswith(m.rstrip("/") + "/") for m in cm_mounts) for e in entry),
+              f"entries {entry}, ConfigMap mounts {cm_mounts}")
+
+
+def entry_text(docs):
+    cms = [x for x in docs.get("configmap.yaml", []) if kind_of(x, "ConfigMap")]
+    if len(cms) != 1:
+        return None
+    return (cms[0].get("data") or {}).get("netguard.json")
+
+
+def fill_placeholders(entry):
+    """The entry with each CHANGEME value replaced by a plausible one."""
+    samples = {"servers": "10.96.0.10", "allow": "tcp://10.20.0.0/16:443", "sources": "10.244.0.0/16"}
+
+    def walk(v, key=None):
+        if isinstance(v, dict):
+            return {k: walk(x, k) for k, x in v.items()}
+        if isinstance(v, list):
+            return [walk(x, key) for x in v]
+        if isinstance(v, str) and "CHANGEME" in v:
+            return samples.get(key, v)
+        return v
+    return walk(entry)
+
+
+def check_entry(docs, binary):
+    text = entry_text(docs)
+    check("configmap.yaml holds the plugin entry (netguard.json)", isinstance(text, str))
+    if not isinstance(text, str):
+        return
+    try:
+        entry = json.loads(text)
+    except ValueError as e:
+        check("the entry is JSON", False, str(e))
+        return
+    if not binary:
+        return
+    with tempfile.TemporaryDirectory(prefix="ng-manifests.") as t:
+        conf, bindir = os.path.join(t, "net.d"), os.path.join(t, "bin")
+        os.mkdir(conf, 0o755)
+        os.mkdir(bindir, 0o755)
+        with open(os.path.join(conf, "10-kindnet.conflist"), "w") as fh:
+            json.dump({"cniVersion": "0.3.1", "name": "kindnet", "plugins": [{"type": "ptp"}]}, fh)
+
+        def run(e):
+            p = os.path.join(t, "entry.json")
+            with open(p, "w") as fh:
+                json.dump(e, fh)
+            return subprocess.run([binary, "install", "--dry-run", "--entry", p, "--conf-dir", conf,
+                                   "--bin-dir", bindir], capture_output=True, text=True)
+        r = run(entry)
+        check("the shipped entry is refused by the plugin's validation (CHANGEME)",
+              r.returncode == 1 and "CHANGEME" in r.stderr, r.stderr.strip()[-300:])
+        r = run(fill_placeholders(entry))
+        check("the entry with its placeholders filled in is accepted",
+              r.returncode == 0, r.stderr.strip()[-300:])
+
+
+def main():
+    if len(sys.argv) not in (2, 3):
+        print(__doc__, file=sys.stderr)
+        return 2
+    d = sys.argv[1]
+    binary = sys.argv[2] if len(sys.argv) == 3 else None
+    docs = load_dir(d)
+    check_policies(docs)
+    check_kustomization(docs, d)
+    check_daemonset(docs, "daemonset.yaml", "install")
+    if os.path.exists(os.path.join(d, "uninstall", "daemonset.yaml")):
+        check_daemonset(docs, os.path.join("uninstall", "daemonset.yaml"), "uninstall")
+    check_entry(docs, binary)
+    failed = results.count(False)
+    print(f"{len(results) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
