@@ -4,6 +4,8 @@
 #   make test       unit tests (no root), then the netns and containerd e2e tests (root)
 #   make demo       the main job on a built-in example, in namespaces (root)
 #   make asan       build and run the unit tests under ASan + UBSan
+#   make lint       clang-format, clang-tidy, cppcheck, shellcheck (configs checked in)
+#   make fuzz       every libFuzzer target for FUZZ_SECONDS each
 #   make static     a static binary for the DaemonSet image; make image (Docker)
 #   make e2e-kind   the whole path on a kind cluster (Docker, kind, kubectl)
 #   make install    install into $(DESTDIR)$(PREFIX) (default /opt/cni/bin)
@@ -116,6 +118,11 @@ $(STATIC_BIN): $(BUILD)/obj/main.o $(LIB) $(BUILD)/static/libmnl.a
 	$(Q)$(CC) $(CFLAGS) -static-pie -Wl,-z,relro,-z,now -o $@ $(BUILD)/obj/main.o $(LIB) \
 		-L$(BUILD)/static $(shell pkg-config --static --libs $(PKGS)) -lresolv
 	$(Q)$@ version >/dev/null
+
+# Formatting (.clang-format), clang-tidy (.clang-tidy), cppcheck, shellcheck.
+lint:
+	@scripts/deps.sh --lint
+	@scripts/lint.sh
 
 # The DaemonSet image (needs Docker): deploy/Dockerfile runs `make static` in a Debian 12 builder.
 image:

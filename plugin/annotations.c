@@ -19,15 +19,18 @@ static int check_grant(const struct ng_config *cfg, const struct ng_dest *g, str
 		if (ng_dest_within(g, &cfg->envelope.v[i]))
 			return 0;
 	if (cfg->envelope.n == 0)
-		return ng_fail(err, NG_E_ENVELOPE, "%s: egress.envelope is empty on this node, so no per-pod grant is allowed",
+		return ng_fail(err, NG_E_ENVELOPE,
+			       "%s: egress.envelope is empty on this node, so no per-pod grant is allowed",
 			       what);
-	return ng_fail(err, NG_E_ENVELOPE, "%s: outside egress.envelope (a grant must lie inside one envelope entry: same protocol, port range and address range or name)",
+	return ng_fail(err, NG_E_ENVELOPE,
+		       "%s: outside egress.envelope (a grant must lie inside one envelope entry: same "
+		       "protocol, port range and address range or name)",
 		       what);
 }
 
 /* Splits the comma-separated egress annotation into validated grants. */
-static int parse_egress(const char *value, const struct ng_config *cfg,
-			struct ng_annotations *out, struct ng_err *err)
+static int parse_egress(const char *value, const struct ng_config *cfg, struct ng_annotations *out,
+			struct ng_err *err)
 {
 	char *copy = strdup(value), *tok;
 	int rc = 0;
@@ -79,8 +82,8 @@ static int parse_egress(const char *value, const struct ng_config *cfg,
 	return rc;
 }
 
-int ng_annotations_parse(const json_t *root, const struct ng_config *cfg,
-			 struct ng_annotations *out, struct ng_err *err)
+int ng_annotations_parse(const json_t *root, const struct ng_config *cfg, struct ng_annotations *out,
+			 struct ng_err *err)
 {
 	const json_t *rc, *ann, *v;
 	const char *k;
@@ -112,7 +115,8 @@ int ng_annotations_parse(const json_t *root, const struct ng_config *cfg,
 			return ng_fail(err, NG_E_ANNOTATION, "annotation %s: value longer than %d bytes", k,
 				       NG_ANN_VALUE_MAX);
 		if (strstr(val, "CHANGEME"))
-			return ng_fail(err, NG_E_ANNOTATION, "annotation %s: holds the placeholder CHANGEME", k);
+			return ng_fail(err, NG_E_ANNOTATION, "annotation %s: holds the placeholder CHANGEME",
+				       k);
 
 		if (strcmp(k, NG_ANN_ENFORCE) == 0) {
 			if (strcmp(val, "true") == 0)
@@ -120,13 +124,15 @@ int ng_annotations_parse(const json_t *root, const struct ng_config *cfg,
 			else if (strcmp(val, "false") == 0)
 				out->enforce = 0;
 			else
-				return ng_fail(err, NG_E_ANNOTATION, "annotation %s: must be \"true\" or \"false\", not \"%.64s\"",
+				return ng_fail(err, NG_E_ANNOTATION,
+					       "annotation %s: must be \"true\" or \"false\", not \"%.64s\"",
 					       k, val);
 		} else if (strcmp(k, NG_ANN_EGRESS) == 0) {
 			if (parse_egress(val, cfg, out, err) < 0)
 				return -1;
 		} else {
-			return ng_fail(err, NG_E_ANNOTATION, "annotation %s: unknown netguard key (known: %s, %s)", k,
+			return ng_fail(err, NG_E_ANNOTATION,
+				       "annotation %s: unknown netguard key (known: %s, %s)", k,
 				       NG_ANN_ENFORCE, NG_ANN_EGRESS);
 		}
 	}

@@ -13,15 +13,15 @@
 #include "err.h"
 #include "vec.h"
 
-#define NG_ANN_PREFIX "netguard.boxxkite.io/"
-#define NG_ANN_ENFORCE NG_ANN_PREFIX "enforce"
-#define NG_ANN_EGRESS NG_ANN_PREFIX "egress"
-#define NG_ANN_VALUE_MAX 16384 /* bytes in one annotation value */
-#define NG_ANN_GRANTS_MAX 256  /* entries in netguard.boxxkite.io/egress */
+#define NG_ANN_PREFIX     "netguard.boxxkite.io/"
+#define NG_ANN_ENFORCE    NG_ANN_PREFIX "enforce"
+#define NG_ANN_EGRESS     NG_ANN_PREFIX "egress"
+#define NG_ANN_VALUE_MAX  16384 /* bytes in one annotation value */
+#define NG_ANN_GRANTS_MAX 256   /* entries in netguard.boxxkite.io/egress */
 
 struct ng_annotations {
-	bool passed;  /* the runtime passed pod annotations at all */
-	int enforce;  /* -1 absent, 0 "false", 1 "true" */
+	bool passed; /* the runtime passed pod annotations at all */
+	int enforce; /* -1 absent, 0 "false", 1 "true" */
 	ng_dest_vec grants;
 };
 
@@ -29,8 +29,8 @@ struct ng_annotations {
  * not the pod ends up enforced: a typo in a key is exactly what would leave
  * a pod unprotected without a sound. Codes: 101 for unknown keys and
  * malformed values, 100 for a grant outside egress.envelope. */
-int ng_annotations_parse(const json_t *root, const struct ng_config *cfg,
-			 struct ng_annotations *out, struct ng_err *err);
+int ng_annotations_parse(const json_t *root, const struct ng_config *cfg, struct ng_annotations *out,
+			 struct ng_err *err);
 void ng_annotations_free(struct ng_annotations *a);
 
 #endif

@@ -12,7 +12,7 @@
 
 /* Pages of 256 KiB; a page may overrun by one maximal message (a set
  * element list nest is bounded by its 16-bit attribute length). */
-#define BATCH_PAGE (256 * 1024)
+#define BATCH_PAGE    (256 * 1024)
 #define BATCH_OVERRUN (128 * 1024)
 
 /* Zeroes the unused part of the newest page. libnftnl writes some strings
@@ -61,8 +61,7 @@ void ng_batch_free(struct ng_batch *b)
 	b->nb = NULL;
 }
 
-struct nlmsghdr *ng_batch_msg(struct ng_batch *b, uint16_t type, uint16_t flags, const char *what_fmt,
-			      ...)
+struct nlmsghdr *ng_batch_msg(struct ng_batch *b, uint16_t type, uint16_t flags, const char *what_fmt, ...)
 {
 	char buf[256], *copy;
 	va_list ap;
@@ -77,8 +76,8 @@ struct nlmsghdr *ng_batch_msg(struct ng_batch *b, uint16_t type, uint16_t flags,
 	}
 	/* Every body message asks for an ack, so the receiver can read exactly
 	 * one reply per message and know each one's fate. */
-	return nftnl_nlmsg_build_hdr(nftnl_batch_buffer(b->nb), type, NFPROTO_INET,
-				     flags | NLM_F_ACK, b->seq_next++);
+	return nftnl_nlmsg_build_hdr(nftnl_batch_buffer(b->nb), type, NFPROTO_INET, flags | NLM_F_ACK,
+				     b->seq_next++);
 }
 
 void ng_batch_commit_msg(struct ng_batch *b)

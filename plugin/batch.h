@@ -19,8 +19,8 @@ struct ng_batch {
 	uint32_t seq_next;   /* next sequence number to hand out */
 	NG_VEC(char *) what; /* description of body message seq_begin+1+i */
 	uint32_t next_set_id;
-	int failed;          /* a message could not be built (out of memory) */
-	int pages;           /* pages zeroed so far */
+	int failed; /* a message could not be built (out of memory) */
+	int pages;  /* pages zeroed so far */
 	char table[64];
 };
 
@@ -31,8 +31,8 @@ void ng_batch_free(struct ng_batch *b);
 
 /* Returns the buffer for the next message and its sequence number, and
  * records what it is. Call ng_batch_commit_msg once it is built. */
-struct nlmsghdr *ng_batch_msg(struct ng_batch *b, uint16_t type, uint16_t flags, const char *what_fmt,
-			      ...) __attribute__((format(printf, 4, 5)));
+struct nlmsghdr *ng_batch_msg(struct ng_batch *b, uint16_t type, uint16_t flags, const char *what_fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 void ng_batch_commit_msg(struct ng_batch *b);
 
 /* Writes END. After this the batch is ready to send. */

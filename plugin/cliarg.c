@@ -12,8 +12,8 @@ bool ng_arg_long(const char *cmd, const char *opt, const char *s, long lo, long 
 	errno = 0;
 	v = strtol(s, &end, 10);
 	if (errno || end == s || *end || v < lo || v > hi) {
-		fprintf(stderr, "boxxkite-netguard %s: --%s wants an integer from %ld to %ld, not \"%s\"\n", cmd, opt,
-			lo, hi, s);
+		fprintf(stderr, "boxxkite-netguard %s: --%s wants an integer from %ld to %ld, not \"%s\"\n",
+			cmd, opt, lo, hi, s);
 		return false;
 	}
 	*out = v;
@@ -28,8 +28,8 @@ bool ng_arg_double(const char *cmd, const char *opt, const char *s, double lo, d
 	errno = 0;
 	v = strtod(s, &end);
 	if (errno || end == s || *end || v < lo || v > hi) {
-		fprintf(stderr, "boxxkite-netguard %s: --%s wants a number from %g to %g, not \"%s\"\n", cmd, opt, lo,
-			hi, s);
+		fprintf(stderr, "boxxkite-netguard %s: --%s wants a number from %g to %g, not \"%s\"\n", cmd,
+			opt, lo, hi, s);
 		return false;
 	}
 	*out = v;

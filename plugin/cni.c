@@ -95,15 +95,17 @@ static int read_stdin(FILE *in, json_t **root, struct ng_err *err)
 		len += n;
 	if (len > NG_STDIN_MAX) {
 		free(buf);
-		return ng_fail(err, NG_E_DECODE, "network configuration on stdin is larger than %zu bytes", NG_STDIN_MAX);
+		return ng_fail(err, NG_E_DECODE, "network configuration on stdin is larger than %zu bytes",
+			       NG_STDIN_MAX);
 	}
 	/* Duplicate keys are refused: two parsers reading {"egress":A,"egress":B}
 	 * differently is how a reviewed config ends up meaning something else. */
 	*root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
 	free(buf);
 	if (!*root)
-		return ng_fail(err, NG_E_DECODE, "network configuration is not valid JSON: %s (line %d, column %d)",
-			       je.text, je.line, je.column);
+		return ng_fail(err, NG_E_DECODE,
+			       "network configuration is not valid JSON: %s (line %d, column %d)", je.text,
+			       je.line, je.column);
 	if (!json_is_object(*root)) {
 		json_decref(*root);
 		*root = NULL;
@@ -149,7 +151,8 @@ static int load_prev(struct inv *v)
 
 	if (!prev || json_is_null(prev))
 		return ng_fail(&v->err, NG_E_CONFIG,
-			       "prevResult is required: boxxkite-netguard is a chained plugin and must follow the primary CNI plugin in the conflist");
+			       "prevResult is required: boxxkite-netguard is a chained plugin and must "
+			       "follow the primary CNI plugin in the conflist");
 	return ng_prev_parse(prev, &v->prev, &v->err);
 }
 
@@ -187,7 +190,8 @@ static int cmd_add(struct inv *v, FILE *in)
 		return fail(v, "error");
 	if (load(v, in) < 0 || load_prev(v) < 0 ||
 	    ng_annotations_parse(v->root, &v->cfg, &v->ann, &v->err) < 0 ||
-	    ng_select(&v->cfg, v->args.pod_namespace, &v->ann, &enforced, reason, sizeof(reason), &v->err) < 0)
+	    ng_select(&v->cfg, v->args.pod_namespace, &v->ann, &enforced, reason, sizeof(reason), &v->err) <
+		    0)
 		return fail(v, "refused");
 	if (!enforced) {
 		if (print_prev(v) < 0)
@@ -293,11 +297,11 @@ static int cmd_check(struct inv *v, FILE *in)
 		return fail(v, "error");
 	}
 	if (load_prev(v) < 0 || ng_annotations_parse(v->root, &v->cfg, &v->ann, &v->err) < 0 ||
-	    ng_select(&v->cfg, v->args.pod_namespace, &v->ann, &enforced, reason, sizeof(reason), &v->err) < 0)
+	    ng_select(&v->cfg, v->args.pod_namespace, &v->ann, &enforced, reason, sizeof(reason), &v->err) <
+		    0)
 		return fail(v, "refused");
 	pod = pod_id(v);
-	if (enforced &&
-	    ng_policy_compile(&v->cfg, &v->ann, &v->prev, NULL, &pod, &v->policy, &v->err) < 0)
+	if (enforced && ng_policy_compile(&v->cfg, &v->ann, &v->prev, NULL, &pod, &v->policy, &v->err) < 0)
 		return fail(v, "refused");
 	if (ng_netns_open(v->netns_path, &fd, &st, &v->err) < 0)
 		return fail(v, "error");
@@ -314,8 +318,9 @@ static int cmd_check(struct inv *v, FILE *in)
 	} else {
 		rc = ng_ruleset_snapshot(&nl, NG_TABLE, &snap, &v->err);
 		if (rc == 0)
-			rc = ng_fail(&v->err, NG_E_CHECK, "table inet %s is present but the pod is not enforced: %s",
-				     NG_TABLE, reason);
+			rc = ng_fail(&v->err, NG_E_CHECK,
+				     "table inet %s is present but the pod is not enforced: %s", NG_TABLE,
+				     reason);
 		else if (rc == -ENOENT)
 			rc = 0;
 		ng_snapshot_free(&snap);
@@ -333,7 +338,8 @@ static int cmd_status_gc(struct inv *v, FILE *in)
 	 * their pod's namespace, so there is no state to collect. */
 	if (load(v, in) < 0)
 		return fail(v, "error");
-	ng_log_emit(&v->log, strcmp(v->verb, "STATUS") == 0 ? "ready" : "collected", "configuration valid", 0);
+	ng_log_emit(&v->log, strcmp(v->verb, "STATUS") == 0 ? "ready" : "collected", "configuration valid",
+		    0);
 	return 0;
 }
 
@@ -383,7 +389,8 @@ int ng_cni_main(FILE *in, FILE *out)
 	} else if (!strcmp(cmd, "VERSION")) {
 		rc = cmd_version(&v, in);
 	} else {
-		ng_fail(&v.err, NG_E_ENV, "CNI_COMMAND \"%.32s\" is not a CNI verb (ADD, DEL, CHECK, GC, STATUS, VERSION)",
+		ng_fail(&v.err, NG_E_ENV,
+			"CNI_COMMAND \"%.32s\" is not a CNI verb (ADD, DEL, CHECK, GC, STATUS, VERSION)",
 			cmd);
 		rc = fail(&v, "error");
 	}

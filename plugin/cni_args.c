@@ -50,7 +50,8 @@ int ng_cni_args_parse(const char *s, struct ng_cni_args *out, struct ng_err *err
 			continue; /* tolerate "a=b;" */
 		eq = strchr(pair, '=');
 		if (!eq || eq == pair || strchr(eq + 1, '='))
-			return ng_fail(err, NG_E_ENV, "CNI_ARGS: invalid pair \"%.64s\" (want KEY=VALUE)", pair);
+			return ng_fail(err, NG_E_ENV, "CNI_ARGS: invalid pair \"%.64s\" (want KEY=VALUE)",
+				       pair);
 		*eq = '\0';
 		key = pair;
 		val = eq + 1;
@@ -64,7 +65,8 @@ int ng_cni_args_parse(const char *s, struct ng_cni_args *out, struct ng_err *err
 			rc = store(out->infra_container_id, sizeof(out->infra_container_id), key, val, err);
 		else if (!strcmp(key, "IgnoreUnknown")) {
 			if (parse_bool(val, &out->ignore_unknown) < 0)
-				return ng_fail(err, NG_E_ENV, "CNI_ARGS: IgnoreUnknown must be 1, 0, true or false");
+				return ng_fail(err, NG_E_ENV,
+					       "CNI_ARGS: IgnoreUnknown must be 1, 0, true or false");
 		} else if (!unknown[0]) {
 			snprintf(unknown, sizeof(unknown), "%.127s", key);
 		}
@@ -72,6 +74,7 @@ int ng_cni_args_parse(const char *s, struct ng_cni_args *out, struct ng_err *err
 			return -1;
 	}
 	if (unknown[0] && !out->ignore_unknown)
-		return ng_fail(err, NG_E_ENV, "CNI_ARGS: unknown key \"%s\" (and IgnoreUnknown is not set)", unknown);
+		return ng_fail(err, NG_E_ENV, "CNI_ARGS: unknown key \"%s\" (and IgnoreUnknown is not set)",
+			       unknown);
 	return 0;
 }

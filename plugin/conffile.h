@@ -11,7 +11,7 @@
 #include "err.h"
 
 #define NG_DEFAULT_CONF_DIR "/etc/cni/net.d"
-#define NG_PLUGIN_TYPE "boxxkite-netguard"
+#define NG_PLUGIN_TYPE      "boxxkite-netguard"
 
 /* Returns a new reference to our entry as libcni would pass it (with the
  * list's `name` and `cniVersion` added), or NULL with err. `used` receives

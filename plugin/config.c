@@ -11,16 +11,16 @@ const char *const ng_supported_versions[] = {"0.3.0", "0.3.1", "0.4.0", "1.0.0",
 /* Cloud metadata endpoints, refused before any allow rule (guide section 1).
  * Not all of 169.254.0.0/16: node-local DNS and EKS Pod Identity live there. */
 static const char *const builtin_metadata[] = {
-	"169.254.169.254",   /* AWS, GCP, Azure IMDS, OpenStack, DigitalOcean, ... */
-	"fd00:ec2::254",     /* AWS IMDS over IPv6 */
-	"100.100.100.200",   /* Alibaba Cloud */
-	"168.63.129.16",     /* Azure WireServer */
-	"fd20:ce::254",      /* GCP over IPv6 */
-	"169.254.0.23",      /* Tencent Cloud */
-	"169.254.42.42",     /* Scaleway */
-	"fd00:42::42",       /* Scaleway over IPv6 */
+	"169.254.169.254",    /* AWS, GCP, Azure IMDS, OpenStack, DigitalOcean, ... */
+	"fd00:ec2::254",      /* AWS IMDS over IPv6 */
+	"100.100.100.200",    /* Alibaba Cloud */
+	"168.63.129.16",      /* Azure WireServer */
+	"fd20:ce::254",       /* GCP over IPv6 */
+	"169.254.0.23",       /* Tencent Cloud */
+	"169.254.42.42",      /* Scaleway */
+	"fd00:42::42",        /* Scaleway over IPv6 */
 	"fd00:c1::a9fe:a9fe", /* Oracle Cloud over IPv6 */
-	"fe80::a9fe:a9fe",   /* OpenStack over IPv6 */
+	"fe80::a9fe:a9fe",    /* OpenStack over IPv6 */
 	NULL,
 };
 
@@ -49,13 +49,15 @@ int ng_version_cmp(const char *a, const char *b)
 }
 
 /* Recursion depth is bounded by jansson's own nesting limit (2048). */
-int ng_refuse_placeholders(const json_t *v, const char *path, int code, struct ng_err *err) // NOLINT(misc-no-recursion)
+// NOLINTNEXTLINE(misc-no-recursion)
+int ng_refuse_placeholders(const json_t *v, const char *path, int code, struct ng_err *err)
 {
 	char sub[512];
 
 	if (json_is_string(v)) {
 		if (strstr(json_string_value(v), "CHANGEME"))
-			return ng_fail(err, code, "%s: holds the placeholder CHANGEME; replace it with a real value",
+			return ng_fail(err, code,
+				       "%s: holds the placeholder CHANGEME; replace it with a real value",
 				       path);
 	} else if (json_is_object(v)) {
 		const char *k;
@@ -81,8 +83,8 @@ int ng_refuse_placeholders(const json_t *v, const char *path, int code, struct n
 	return 0;
 }
 
-int ng_check_prefix_min(const struct ng_config *cfg, const struct ng_prefix *p,
-			const char *what, int code, struct ng_err *err)
+int ng_check_prefix_min(const struct ng_config *cfg, const struct ng_prefix *p, const char *what, int code,
+			struct ng_err *err)
 {
 	unsigned min = p->ip.fam == NG_V4 ? cfg->min_prefix_v4 : cfg->min_prefix_v6;
 
@@ -95,15 +97,16 @@ int ng_check_prefix_min(const struct ng_config *cfg, const struct ng_prefix *p,
 	return 0;
 }
 
-int ng_check_not_metadata(const struct ng_config *cfg, const struct ng_prefix *p,
-			  const char *what, int code, struct ng_err *err)
+int ng_check_not_metadata(const struct ng_config *cfg, const struct ng_prefix *p, const char *what, int code,
+			  struct ng_err *err)
 {
 	for (size_t i = 0; i < cfg->metadata.n; i++) {
 		if (ng_prefix_contains_ip(p, &cfg->metadata.v[i])) {
 			char ip[NG_IP_STRLEN];
 
 			ng_ip_format(&cfg->metadata.v[i], ip, sizeof(ip));
-			return ng_fail(err, code, "%s: covers the cloud metadata address %s, which is always refused",
+			return ng_fail(err, code,
+				       "%s: covers the cloud metadata address %s, which is always refused",
 				       what, ip);
 		}
 	}
@@ -175,18 +178,22 @@ static int parse_enforce(const json_t *root, struct ng_config *cfg, struct ng_er
 	size_t i;
 
 	if (!enf)
-		return ng_fail(err, NG_E_CONFIG, "enforce: required (say which pods are enforced: enforce.namespaces and/or enforce.optInAnnotation)");
+		return ng_fail(err, NG_E_CONFIG,
+			       "enforce: required (say which pods are enforced: enforce.namespaces and/or "
+			       "enforce.optInAnnotation)");
 	if (ng_json_check_object(enf, "enforce", keys, err) < 0)
 		return -1;
 	ns = json_object_get(enf, "namespaces");
 	if (ns) {
 		if (!json_is_array(ns))
-			return ng_fail(err, NG_E_CONFIG, "enforce.namespaces: must be an array of namespace names");
+			return ng_fail(err, NG_E_CONFIG,
+				       "enforce.namespaces: must be an array of namespace names");
 		json_array_foreach((json_t *)ns, i, v) {
 			char *copy;
 
 			if (!json_is_string(v) || !is_dns1123_label(json_string_value(v)))
-				return ng_fail(err, NG_E_CONFIG, "enforce.namespaces[%zu]: not a Kubernetes namespace name", i);
+				return ng_fail(err, NG_E_CONFIG,
+					       "enforce.namespaces[%zu]: not a Kubernetes namespace name", i);
 			copy = strdup(json_string_value(v));
 			if (!copy || ng_vec_push(&cfg->namespaces, &copy) < 0) {
 				free(copy);
@@ -197,9 +204,14 @@ static int parse_enforce(const json_t *root, struct ng_config *cfg, struct ng_er
 	if (ng_json_opt_bool(enf, "optInAnnotation", "enforce.optInAnnotation", false, &cfg->opt_in, err) < 0)
 		return -1;
 	if (cfg->namespaces.n == 0 && !cfg->opt_in)
-		return ng_fail(err, NG_E_CONFIG, "enforce: selects no pod (enforce.namespaces is empty and enforce.optInAnnotation is false); a policy that applies to nothing is refused");
+		return ng_fail(
+			err, NG_E_CONFIG,
+			"enforce: selects no pod (enforce.namespaces is empty and enforce.optInAnnotation is "
+			"false); a policy that applies to nothing is refused");
 	if (cfg->opt_in && !cfg->annotations_capability)
-		return ng_fail(err, NG_E_CONFIG, "enforce.optInAnnotation: needs \"capabilities\": {\"%s\": true} in this plugin entry, or the runtime never passes the annotation",
+		return ng_fail(err, NG_E_CONFIG,
+			       "enforce.optInAnnotation: needs \"capabilities\": {\"%s\": true} in this "
+			       "plugin entry, or the runtime never passes the annotation",
 			       NG_ANNOTATIONS_CAP);
 	return 0;
 }
@@ -240,8 +252,8 @@ static int parse_dns(const json_t *root, struct ng_config *cfg, struct ng_err *e
 /* egress.allow and egress.envelope share the entry syntax and the prefix
  * floor; only allow entries are checked against the metadata list (an
  * envelope entry is a bound on grants, and each grant is checked itself). */
-static int parse_dest_list(const json_t *egress, const char *key, bool is_envelope,
-			   struct ng_config *cfg, struct ng_err *err)
+static int parse_dest_list(const json_t *egress, const char *key, bool is_envelope, struct ng_config *cfg,
+			   struct ng_err *err)
 {
 	const json_t *list = json_object_get(egress, key), *v;
 	size_t i;
@@ -256,7 +268,8 @@ static int parse_dest_list(const json_t *egress, const char *key, bool is_envelo
 
 		snprintf(what, sizeof(what), "egress.%s[%zu]", key, i);
 		if (!json_is_string(v))
-			return ng_fail(err, NG_E_CONFIG, "%s: must be a string like \"tcp://10.0.0.0/8:443\"", what);
+			return ng_fail(err, NG_E_CONFIG, "%s: must be a string like \"tcp://10.0.0.0/8:443\"",
+				       what);
 		if (ng_dest_parse(json_string_value(v), is_envelope, NG_E_CONFIG, &d, err) < 0) {
 			ng_err_prefix(err, "%s: ", what);
 			return -1;
@@ -273,8 +286,8 @@ static int parse_dest_list(const json_t *egress, const char *key, bool is_envelo
 	return 0;
 }
 
-static int parse_uint_key(const json_t *obj, const char *key, const char *path, unsigned lo,
-			  unsigned hi, unsigned *out, struct ng_err *err)
+static int parse_uint_key(const json_t *obj, const char *key, const char *path, unsigned lo, unsigned hi,
+			  unsigned *out, struct ng_err *err)
 {
 	const json_t *v = json_object_get(obj, key);
 
@@ -288,7 +301,8 @@ static int parse_uint_key(const json_t *obj, const char *key, const char *path, 
 
 static int parse_egress(const json_t *root, struct ng_config *cfg, struct ng_err *err)
 {
-	static const char *const keys[] = {"allow", "envelope", "minPrefixV4", "minPrefixV6", "minNameTTL", NULL};
+	static const char *const keys[] = {"allow",       "envelope",   "minPrefixV4",
+					   "minPrefixV6", "minNameTTL", NULL};
 	const json_t *eg = json_object_get(root, "egress");
 	unsigned ttl = NG_DEFAULT_MIN_NAME_TTL;
 
@@ -325,7 +339,8 @@ static int parse_ingress(const json_t *root, struct ng_config *cfg, struct ng_er
 			uint16_t port;
 
 			if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 65535)
-				return ng_fail(err, NG_E_CONFIG, "ingress.ports[%zu]: must be an integer from 1 to 65535", i);
+				return ng_fail(err, NG_E_CONFIG,
+					       "ingress.ports[%zu]: must be an integer from 1 to 65535", i);
 			port = (uint16_t)json_integer_value(v);
 			if (ng_vec_push(&cfg->ingress_ports, &port) < 0)
 				return ng_fail(err, NG_E_INTERNAL, "out of memory");
@@ -334,7 +349,8 @@ static int parse_ingress(const json_t *root, struct ng_config *cfg, struct ng_er
 	list = json_object_get(in, "sources");
 	if (list) {
 		if (!json_is_array(list))
-			return ng_fail(err, NG_E_CONFIG, "ingress.sources: must be an array of IP addresses or CIDRs");
+			return ng_fail(err, NG_E_CONFIG,
+				       "ingress.sources: must be an array of IP addresses or CIDRs");
 		json_array_foreach(list, i, v) {
 			struct ng_prefix p;
 			const char *why = NULL;
@@ -342,7 +358,8 @@ static int parse_ingress(const json_t *root, struct ng_config *cfg, struct ng_er
 
 			snprintf(what, sizeof(what), "ingress.sources[%zu]", i);
 			if (!json_is_string(v) || ng_prefix_parse(json_string_value(v), &p, &why) < 0)
-				return ng_fail(err, NG_E_CONFIG, "%s: %s", what, why ? why : "must be a string");
+				return ng_fail(err, NG_E_CONFIG, "%s: %s", what,
+					       why ? why : "must be a string");
 			if (ng_check_prefix_min(cfg, &p, what, NG_E_CONFIG, err) < 0)
 				return -1;
 			if (ng_vec_push(&cfg->ingress_sources, &p) < 0)
@@ -350,7 +367,9 @@ static int parse_ingress(const json_t *root, struct ng_config *cfg, struct ng_er
 		}
 	}
 	if (cfg->ingress_ports.n && !cfg->ingress_sources.n)
-		return ng_fail(err, NG_E_CONFIG, "ingress.sources: required when ingress.ports is set (who may call the sidecar?)");
+		return ng_fail(
+			err, NG_E_CONFIG,
+			"ingress.sources: required when ingress.ports is set (who may call the sidecar?)");
 	if (cfg->ingress_sources.n && !cfg->ingress_ports.n)
 		return ng_fail(err, NG_E_CONFIG, "ingress.ports: required when ingress.sources is set");
 	return ng_json_opt_bool(in, "allowNode", "ingress.allowNode", false, &cfg->allow_node, err);
@@ -377,7 +396,8 @@ static int parse_metadata(const json_t *root, struct ng_config *cfg, struct ng_e
 		struct ng_ip ip;
 
 		if (!json_is_string(v) || ng_ip_parse(json_string_value(v), &ip) < 0)
-			return ng_fail(err, NG_E_CONFIG, "metadata.extra[%zu]: not an IP address (single addresses only)", i);
+			return ng_fail(err, NG_E_CONFIG,
+				       "metadata.extra[%zu]: not an IP address (single addresses only)", i);
 		if (add_metadata(cfg, &ip) < 0)
 			return ng_fail(err, NG_E_INTERNAL, "out of memory");
 	}
@@ -419,8 +439,10 @@ static int parse_header(const json_t *root, struct ng_config *cfg, struct ng_err
 		return ng_fail(err, NG_E_CONFIG, "cniVersion: must be a version string");
 	snprintf(cfg->cni_version, sizeof(cfg->cni_version), "%s", json_string_value(v));
 	if (!ng_version_supported(cfg->cni_version))
-		return ng_fail(err, NG_E_VERSION, "cniVersion \"%s\" is not supported (supported: 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0)",
-			       cfg->cni_version);
+		return ng_fail(
+			err, NG_E_VERSION,
+			"cniVersion \"%s\" is not supported (supported: 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0)",
+			cfg->cni_version);
 
 	v = json_object_get(root, "name");
 	if (v && !json_is_string(v))
@@ -435,7 +457,8 @@ static int parse_header(const json_t *root, struct ng_config *cfg, struct ng_err
 			return ng_fail(err, NG_E_CONFIG, "capabilities: must be an object");
 		c = json_object_get(caps, NG_ANNOTATIONS_CAP);
 		if (c && !json_is_boolean(c))
-			return ng_fail(err, NG_E_CONFIG, "capabilities.%s: must be true or false", NG_ANNOTATIONS_CAP);
+			return ng_fail(err, NG_E_CONFIG, "capabilities.%s: must be true or false",
+				       NG_ANNOTATIONS_CAP);
 		cfg->annotations_capability = json_is_true(c);
 	}
 
@@ -467,9 +490,24 @@ int ng_config_parse(const json_t *root, struct ng_config *cfg, struct ng_err *er
 	/* The spec's keys, the runtime's keys, and ours. Anything else is a
 	 * typo that would otherwise weaken a pod without a sound. */
 	static const char *const keys[] = {
-		"cniVersion", "name", "type", "capabilities", "runtimeConfig", "prevResult", "args",
-		"cni.dev/valid-attachments", "cni.dev/attachments",
-		"logFile", "enforce", "dns", "egress", "ingress", "metadata", "denyAction", "log", NULL,
+		"cniVersion",
+		"name",
+		"type",
+		"capabilities",
+		"runtimeConfig",
+		"prevResult",
+		"args",
+		"cni.dev/valid-attachments",
+		"cni.dev/attachments",
+		"logFile",
+		"enforce",
+		"dns",
+		"egress",
+		"ingress",
+		"metadata",
+		"denyAction",
+		"log",
+		NULL,
 	};
 	json_t *ours;
 	const char *k;

@@ -13,13 +13,13 @@
 #include "err.h"
 #include "vec.h"
 
-#define NG_CNI_VERSION_MAX 16
+#define NG_CNI_VERSION_MAX       16
 #define NG_DEFAULT_MIN_PREFIX_V4 8
 #define NG_DEFAULT_MIN_PREFIX_V6 32
-#define NG_DEFAULT_MIN_NAME_TTL 3600 /* seconds; see README "DNS names" */
-#define NG_DEFAULT_LOG_RATE 10  /* log.ratePerSecond */
-#define NG_DEFAULT_LOG_BURST 20 /* log.burst */
-#define NG_ANNOTATIONS_CAP "io.kubernetes.cri.pod-annotations"
+#define NG_DEFAULT_MIN_NAME_TTL  3600 /* seconds; see README "DNS names" */
+#define NG_DEFAULT_LOG_RATE      10   /* log.ratePerSecond */
+#define NG_DEFAULT_LOG_BURST     20   /* log.burst */
+#define NG_ANNOTATIONS_CAP       "io.kubernetes.cri.pod-annotations"
 
 enum ng_deny_action { NG_DENY_REJECT, NG_DENY_DROP };
 
@@ -32,11 +32,11 @@ struct ng_config {
 	NG_VEC(char *) namespaces; /* enforce.namespaces */
 	bool opt_in;               /* enforce.optInAnnotation */
 
-	NG_VEC(struct ng_ip) dns;           /* dns.servers */
-	ng_dest_vec allow;                  /* egress.allow */
-	ng_dest_vec envelope;               /* egress.envelope */
+	NG_VEC(struct ng_ip) dns; /* dns.servers */
+	ng_dest_vec allow;        /* egress.allow */
+	ng_dest_vec envelope;     /* egress.envelope */
 	unsigned min_prefix_v4, min_prefix_v6;
-	uint32_t min_name_ttl;              /* egress.minNameTTL, seconds */
+	uint32_t min_name_ttl; /* egress.minNameTTL, seconds */
 
 	NG_VEC(uint16_t) ingress_ports;           /* ingress.ports */
 	NG_VEC(struct ng_prefix) ingress_sources; /* ingress.sources */
@@ -45,9 +45,9 @@ struct ng_config {
 	NG_VEC(struct ng_ip) metadata; /* built-in list + metadata.extra */
 	enum ng_deny_action deny;
 
-	int nflog_group;      /* log.nflogGroup, -1 when denied packets are not logged */
-	unsigned log_rate;    /* log.ratePerSecond */
-	unsigned log_burst;   /* log.burst */
+	int nflog_group;    /* log.nflogGroup, -1 when denied packets are not logged */
+	unsigned log_rate;  /* log.ratePerSecond */
+	unsigned log_burst; /* log.burst */
 };
 
 /* Validates the plugin entry (the whole stdin object; prevResult and
@@ -63,11 +63,11 @@ bool ng_version_supported(const char *v);
 int ng_version_cmp(const char *a, const char *b);
 
 /* Address-level checks shared with the annotation parser. */
-int ng_check_prefix_min(const struct ng_config *cfg, const struct ng_prefix *p,
-			const char *what, int code, struct ng_err *err);
+int ng_check_prefix_min(const struct ng_config *cfg, const struct ng_prefix *p, const char *what, int code,
+			struct ng_err *err);
 /* Fails when any metadata address lies inside `p` (any port). */
-int ng_check_not_metadata(const struct ng_config *cfg, const struct ng_prefix *p,
-			  const char *what, int code, struct ng_err *err);
+int ng_check_not_metadata(const struct ng_config *cfg, const struct ng_prefix *p, const char *what, int code,
+			  struct ng_err *err);
 
 /* Appends the built-in cloud metadata addresses (and their IPv4-mapped
  * and NAT64 forms) to `cfg->metadata`, once each. */

@@ -17,8 +17,9 @@ int ng_conf_parse_text(const char *text, size_t len, json_t **out, struct ng_err
 	json_error_t je;
 	json_t *j;
 
+	*out = NULL;
 	if (len > NG_CONF_MAX)
-		return ng_fail(err, NG_E_DECODE, "larger than %d bytes", NG_CONF_MAX);
+		return ng_fail(err, NG_E_DECODE, "larger than %zu bytes", NG_CONF_MAX);
 	j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
 	if (!j)
 		return ng_fail(err, NG_E_DECODE, "not valid JSON: %s (line %d, column %d)", je.text, je.line,
@@ -57,16 +58,15 @@ int ng_entry_parse(const char *text, size_t len, json_t **out, struct ng_err *er
 	for (size_t i = 0; i < sizeof(runtime_keys) / sizeof(runtime_keys[0]); i++) {
 		if (json_object_get(j, runtime_keys[i].key)) {
 			json_decref(j);
-			return ng_fail(err, NG_E_CONFIG, "plugin entry: remove \"%s\": %s", runtime_keys[i].key,
-				       runtime_keys[i].why);
+			return ng_fail(err, NG_E_CONFIG, "plugin entry: remove \"%s\": %s",
+				       runtime_keys[i].key, runtime_keys[i].why);
 		}
 	}
 	*out = j;
 	return 0;
 }
 
-int ng_entry_validate(const json_t *entry, const char *name, const char *cni_version,
-		      struct ng_err *err)
+int ng_entry_validate(const json_t *entry, const char *name, const char *cni_version, struct ng_err *err)
 {
 	struct ng_config cfg;
 	json_t *e = json_deep_copy(entry);
@@ -103,17 +103,19 @@ int ng_conflist_check(const json_t *list, const char *file, struct ng_err *err)
 	if (!json_is_object(list))
 		return ng_fail(err, NG_E_CONFIG, "%s: not a JSON object", file);
 	if (!str_member(list, "name"))
-		return ng_fail(err, NG_E_CONFIG, "%s: no \"name\" string (runtimes refuse such a list)", file);
-	if (!str_member(list, "cniVersion"))
-		return ng_fail(err, NG_E_CONFIG,
-			       "%s: no \"cniVersion\" string; boxxkite-netguard needs one to check it supports it",
+		return ng_fail(err, NG_E_CONFIG, "%s: no \"name\" string (runtimes refuse such a list)",
 			       file);
+	if (!str_member(list, "cniVersion"))
+		return ng_fail(
+			err, NG_E_CONFIG,
+			"%s: no \"cniVersion\" string; boxxkite-netguard needs one to check it supports it",
+			file);
 	if (!json_is_array(plugins) || json_array_size(plugins) == 0)
 		return ng_fail(err, NG_E_CONFIG, "%s: \"plugins\" must be a non-empty array", file);
 	json_array_foreach(plugins, i, p) {
 		if (!json_is_object(p) || !str_member(p, "type"))
-			return ng_fail(err, NG_E_CONFIG, "%s: plugins[%zu] is not an object with a \"type\" string",
-				       file, i);
+			return ng_fail(err, NG_E_CONFIG,
+				       "%s: plugins[%zu] is not an object with a \"type\" string", file, i);
 	}
 	return 0;
 }
@@ -169,8 +171,8 @@ static bool already_merged(const json_t *list, const json_t *entry)
 	return ours == 1 && good;
 }
 
-int ng_conflist_merge(const json_t *list, const char *file, const json_t *entry, json_t **out,
-		      bool *changed, struct ng_err *err)
+int ng_conflist_merge(const json_t *list, const char *file, const json_t *entry, json_t **out, bool *changed,
+		      struct ng_err *err)
 {
 	json_t *res, *plugins;
 	size_t removed;
@@ -190,8 +192,10 @@ int ng_conflist_merge(const json_t *list, const char *file, const json_t *entry,
 	plugins = json_object_get(res, "plugins");
 	if (json_array_size(plugins) == 0) {
 		json_decref(res);
-		return ng_fail(err, NG_E_CONFIG, "%s: holds no plugin but boxxkite-netguard; it needs a primary plugin to chain after",
-			       file);
+		return ng_fail(
+			err, NG_E_CONFIG,
+			"%s: holds no plugin but boxxkite-netguard; it needs a primary plugin to chain after",
+			file);
 	}
 	if (json_array_append_new(plugins, json_deep_copy(entry)) < 0) {
 		json_decref(res);
@@ -217,14 +221,16 @@ int ng_conf_to_conflist(const json_t *conf, const char *source, const json_t *en
 		 * as a list, so neither would run our entry. */
 		return ng_fail(err, NG_E_CONFIG,
 			       "%s: no \"type\" string%s; runtimes do not read this file as a network config",
-			       source, json_object_get(conf, "plugins") ? " (a plugin list in a .conf/.json file)" : "");
+			       source,
+			       json_object_get(conf, "plugins") ? " (a plugin list in a .conf/.json file)"
+								: "");
 	}
 	if (ng_is_our_plugin(conf))
-		return ng_fail(err, NG_E_CONFIG, "%s: its only plugin is boxxkite-netguard; it needs a primary plugin",
-			       source);
+		return ng_fail(err, NG_E_CONFIG,
+			       "%s: its only plugin is boxxkite-netguard; it needs a primary plugin", source);
 	if (!name || !version)
-		return ng_fail(err, NG_E_CONFIG, "%s: needs \"name\" and \"cniVersion\" strings to become a conflist",
-			       source);
+		return ng_fail(err, NG_E_CONFIG,
+			       "%s: needs \"name\" and \"cniVersion\" strings to become a conflist", source);
 	/* Key order as libcni writes it, with our marker before the plugins. */
 	list = json_pack("{s:s, s:s, s:s, s:[O]}", "cniVersion", version, "name", name, NG_GENERATED_KEY,
 			 source, "plugins", conf);

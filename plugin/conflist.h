@@ -12,13 +12,13 @@
 
 #include "err.h"
 
-#define NG_PLUGIN_TYPE "boxxkite-netguard"
+#define NG_PLUGIN_TYPE   "boxxkite-netguard"
 /* Top-level key of a conflist the installer generated from a .conf; its
  * value names the source file. libcni ignores unknown top-level keys and
  * never passes them to plugins. */
 #define NG_GENERATED_KEY "netguard.boxxkite.io/generated-from"
 /* Largest config file or entry we read: real ones are a few KiB. */
-#define NG_CONF_MAX (1024 * 1024)
+#define NG_CONF_MAX      ((size_t)1024 * 1024)
 
 /* Parses our plugin entry (the text of a mounted ConfigMap key) and checks
  * its shape: an object whose type is ours, without the keys a runtime sets
@@ -29,8 +29,7 @@ int ng_entry_parse(const char *text, size_t len, json_t **out, struct ng_err *er
 /* Validates the entry exactly as the plugin will see it from libcni: the
  * entry plus the list's name and cniVersion, through ng_config_parse. A
  * refusal here is one the plugin would make on every ADD. */
-int ng_entry_validate(const json_t *entry, const char *name, const char *cni_version,
-		      struct ng_err *err);
+int ng_entry_validate(const json_t *entry, const char *name, const char *cni_version, struct ng_err *err);
 
 /* Parses a config file's text (duplicate keys refused: Go keeps the last,
  * jansson would too, but a file that says two things is not one to edit). */
@@ -50,8 +49,8 @@ bool ng_is_our_plugin(const json_t *plugin);
  * start a rewrite war), or removes every entry of ours and appends `entry`
  * last. Every other key and plugin is kept as it was, in order. *out is a
  * new reference (a copy, also when unchanged). */
-int ng_conflist_merge(const json_t *list, const char *file, const json_t *entry, json_t **out,
-		      bool *changed, struct ng_err *err);
+int ng_conflist_merge(const json_t *list, const char *file, const json_t *entry, json_t **out, bool *changed,
+		      struct ng_err *err);
 
 /* A copy of `list` without our entries; *removed counts them. NULL when
  * out of memory. */

@@ -24,7 +24,8 @@ static int obj_cb(const struct nlmsghdr *nlh, void *data)
 
 	if (!o)
 		return -1;
-	if (nftnl_obj_nlmsg_parse(nlh, o) == 0 && nftnl_obj_get_u32(o, NFTNL_OBJ_TYPE) == NFT_OBJECT_COUNTER &&
+	if (nftnl_obj_nlmsg_parse(nlh, o) == 0 &&
+	    nftnl_obj_get_u32(o, NFTNL_OBJ_TYPE) == NFT_OBJECT_COUNTER &&
 	    !strcmp(nftnl_obj_get_str(o, NFTNL_OBJ_TABLE), c->table)) {
 		snprintf(ctr.name, sizeof(ctr.name), "%s", nftnl_obj_get_str(o, NFTNL_OBJ_NAME));
 		ctr.packets = nftnl_obj_get_u64(o, NFTNL_OBJ_CTR_PKTS);

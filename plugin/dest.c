@@ -93,8 +93,7 @@ static const char *parse_ports(const char *s, uint16_t *lo, uint16_t *hi)
 	return NULL;
 }
 
-int ng_dest_parse(const char *s, bool wildcard_ok, int code, struct ng_dest *out,
-		  struct ng_err *err)
+int ng_dest_parse(const char *s, bool wildcard_ok, int code, struct ng_dest *out, struct ng_err *err)
 {
 	struct ng_dest d = {0};
 	char host[NG_DEST_TEXT_MAX];
@@ -102,8 +101,7 @@ int ng_dest_parse(const char *s, bool wildcard_ok, int code, struct ng_dest *out
 	size_t hostlen;
 
 	if (strlen(s) >= sizeof(d.text))
-		return ng_fail(err, code, "destination entry longer than %zu characters",
-			       sizeof(d.text) - 1);
+		return ng_fail(err, code, "destination entry longer than %zu characters", sizeof(d.text) - 1);
 	snprintf(d.text, sizeof(d.text), "%s", s);
 
 	d.proto = NG_PROTO_TCP;
@@ -114,8 +112,7 @@ int ng_dest_parse(const char *s, bool wildcard_ok, int code, struct ng_dest *out
 		} else if (strncasecmp(s, "udp://", 6) == 0) {
 			d.proto = NG_PROTO_UDP;
 		} else {
-			return ng_fail(err, code, "destination \"%s\": protocol must be tcp:// or udp://",
-				       s);
+			return ng_fail(err, code, "destination \"%s\": protocol must be tcp:// or udp://", s);
 		}
 		rest = s + 6;
 	}
@@ -132,8 +129,10 @@ int ng_dest_parse(const char *s, bool wildcard_ok, int code, struct ng_dest *out
 			return ng_fail(err, code, "destination \"%s\": port is required (HOST:PORT)", s);
 		portstr = close + 2;
 		if (ng_prefix_parse(host, &d.net, &why) < 0 || d.net.ip.fam != NG_V6)
-			return ng_fail(err, code, "destination \"%s\": bracketed host is not an IPv6 address or CIDR%s%s",
-				       s, why ? ": " : "", why ? why : "");
+			return ng_fail(
+				err, code,
+				"destination \"%s\": bracketed host is not an IPv6 address or CIDR%s%s", s,
+				why ? ": " : "", why ? why : "");
 		d.kind = NG_HOST_PREFIX;
 	} else {
 		const char *colon = strchr(rest, ':');
@@ -141,7 +140,9 @@ int ng_dest_parse(const char *s, bool wildcard_ok, int code, struct ng_dest *out
 		if (!colon)
 			return ng_fail(err, code, "destination \"%s\": port is required (HOST:PORT)", s);
 		if (strchr(colon + 1, ':'))
-			return ng_fail(err, code, "destination \"%s\": IPv6 addresses must be written in brackets, e.g. [fd00::1]:443",
+			return ng_fail(err, code,
+				       "destination \"%s\": IPv6 addresses must be written in brackets, e.g. "
+				       "[fd00::1]:443",
 				       s);
 		hostlen = (size_t)(colon - rest);
 		memcpy(host, rest, hostlen);
@@ -157,10 +158,13 @@ int ng_dest_parse(const char *s, bool wildcard_ok, int code, struct ng_dest *out
 			d.kind = NG_HOST_PREFIX;
 		} else if (host[0] == '*') {
 			if (!wildcard_ok)
-				return ng_fail(err, code, "destination \"%s\": wildcards are only allowed in egress.envelope",
-					       s);
+				return ng_fail(
+					err, code,
+					"destination \"%s\": wildcards are only allowed in egress.envelope",
+					s);
 			if (host[1] != '.')
-				return ng_fail(err, code, "destination \"%s\": a wildcard must be written *.suffix", s);
+				return ng_fail(err, code,
+					       "destination \"%s\": a wildcard must be written *.suffix", s);
 			snprintf(d.name, sizeof(d.name), "%s", host + 2);
 			why = ng_dns_name_check(d.name);
 			if (why)
@@ -168,8 +172,10 @@ int ng_dest_parse(const char *s, bool wildcard_ok, int code, struct ng_dest *out
 			/* "*.com" would hand every pod the whole TLD: refuse a
 			 * suffix of one label, as the prefix minimum does for CIDRs. */
 			if (!strchr(d.name, '.'))
-				return ng_fail(err, code, "destination \"%s\": wildcard suffix must have at least two labels",
-					       s);
+				return ng_fail(
+					err, code,
+					"destination \"%s\": wildcard suffix must have at least two labels",
+					s);
 			d.kind = NG_HOST_WILDCARD;
 		} else {
 			snprintf(d.name, sizeof(d.name), "%s", host);
@@ -210,8 +216,7 @@ bool ng_dest_within(const struct ng_dest *inner, const struct ng_dest *outer)
 	switch (outer->kind) {
 	case NG_HOST_PREFIX:
 		return inner->kind == NG_HOST_PREFIX && ng_prefix_contains(&outer->net, &inner->net);
-	case NG_HOST_NAME:
-		return inner->kind == NG_HOST_NAME && strcmp(inner->name, outer->name) == 0;
+	case NG_HOST_NAME: return inner->kind == NG_HOST_NAME && strcmp(inner->name, outer->name) == 0;
 	case NG_HOST_WILDCARD:
 		if (inner->kind == NG_HOST_NAME)
 			return name_under(inner->name, outer->name, true);

@@ -15,7 +15,7 @@
 #define NG_PROTO_TCP 6
 #define NG_PROTO_UDP 17
 
-#define NG_NAME_MAX 253   /* RFC 1035 presentation length, no trailing dot */
+#define NG_NAME_MAX      253 /* RFC 1035 presentation length, no trailing dot */
 #define NG_DEST_TEXT_MAX 300
 
 enum ng_host_kind {
@@ -28,7 +28,7 @@ struct ng_dest {
 	enum ng_host_kind kind;
 	uint8_t proto; /* NG_PROTO_TCP or NG_PROTO_UDP */
 	uint16_t port_lo, port_hi;
-	struct ng_prefix net;       /* NG_HOST_PREFIX */
+	struct ng_prefix net;        /* NG_HOST_PREFIX */
 	char name[NG_DEST_TEXT_MAX]; /* NAME: the name; WILDCARD: the suffix (<= 253) */
 	char text[NG_DEST_TEXT_MAX]; /* the entry as written, for messages */
 };
@@ -37,8 +37,7 @@ typedef NG_VEC(struct ng_dest) ng_dest_vec;
 
 /* Parses one entry. `wildcard_ok` admits `*.suffix` (envelope only).
  * On error fills err with code `code` and a message naming the entry. */
-int ng_dest_parse(const char *s, bool wildcard_ok, int code, struct ng_dest *out,
-		  struct ng_err *err);
+int ng_dest_parse(const char *s, bool wildcard_ok, int code, struct ng_dest *out, struct ng_err *err);
 
 /* True when every destination of `inner` is a destination of `outer`:
  * same protocol, port range inside, and CIDR inside CIDR or name equal to,

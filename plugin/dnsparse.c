@@ -3,9 +3,9 @@
 #include <string.h>
 
 #define DNS_HDR 12
-#define T_A_ 1
+#define T_A_    1
 #define T_AAAA_ 28
-#define C_IN_ 1
+#define C_IN_   1
 
 static uint16_t rd16(const uint8_t *p)
 {

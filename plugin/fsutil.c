@@ -18,8 +18,10 @@ int ng_dir_open(const char *path, struct ng_err *err)
 			struct stat lst;
 
 			if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode))
-				return ng_fail(err, NG_E_CONFIG,
-					       "%s is a symlink; refusing to follow it (give the real directory)", path);
+				return ng_fail(
+					err, NG_E_CONFIG,
+					"%s is a symlink; refusing to follow it (give the real directory)",
+					path);
 		}
 		return ng_fail(err, NG_E_CONFIG, "%s: %s", path, strerror(errno));
 	}
@@ -31,12 +33,14 @@ int ng_dir_open(const char *path, struct ng_err *err)
 	}
 	if (st.st_mode & S_IWOTH) {
 		close(fd);
-		return ng_fail(err, NG_E_CONFIG, "%s is writable by every user (mode %04o); refusing to write there",
-			       path, (unsigned)(st.st_mode & 07777));
+		return ng_fail(err, NG_E_CONFIG,
+			       "%s is writable by every user (mode %04o); refusing to write there", path,
+			       (unsigned)(st.st_mode & 07777));
 	}
 	if (st.st_uid != 0 && st.st_uid != geteuid()) {
 		close(fd);
-		return ng_fail(err, NG_E_CONFIG, "%s is owned by uid %u, not root nor us; refusing to write there", path,
+		return ng_fail(err, NG_E_CONFIG,
+			       "%s is owned by uid %u, not root nor us; refusing to write there", path,
 			       (unsigned)st.st_uid);
 	}
 	return fd;
@@ -151,8 +155,8 @@ static int open_temp(int dirfd, char *name, size_t n)
 
 		if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
 			return -1;
-		snprintf(name, n, ".boxxkite-netguard.%02x%02x%02x%02x%02x%02x%02x%02x.tmp", r[0], r[1], r[2], r[3],
-			 r[4], r[5], r[6], r[7]);
+		snprintf(name, n, ".boxxkite-netguard.%02x%02x%02x%02x%02x%02x%02x%02x.tmp", r[0], r[1], r[2],
+			 r[3], r[4], r[5], r[6], r[7]);
 		fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd >= 0 || errno != EEXIST)
 			return fd;
@@ -161,8 +165,7 @@ static int open_temp(int dirfd, char *name, size_t n)
 	return -1;
 }
 
-int ng_write_at(int dirfd, const char *name, const void *data, size_t len, unsigned mode,
-		struct ng_err *err)
+int ng_write_at(int dirfd, const char *name, const void *data, size_t len, unsigned mode, struct ng_err *err)
 {
 	char tmp[64];
 	const char *step = "create a temp file";

@@ -28,8 +28,7 @@ int ng_read_at(int dirfd, const char *name, size_t max, char **text, size_t *len
  * chmod'ed, fsync'ed, renamed over `name`, then the directory fsync'ed so
  * the rename survives a crash. On failure the temp file is removed and
  * `name` is untouched. */
-int ng_write_at(int dirfd, const char *name, const void *data, size_t len, unsigned mode,
-		struct ng_err *err);
+int ng_write_at(int dirfd, const char *name, const void *data, size_t len, unsigned mode, struct ng_err *err);
 
 /* Removes `name` (not a directory) and fsyncs the directory; a missing
  * file is success. */

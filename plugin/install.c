@@ -19,7 +19,7 @@
 #include "watch.h"
 
 #define BIN_NAME NG_PLUGIN_TYPE
-#define BIN_MAX (64 * 1024 * 1024)
+#define BIN_MAX  ((size_t)64 * 1024 * 1024)
 
 void ng_say(const char *fmt, ...)
 {
@@ -40,22 +40,21 @@ void ng_say(const char *fmt, ...)
 
 void ng_install_usage(FILE *f)
 {
-	fprintf(f,
-		"  install    copy this binary into the CNI bin dir and merge the plugin entry\n"
-		"             into the node's active network config (as containerd and CRI-O\n"
-		"             choose it: the first .conf/.conflist/.json by name)\n"
-		"      --entry FILE     the plugin entry, a JSON object (required); refused,\n"
-		"                       and nothing written, if the plugin would refuse it\n"
-		"      --conf-dir DIR   CNI config dir (default " NG_DEFAULT_CONF_DIR ")\n"
-		"      --bin-dir DIR    CNI bin dir (default " NG_DEFAULT_BIN_DIR ")\n"
-		"      --binary FILE    the binary to install (default: this one)\n"
-		"      --watch          stay running; re-merge whenever the conf dir changes\n"
-		"      --wait SECONDS   without --watch: wait this long for a network config\n"
-		"                       to appear (default 0: fail at once)\n"
-		"      --dry-run        print what would be written; change nothing\n"
-		"  uninstall  remove the plugin entry (restoring the primary's config), the\n"
-		"             files the installer generated, and the binary\n"
-		"      --conf-dir DIR, --bin-dir DIR, --dry-run   as for install\n");
+	fprintf(f, "  install    copy this binary into the CNI bin dir and merge the plugin entry\n"
+		   "             into the node's active network config (as containerd and CRI-O\n"
+		   "             choose it: the first .conf/.conflist/.json by name)\n"
+		   "      --entry FILE     the plugin entry, a JSON object (required); refused,\n"
+		   "                       and nothing written, if the plugin would refuse it\n"
+		   "      --conf-dir DIR   CNI config dir (default " NG_DEFAULT_CONF_DIR ")\n"
+		   "      --bin-dir DIR    CNI bin dir (default " NG_DEFAULT_BIN_DIR ")\n"
+		   "      --binary FILE    the binary to install (default: this one)\n"
+		   "      --watch          stay running; re-merge whenever the conf dir changes\n"
+		   "      --wait SECONDS   without --watch: wait this long for a network config\n"
+		   "                       to appear (default 0: fail at once)\n"
+		   "      --dry-run        print what would be written; change nothing\n"
+		   "  uninstall  remove the plugin entry (restoring the primary's config), the\n"
+		   "             files the installer generated, and the binary\n"
+		   "      --conf-dir DIR, --bin-dir DIR, --dry-run   as for install\n");
 }
 
 struct inst {
@@ -117,7 +116,8 @@ static int list_dir(int dirfd, ng_dir_listing *out, struct ng_err *err)
 		size_t len = 0;
 		enum ng_file_kind kind;
 
-		if (!ng_is_conf_name(de->d_name) && strncmp(de->d_name, NG_BACKUP_PREFIX, strlen(NG_BACKUP_PREFIX)))
+		if (!ng_is_conf_name(de->d_name) &&
+		    strncmp(de->d_name, NG_BACKUP_PREFIX, strlen(NG_BACKUP_PREFIX)) != 0)
 			continue;
 		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISDIR(st.st_mode))
 			continue; /* gone, or a directory, which runtimes skip too */
@@ -152,7 +152,8 @@ static int apply(struct inst *in, const struct ng_plan *plan, struct ng_err *err
 		const struct ng_action *a = &plan->acts.v[i];
 
 		if (in->dry_run) {
-			if (a->op == NG_ACT_WRITE && !strncmp(a->name, NG_BACKUP_PREFIX, strlen(NG_BACKUP_PREFIX)))
+			if (a->op == NG_ACT_WRITE &&
+			    !strncmp(a->name, NG_BACKUP_PREFIX, strlen(NG_BACKUP_PREFIX)))
 				printf("would save a copy of the original as %s/%s\n", in->conf_dir, a->name);
 			else if (a->op == NG_ACT_WRITE)
 				printf("would write %s/%s (mode %04o):\n%.*s", in->conf_dir, a->name, a->mode,
@@ -255,10 +256,14 @@ static int reconcile(void *ctx, char *file, size_t file_len, struct ng_err *err)
 static int parse_args(int argc, char **argv, bool install, struct inst *in)
 {
 	static const struct option opts[] = {
-		{"conf-dir", required_argument, NULL, 'c'}, {"bin-dir", required_argument, NULL, 'b'},
-		{"entry", required_argument, NULL, 'e'},    {"binary", required_argument, NULL, 'x'},
-		{"watch", no_argument, NULL, 'w'},          {"wait", required_argument, NULL, 't'},
-		{"dry-run", no_argument, NULL, 'n'},        {"help", no_argument, NULL, 'h'},
+		{"conf-dir", required_argument, NULL, 'c'},
+		{"bin-dir", required_argument, NULL, 'b'},
+		{"entry", required_argument, NULL, 'e'},
+		{"binary", required_argument, NULL, 'x'},
+		{"watch", no_argument, NULL, 'w'},
+		{"wait", required_argument, NULL, 't'},
+		{"dry-run", no_argument, NULL, 'n'},
+		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *cmd = install ? "install" : "uninstall";
@@ -285,14 +290,13 @@ static int parse_args(int argc, char **argv, bool install, struct inst *in)
 			errno = 0;
 			in->wait_s = strtol(optarg, &end, 10);
 			if (errno || *end || end == optarg || in->wait_s < 0 || in->wait_s > 86400) {
-				fprintf(stderr, "boxxkite-netguard %s: --wait wants seconds (0-86400), not \"%s\"\n", cmd,
-					optarg);
+				fprintf(stderr,
+					"boxxkite-netguard %s: --wait wants seconds (0-86400), not \"%s\"\n",
+					cmd, optarg);
 				return 2;
 			}
 			break;
-		case 'h':
-			ng_install_usage(stdout);
-			return 0;
+		case 'h': ng_install_usage(stdout); return 0;
 		default:
 			fprintf(stderr, "boxxkite-netguard %s: unknown or incomplete option \"%s\"\n\n", cmd,
 				argv[optind - 1]);
@@ -305,7 +309,8 @@ static int parse_args(int argc, char **argv, bool install, struct inst *in)
 		return 2;
 	}
 	if (install && !in->entry_path) {
-		fprintf(stderr, "boxxkite-netguard install: --entry FILE is required (the plugin entry, JSON)\n");
+		fprintf(stderr,
+			"boxxkite-netguard install: --entry FILE is required (the plugin entry, JSON)\n");
 		return 2;
 	}
 	if (in->watch && in->dry_run) {
@@ -341,7 +346,8 @@ int ng_install_main(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
-	if ((in.conf_fd = ng_dir_open(in.conf_dir, &err)) < 0 || (in.bin_fd = ng_dir_open(in.bin_dir, &err)) < 0 ||
+	if ((in.conf_fd = ng_dir_open(in.conf_dir, &err)) < 0 ||
+	    (in.bin_fd = ng_dir_open(in.bin_dir, &err)) < 0 ||
 	    ng_read_path(in.binary, BIN_MAX, &in.bin, &in.bin_len, &err) < 0) {
 		inst_close(&in);
 		return fail("install", &err);
@@ -393,8 +399,8 @@ int ng_uninstall_main(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
-	if ((in.conf_fd = ng_dir_open(in.conf_dir, &err)) < 0 || (in.bin_fd = ng_dir_open(in.bin_dir, &err)) < 0 ||
-	    list_dir(in.conf_fd, &dir, &err) < 0) {
+	if ((in.conf_fd = ng_dir_open(in.conf_dir, &err)) < 0 ||
+	    (in.bin_fd = ng_dir_open(in.bin_dir, &err)) < 0 || list_dir(in.conf_fd, &dir, &err) < 0) {
 		inst_close(&in);
 		return fail("uninstall", &err);
 	}
@@ -416,7 +422,8 @@ int ng_uninstall_main(int argc, char **argv)
 		else
 			ng_say("removed %s/%s", in.bin_dir, BIN_NAME);
 	} else if (plan.acts.n == 0) {
-		ng_say("nothing to remove: no entry of ours in %s, no %s/%s", in.conf_dir, in.bin_dir, BIN_NAME);
+		ng_say("nothing to remove: no entry of ours in %s, no %s/%s", in.conf_dir, in.bin_dir,
+		       BIN_NAME);
 	}
 	ng_plan_free(&plan);
 	inst_close(&in);

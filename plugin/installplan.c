@@ -72,6 +72,8 @@ int ng_listing_add(ng_dir_listing *dir, const char *name, enum ng_file_kind kind
 		free(f.text);
 		return -1;
 	}
+	/* The listing owns f.name and f.text now (ng_listing_free). */
+	// cppcheck-suppress memleak
 	return 0;
 }
 
@@ -110,6 +112,8 @@ __attribute__((format(printf, 6, 7))) static int add_action(struct ng_plan *plan
 		free(text);
 		return -1;
 	}
+	/* The plan owns a.name now (ng_plan_free). */
+	// cppcheck-suppress memleak
 	return 0;
 }
 
@@ -152,7 +156,8 @@ static struct cfile *read_configs(const ng_dir_listing *dir, size_t *n)
 		x->f = f;
 		if (f->kind == NG_FILE_SYMLINK) {
 			ng_fail(&x->why, NG_E_CONFIG,
-				"%s is a symlink; refusing to follow it (a write through it could land outside the conf dir)",
+				"%s is a symlink; refusing to follow it (a write through it could land "
+				"outside the conf dir)",
 				f->name);
 		} else if (f->kind != NG_FILE_REGULAR || !f->text) {
 			ng_fail(&x->why, NG_E_CONFIG, "%s is not a regular file", f->name);
@@ -195,8 +200,7 @@ static size_t count_ours(const json_t *list)
 
 /* Active config is a conflist: merge in place, saving its bytes first when
  * they are the primary's own (no entry of ours yet). */
-static int plan_merge(const struct cfile *p, const json_t *entry, struct ng_plan *plan,
-		      struct ng_err *err)
+static int plan_merge(const struct cfile *p, const json_t *entry, struct ng_plan *plan, struct ng_err *err)
 {
 	json_t *merged;
 	char bname[NG_FILENAME_MAX + 1], *text, *orig;
@@ -228,8 +232,10 @@ static int plan_merge(const struct cfile *p, const json_t *entry, struct ng_plan
 	}
 	text = ng_conf_dump(merged, &len);
 	json_decref(merged);
-	rc = text ? add_action(plan, NG_ACT_WRITE, p->f->name, text, len, "%s %s (our entry last in its plugins)",
-			       plan->entry_was_present ? "updated our entry in" : "added our entry to", p->f->name)
+	rc = text ? add_action(plan, NG_ACT_WRITE, p->f->name, text, len,
+			       "%s %s (our entry last in its plugins)",
+			       plan->entry_was_present ? "updated our entry in" : "added our entry to",
+			       p->f->name)
 		  : -1;
 	if (rc < 0)
 		return ng_fail(err, NG_E_INTERNAL, "out of memory");
@@ -248,14 +254,16 @@ static int plan_derive(const struct cfile *p, const struct cfile *c, size_t n, c
 	size_t len;
 
 	if (ng_derived_name(p->f->name, dname, sizeof(dname)) < 0)
-		return ng_fail(err, NG_E_CONFIG, "%s: name too long to derive a conflist name from", p->f->name);
+		return ng_fail(err, NG_E_CONFIG, "%s: name too long to derive a conflist name from",
+			       p->f->name);
 	if (strcmp(dname, p->f->name) >= 0) /* cannot happen; it is what makes the plan work */
 		return ng_fail(err, NG_E_INTERNAL, "%s does not sort before %s", dname, p->f->name);
 	for (size_t i = 0; i < n; i++)
 		if (strcmp(c[i].f->name, dname) == 0)
 			have = &c[i];
 	if (have && !have->derived)
-		return ng_fail(err, NG_E_CONFIG, "%s exists and was not written by boxxkite-netguard; refusing to replace it",
+		return ng_fail(err, NG_E_CONFIG,
+			       "%s exists and was not written by boxxkite-netguard; refusing to replace it",
 			       dname);
 	if (ng_conf_to_conflist(p->json, p->f->name, entry, &list, err) < 0)
 		return -1;
@@ -274,8 +282,7 @@ static int plan_derive(const struct cfile *p, const struct cfile *c, size_t n, c
 	return 0;
 }
 
-int ng_plan_install(const ng_dir_listing *dir, const json_t *entry, struct ng_plan *plan,
-		    struct ng_err *err)
+int ng_plan_install(const ng_dir_listing *dir, const json_t *entry, struct ng_plan *plan, struct ng_err *err)
 {
 	const struct cfile *p = NULL;
 	struct cfile *c;
@@ -321,8 +328,8 @@ int ng_plan_install(const ng_dir_listing *dir, const json_t *entry, struct ng_pl
 /* ---- uninstall ------------------------------------------------------------- */
 
 /* The saved original when it says what `stripped` says, else `stripped`. */
-static char *restored_text(const ng_dir_listing *dir, const char *file, const json_t *stripped,
-			   size_t *len, bool *exact)
+static char *restored_text(const ng_dir_listing *dir, const char *file, const json_t *stripped, size_t *len,
+			   bool *exact)
 {
 	char bname[NG_FILENAME_MAX + 1];
 	const struct ng_dir_file *b = NULL;
@@ -370,8 +377,9 @@ int ng_plan_uninstall(const ng_dir_listing *dir, struct ng_plan *plan, struct ng
 		stripped = ng_conflist_strip(c[i].json, &removed);
 		text = stripped ? restored_text(dir, c[i].f->name, stripped, &len, &exact) : NULL;
 		json_decref(stripped);
-		if (!text || add_action(plan, NG_ACT_WRITE, c[i].f->name, text, len, "removed our entry from %s%s",
-					c[i].f->name, exact ? " (restored byte for byte)" : "") < 0)
+		if (!text ||
+		    add_action(plan, NG_ACT_WRITE, c[i].f->name, text, len, "removed our entry from %s%s",
+			       c[i].f->name, exact ? " (restored byte for byte)" : "") < 0)
 			rc = ng_fail(err, NG_E_INTERNAL, "out of memory");
 		else
 			last_action(plan)->mode = c[i].f->mode;

@@ -32,9 +32,9 @@
 #include "err.h"
 #include "vec.h"
 
-#define NG_FILENAME_MAX 255
-#define NG_BACKUP_PREFIX ".boxxkite-netguard."
-#define NG_BACKUP_SUFFIX ".orig"
+#define NG_FILENAME_MAX   255
+#define NG_BACKUP_PREFIX  ".boxxkite-netguard."
+#define NG_BACKUP_SUFFIX  ".orig"
 #define NG_DERIVED_SUFFIX "-boxxkite-netguard.conflist"
 
 enum ng_file_kind { NG_FILE_REGULAR, NG_FILE_SYMLINK, NG_FILE_OTHER };
@@ -55,14 +55,14 @@ struct ng_action {
 	char *name;
 	char *text; /* WRITE: the bytes */
 	size_t len;
-	unsigned mode; /* WRITE: permission bits */
+	unsigned mode;  /* WRITE: permission bits */
 	char what[200]; /* for the log line */
 };
 
 struct ng_plan {
 	NG_VEC(struct ng_action) acts;
 	char active[NG_FILENAME_MAX + 1]; /* install: the file runtimes will read */
-	bool entry_was_present;       /* install: active file already had an entry of ours */
+	bool entry_was_present;           /* install: active file already had an entry of ours */
 };
 
 /* A name runtimes read as a network config (.conf, .conflist, .json). */
@@ -75,8 +75,7 @@ int ng_derived_name(const char *file, char *out, size_t n);
 /* err->code NG_E_TRY_AGAIN when the dir holds no network config yet (the
  * primary CNI has not written one): the caller may wait. Any other error
  * means nothing may be written. */
-int ng_plan_install(const ng_dir_listing *dir, const json_t *entry, struct ng_plan *plan,
-		    struct ng_err *err);
+int ng_plan_install(const ng_dir_listing *dir, const json_t *entry, struct ng_plan *plan, struct ng_err *err);
 /* Removes our entry from every conflist (restoring the saved bytes when
  * they say the same thing), every generated conflist, every side file and
  * any temp file a killed installer left. */

@@ -2,8 +2,7 @@
 
 #include <string.h>
 
-int ng_json_check_object(const json_t *v, const char *path, const char *const allowed[],
-			 struct ng_err *err)
+int ng_json_check_object(const json_t *v, const char *path, const char *const allowed[], struct ng_err *err)
 {
 	const char *k;
 	json_t *val;

@@ -10,8 +10,7 @@
 
 /* Fails (code 7) unless v is an object whose keys are all in `allowed`
  * (NULL-terminated). `path` names v in messages ("" for the top level). */
-int ng_json_check_object(const json_t *v, const char *path, const char *const allowed[],
-			 struct ng_err *err);
+int ng_json_check_object(const json_t *v, const char *path, const char *const allowed[], struct ng_err *err);
 
 /* Reads an optional boolean; absent leaves *out = dflt. */
 int ng_json_opt_bool(const json_t *obj, const char *key, const char *path, bool dflt, bool *out,

@@ -14,7 +14,7 @@ struct ng_log {
 	const char *verb;
 	const char *log_file; /* NULL or "": stderr */
 	const char *pod_namespace, *pod_name, *container_id, *netns;
-	json_t *extra;        /* optional fields merged into the line */
+	json_t *extra; /* optional fields merged into the line */
 };
 
 /* The current UTC time as 2026-11-29T09:19:29.535Z. */

@@ -70,7 +70,8 @@ static int config(struct mnl_socket *nl, unsigned group, uint16_t attr, const vo
 	ret = mnl_socket_recvfrom(nl, buf, sizeof(buf));
 	if (ret < 0)
 		return -1;
-	return mnl_cb_run(buf, (size_t)ret, nlh->nlmsg_seq, mnl_socket_get_portid(nl), NULL, NULL) < 0 ? -1 : 0;
+	return mnl_cb_run(buf, (size_t)ret, nlh->nlmsg_seq, mnl_socket_get_portid(nl), NULL, NULL) < 0 ? -1
+												       : 0;
 }
 
 /* Addresses, protocol and ports out of the logged bytes (the network
@@ -101,9 +102,10 @@ static void describe(json_t *o, int family, const uint8_t *p, size_t len)
 	ng_ip_format(&dst, d, sizeof(d));
 	json_object_set_new(o, "src", json_string(s));
 	json_object_set_new(o, "dst", json_string(d));
-	json_object_set_new(o, "proto", proto == IPPROTO_TCP   ? json_string("tcp")
-					: proto == IPPROTO_UDP ? json_string("udp")
-							       : json_integer(proto));
+	json_object_set_new(o, "proto",
+			    proto == IPPROTO_TCP   ? json_string("tcp")
+			    : proto == IPPROTO_UDP ? json_string("udp")
+						   : json_integer(proto));
 	if ((proto == IPPROTO_TCP || proto == IPPROTO_UDP) && len >= l4 + 4) {
 		json_object_set_new(o, "sport", json_integer(p[l4] << 8 | p[l4 + 1]));
 		json_object_set_new(o, "dport", json_integer(p[l4 + 2] << 8 | p[l4 + 3]));
@@ -131,7 +133,8 @@ static int packet_cb(const struct nlmsghdr *nlh, void *data)
 				json_object_set_new(o, "prefix", json_string(mnl_attr_get_str(attr)));
 			break;
 		case NFULA_PAYLOAD:
-			describe(o, g->nfgen_family, mnl_attr_get_payload(attr), mnl_attr_get_payload_len(attr));
+			describe(o, g->nfgen_family, mnl_attr_get_payload(attr),
+				 mnl_attr_get_payload_len(attr));
 			break;
 		}
 	}
@@ -149,12 +152,14 @@ static int listen_inside(void *data)
 	struct logs *lg = data;
 	struct mnl_socket *nl = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
 	struct nfulnl_msg_config_cmd bind = {NFULNL_CFG_CMD_BIND}, unbind = {NFULNL_CFG_CMD_UNBIND};
-	struct nfulnl_msg_config_mode mode = {.copy_range = htonl(COPY_RANGE), .copy_mode = NFULNL_COPY_PACKET};
+	struct nfulnl_msg_config_mode mode = {.copy_range = htonl(COPY_RANGE),
+					      .copy_mode = NFULNL_COPY_PACKET};
 	double end = lg->duration > 0 ? now_s() + lg->duration : 0;
 	char *buf = malloc(MNL_SOCKET_BUFFER_SIZE * 8);
 
 	if (!nl || !buf || mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		fprintf(stderr, "boxxkite-netguard logs: cannot open a netfilter socket: %s\n", strerror(errno));
+		fprintf(stderr, "boxxkite-netguard logs: cannot open a netfilter socket: %s\n",
+			strerror(errno));
 		lg->status = 1;
 		goto out;
 	}
@@ -176,7 +181,8 @@ static int listen_inside(void *data)
 		ret = mnl_socket_recvfrom(nl, buf, MNL_SOCKET_BUFFER_SIZE * 8);
 		if (ret < 0) {
 			if (errno == ENOBUFS) { /* the reader fell behind: say so, go on */
-				fprintf(stderr, "boxxkite-netguard logs: some log messages were lost (ENOBUFS)\n");
+				fprintf(stderr,
+					"boxxkite-netguard logs: some log messages were lost (ENOBUFS)\n");
 				continue;
 			}
 			break;
@@ -194,9 +200,13 @@ out:
 int ng_logs_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"netns", required_argument, NULL, 'n'}, {"pid", required_argument, NULL, 'p'},
-		{"group", required_argument, NULL, 'g'}, {"duration", required_argument, NULL, 'd'},
-		{"count", required_argument, NULL, 'c'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+		{"netns", required_argument, NULL, 'n'},
+		{"pid", required_argument, NULL, 'p'},
+		{"group", required_argument, NULL, 'g'},
+		{"duration", required_argument, NULL, 'd'},
+		{"count", required_argument, NULL, 'c'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	struct logs lg = {0};
 	struct ng_err err = {0};
@@ -232,12 +242,12 @@ int ng_logs_main(int argc, char **argv)
 			printf("usage: boxxkite-netguard logs (--netns PATH | --pid PID) --group N\n"
 			       "         [--duration SECONDS] [--count PACKETS]\n");
 			return 0;
-		default:
-			return 2;
+		default: return 2;
 		}
 	}
 	if (!have_group) {
-		fprintf(stderr, "boxxkite-netguard logs: --group N (the config's log.nflogGroup) is required\n");
+		fprintf(stderr,
+			"boxxkite-netguard logs: --group N (the config's log.nflogGroup) is required\n");
 		return 2;
 	}
 	fd = ng_target_open("logs", netns, (int)pid, path, sizeof(path));

@@ -25,7 +25,8 @@ static int link_cb(const struct nlmsghdr *nlh, void *data)
 			    .loopback = (ifi->ifi_flags & IFF_LOOPBACK) != 0};
 
 	mnl_attr_for_each(attr, nlh, sizeof(*ifi)) {
-		if (mnl_attr_get_type(attr) == IFLA_IFNAME && mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) == 0)
+		if (mnl_attr_get_type(attr) == IFLA_IFNAME &&
+		    mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) == 0)
 			snprintf(l.name, sizeof(l.name), "%s", mnl_attr_get_str(attr));
 	}
 	if (ng_vec_push(&c->ni->links, &l) < 0)
@@ -54,7 +55,8 @@ static int addr_cb(const struct nlmsghdr *nlh, void *data)
 
 	/* Only global addresses: what a CNI plugin hands out. Link-local and
 	 * host-scope (loopback) addresses are covered by the fixed rules. */
-	if (ifa->ifa_scope != RT_SCOPE_UNIVERSE || (ifa->ifa_family != AF_INET && ifa->ifa_family != AF_INET6))
+	if (ifa->ifa_scope != RT_SCOPE_UNIVERSE ||
+	    (ifa->ifa_family != AF_INET && ifa->ifa_family != AF_INET6))
 		return MNL_CB_OK;
 	mnl_attr_for_each(attr, nlh, sizeof(*ifa)) {
 		uint16_t t = mnl_attr_get_type(attr);

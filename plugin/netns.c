@@ -53,7 +53,8 @@ int ng_netns_open(const char *path, int *fd, enum ng_netns_status *status, struc
 	}
 	if (type != CLONE_NEWNET) {
 		close(f);
-		return ng_fail(err, NG_E_NETNS, "CNI_NETNS %s: is a namespace, but not a network namespace", path);
+		return ng_fail(err, NG_E_NETNS, "CNI_NETNS %s: is a namespace, but not a network namespace",
+			       path);
 	}
 	if (fstat(f, &st) < 0) {
 		close(f);
@@ -61,8 +62,10 @@ int ng_netns_open(const char *path, int *fd, enum ng_netns_status *status, struc
 	}
 	if (same_ns(&st, "/proc/self/ns/net") || same_ns(&st, "/proc/1/ns/net")) {
 		close(f);
-		return ng_fail(err, NG_E_ENV, "%s: is the node's own network namespace; the plugin never acts on the node itself",
-			       path);
+		return ng_fail(
+			err, NG_E_ENV,
+			"%s: is the node's own network namespace; the plugin never acts on the node itself",
+			path);
 	}
 	*fd = f;
 	return 0;
@@ -74,7 +77,8 @@ int ng_netns_run(int fd, int (*fn)(void *data), void *data, struct ng_err *err)
 
 	orig = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (orig < 0)
-		return ng_fail(err, NG_E_NETNS, "cannot open the current network namespace: %s", strerror(errno));
+		return ng_fail(err, NG_E_NETNS, "cannot open the current network namespace: %s",
+			       strerror(errno));
 	if (setns(fd, CLONE_NEWNET) < 0) {
 		int e = errno;
 

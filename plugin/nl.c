@@ -23,7 +23,7 @@
 
 #define RECV_TIMEOUT_MS 10000
 /* Large enough for any single reply, including a dump batch of rules. */
-#define RECV_BUF (MNL_SOCKET_BUFFER_SIZE * 16)
+#define RECV_BUF        (MNL_SOCKET_BUFFER_SIZE * 16)
 
 /* ---- the real socket ------------------------------------------------------ */
 
@@ -108,19 +108,16 @@ const char *ng_nl_strerror(int e)
 {
 	switch (e) {
 	case EPERM:
-		return "operation not permitted (the plugin needs CAP_NET_ADMIN over the pod's network namespace)";
+		return "operation not permitted (the plugin needs CAP_NET_ADMIN over the pod's network "
+		       "namespace)";
 	case EOPNOTSUPP:
-		return "operation not supported by this kernel (a needed nf_tables feature or module is missing)";
-	case ENOENT:
-		return "no such object";
-	case EEXIST:
-		return "object already exists";
-	case ENOTEMPTY:
-		return "overlapping set elements";
-	case EBUSY:
-		return "device or resource busy (another transaction is in progress)";
-	default:
-		return strerror(e);
+		return "operation not supported by this kernel (a needed nf_tables feature or module is "
+		       "missing)";
+	case ENOENT: return "no such object";
+	case EEXIST: return "object already exists";
+	case ENOTEMPTY: return "overlapping set elements";
+	case EBUSY: return "device or resource busy (another transaction is in progress)";
+	default: return strerror(e);
 	}
 }
 
@@ -128,8 +125,8 @@ const char *ng_nl_strerror(int e)
 
 struct reply {
 	uint32_t seq;
-	int error;          /* positive errno, 0 for an ack */
-	char extack[256];   /* the kernel's message, if any */
+	int error;        /* positive errno, 0 for an ack */
+	char extack[256]; /* the kernel's message, if any */
 };
 
 /* Parses an NLMSG_ERROR message; returns false when it is malformed. */
@@ -155,7 +152,8 @@ static bool parse_error(const struct nlmsghdr *nlh, struct reply *r)
 		hlen += e->msg.nlmsg_len - sizeof(struct nlmsghdr);
 	}
 	mnl_attr_for_each(attr, nlh, hlen) {
-		if (mnl_attr_get_type(attr) == NLMSGERR_ATTR_MSG && mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) == 0)
+		if (mnl_attr_get_type(attr) == NLMSGERR_ATTR_MSG &&
+		    mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) == 0)
 			snprintf(r->extack, sizeof(r->extack), "%s", mnl_attr_get_str(attr));
 	}
 	return true;
@@ -164,7 +162,8 @@ static bool parse_error(const struct nlmsghdr *nlh, struct reply *r)
 static int lost(struct ng_err *err, const char *why, uint32_t got, uint32_t want)
 {
 	ng_fail(err, NG_E_TRY_AGAIN,
-		"netfilter transaction: %s after %u of %u replies; the kernel applies all or nothing, retry the same request",
+		"netfilter transaction: %s after %u of %u replies; the kernel applies all or nothing, retry "
+		"the same request",
 		why, got, want);
 	return -1;
 }
@@ -222,9 +221,10 @@ int ng_nl_commit(struct ng_nl *nl, const struct ng_batch *b, struct ng_err *err)
 		if (len < 0) {
 			if (errno == EINTR)
 				continue;
-			lost(err, errno == ENOBUFS ? "replies lost (receive buffer overrun)"
-				  : errno == EAGAIN ? "no reply from the kernel in time"
-						    : strerror(errno),
+			lost(err,
+			     errno == ENOBUFS  ? "replies lost (receive buffer overrun)"
+			     : errno == EAGAIN ? "no reply from the kernel in time"
+					       : strerror(errno),
 			     got, want);
 			goto out;
 		}
@@ -282,8 +282,7 @@ out:
 
 /* ---- dumps ------------------------------------------------------------------ */
 
-int ng_nl_dump(struct ng_nl *nl, struct nlmsghdr *req, ng_nl_dump_cb cb, void *data,
-	       struct ng_err *err)
+int ng_nl_dump(struct ng_nl *nl, struct nlmsghdr *req, ng_nl_dump_cb cb, void *data, struct ng_err *err)
 {
 	struct sockaddr_nl sa = {.nl_family = AF_NETLINK};
 	struct iovec iov = {.iov_base = req, .iov_len = req->nlmsg_len};

@@ -49,8 +49,7 @@ int ng_nl_commit(struct ng_nl *nl, const struct ng_batch *b, struct ng_err *err)
  * the object does not exist, or -1 with err filled. cb returns <0 to stop
  * with an error it has already put in err. */
 typedef int (*ng_nl_dump_cb)(const struct nlmsghdr *nlh, void *data);
-int ng_nl_dump(struct ng_nl *nl, struct nlmsghdr *req, ng_nl_dump_cb cb, void *data,
-	       struct ng_err *err);
+int ng_nl_dump(struct ng_nl *nl, struct nlmsghdr *req, ng_nl_dump_cb cb, void *data, struct ng_err *err);
 
 /* The ruleset generation id (NFT_MSG_GETGEN), to detect changes between
  * dumps; 0 when unavailable. */

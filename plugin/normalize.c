@@ -59,7 +59,8 @@ static bool touches(const struct ng_ip *hi, const struct ng_ip *lo)
 static int build_row(const struct ng_elem **act, size_t n, span_vec *row)
 {
 	row->n = 0;
-	qsort(act, n, sizeof(act[0]), cmp_addr_lo); // NOLINT(bugprone-sizeof-expression): an array of pointers
+	/* act is an array of pointers: sizeof(act[0]) is meant. */
+	qsort(act, n, sizeof(act[0]), cmp_addr_lo); // NOLINT(bugprone-sizeof-expression)
 	for (size_t i = 0; i < n; i++) {
 		const struct ng_elem *e = act[i];
 		struct span *last = row->n ? &row->v[row->n - 1] : NULL;
@@ -94,8 +95,7 @@ static bool rows_equal(const span_vec *a, const span_vec *b)
 	return true;
 }
 
-static int emit_row(ng_elem_vec *out, const span_vec *row, uint8_t proto, uint32_t p_lo,
-		    uint32_t p_hi)
+static int emit_row(ng_elem_vec *out, const span_vec *row, uint8_t proto, uint32_t p_lo, uint32_t p_hi)
 {
 	for (size_t i = 0; i < row->n; i++) {
 		struct ng_elem e = {
@@ -147,7 +147,9 @@ static int normalize_proto(const struct ng_elem *in, size_t n, ng_elem_vec *out)
 		while (next < n && in[next].p_lo <= lo) {
 			const struct ng_elem *e = &in[next++];
 
-			if (e->p_hi >= lo && ng_vec_push(&act, &e) < 0) // NOLINT(bugprone-sizeof-expression): a vector of pointers
+			/* act is a vector of pointers (sizeof a pointer is meant). */
+			// NOLINTNEXTLINE(bugprone-sizeof-expression)
+			if (e->p_hi >= lo && ng_vec_push(&act, &e) < 0)
 				goto out;
 		}
 		if (act.n == 0) {

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#define ICMPV6_ND_NS 135 /* neighbour solicitation */
-#define ICMPV6_ND_NA 136 /* neighbour advertisement */
+#define ICMPV6_ND_NS       135 /* neighbour solicitation */
+#define ICMPV6_ND_NA       136 /* neighbour advertisement */
 #define ICMPV6_MLD2_REPORT 143
 
 static int push_ip_once(ng_ip_vec *v, const struct ng_ip *ip)
@@ -17,8 +17,8 @@ static int push_ip_once(ng_ip_vec *v, const struct ng_ip *ip)
 	return ng_vec_push(v, ip);
 }
 
-static struct ng_elem prefix_elem(const struct ng_prefix *p, uint8_t proto, uint16_t lo,
-				  uint16_t hi, uint32_t timeout)
+static struct ng_elem prefix_elem(const struct ng_prefix *p, uint8_t proto, uint16_t lo, uint16_t hi,
+				  uint32_t timeout)
 {
 	struct ng_elem e = {.proto = proto, .p_lo = lo, .p_hi = hi, .timeout = timeout};
 
@@ -30,8 +30,7 @@ static struct ng_elem prefix_elem(const struct ng_prefix *p, uint8_t proto, uint
 static struct ng_elem host_elem(const struct ng_ip *ip, uint8_t proto, uint16_t lo, uint16_t hi,
 				uint32_t timeout)
 {
-	struct ng_elem e = {.lo = *ip, .hi = *ip, .proto = proto, .p_lo = lo, .p_hi = hi,
-			    .timeout = timeout};
+	struct ng_elem e = {.lo = *ip, .hi = *ip, .proto = proto, .p_lo = lo, .p_hi = hi, .timeout = timeout};
 	return e;
 }
 
@@ -64,8 +63,8 @@ static int add_dest(struct ng_policy *p, const struct ng_config *cfg, const stru
 		return 0;
 	ans = find_answer(resolved, d->name);
 	if (!ans || ans->answers.n == 0)
-		return ng_fail(err, NG_E_TRY_AGAIN, "destination \"%s\": the name %s did not resolve", d->text,
-			       d->name);
+		return ng_fail(err, NG_E_TRY_AGAIN, "destination \"%s\": the name %s did not resolve",
+			       d->text, d->name);
 	for (size_t i = 0; i < ans->answers.n; i++) {
 		const struct ng_answer *a = &ans->answers.v[i];
 		uint32_t t = a->ttl > cfg->min_name_ttl ? a->ttl : cfg->min_name_ttl;
@@ -217,8 +216,8 @@ bool ng_pod_id_from_comment(char *buf, struct ng_pod_id *out)
 }
 
 int ng_policy_compile(const struct ng_config *cfg, const struct ng_annotations *ann,
-		      const struct ng_prev *prev, const ng_resolved *resolved,
-		      const struct ng_pod_id *pod, struct ng_policy *out, struct ng_err *err)
+		      const struct ng_prev *prev, const ng_resolved *resolved, const struct ng_pod_id *pod,
+		      struct ng_policy *out, struct ng_err *err)
 {
 	memset(out, 0, sizeof(*out));
 	out->deny = cfg->deny;
@@ -271,8 +270,7 @@ void ng_policy_free(struct ng_policy *p)
 	ng_vec_free(&p->name_ports);
 }
 
-int ng_policy_names(const struct ng_config *cfg, const struct ng_annotations *ann,
-		    ng_name_list *out)
+int ng_policy_names(const struct ng_config *cfg, const struct ng_annotations *ann, ng_name_list *out)
 {
 	const struct ng_dest *lists[2] = {cfg->allow.v, ann ? ann->grants.v : NULL};
 	size_t counts[2] = {cfg->allow.n, ann ? ann->grants.n : 0};

@@ -21,7 +21,7 @@
  * the set has one. Inclusive ranges. */
 struct ng_elem {
 	struct ng_ip lo, hi;
-	uint8_t proto;    /* NG_PROTO_TCP/UDP, or 0 for sets without a protocol */
+	uint8_t proto; /* NG_PROTO_TCP/UDP, or 0 for sets without a protocol */
 	uint16_t p_lo, p_hi;
 	uint32_t timeout; /* seconds, 0 = no timeout */
 };
@@ -41,19 +41,19 @@ struct ng_pod_id {
 
 struct ng_policy {
 	enum ng_deny_action deny;
-	char comment[128];        /* table comment: who this table is for */
-	char pod[128];            /* "namespace/name", for log prefixes */
-	bool nflog;               /* log denied packets to NFLOG */
+	char comment[128]; /* table comment: who this table is for */
+	char pod[128];     /* "namespace/name", for log prefixes */
+	bool nflog;        /* log denied packets to NFLOG */
 	uint16_t nflog_group;
 	unsigned log_rate, log_burst;
-	ng_ip_vec metadata[2];    /* refused first */
-	ng_elem_vec dns[2];       /* addr . proto . 53 */
-	ng_elem_vec allow[2];     /* egress.allow + grants (addresses), disjoint */
-	ng_elem_vec names[2];     /* resolved names, with timeouts, disjoint */
-	time_t names_at;          /* when they were resolved (wall clock), for expiry comments */
-	ng_elem_vec nd6;          /* ip6 daddr . icmpv6 type, egress ND */
-	ng_elem_vec ingress[2];   /* saddr . dport (proto 0) */
-	ng_ip_vec node[2];        /* gateways, when ingress.allowNode */
+	ng_ip_vec metadata[2];  /* refused first */
+	ng_elem_vec dns[2];     /* addr . proto . 53 */
+	ng_elem_vec allow[2];   /* egress.allow + grants (addresses), disjoint */
+	ng_elem_vec names[2];   /* resolved names, with timeouts, disjoint */
+	time_t names_at;        /* when they were resolved (wall clock), for expiry comments */
+	ng_elem_vec nd6;        /* ip6 daddr . icmpv6 type, egress ND */
+	ng_elem_vec ingress[2]; /* saddr . dport (proto 0) */
+	ng_ip_vec node[2];      /* gateways, when ingress.allowNode */
 	/* What a name element may look like (proto and ports of every name
 	 * entry), so CHECK can bound the dynamic name sets it cannot recompute. */
 	ng_elem_vec name_ports;
@@ -74,8 +74,8 @@ typedef NG_VEC(struct ng_resolved_name) ng_resolved;
  * then left empty, as their contents are time-dependent. Every name entry
  * must have an answer in `resolved` otherwise (code 11). */
 int ng_policy_compile(const struct ng_config *cfg, const struct ng_annotations *ann,
-		      const struct ng_prev *prev, const ng_resolved *resolved,
-		      const struct ng_pod_id *pod, struct ng_policy *out, struct ng_err *err);
+		      const struct ng_prev *prev, const ng_resolved *resolved, const struct ng_pod_id *pod,
+		      struct ng_policy *out, struct ng_err *err);
 
 /* Reads the pod identity back from a table comment written by this plugin
  * ("boxxkite-netguard V: pod NS/NAME container ID"). Strings point into
@@ -86,8 +86,7 @@ void ng_policy_free(struct ng_policy *p);
 /* Lists every distinct DNS name the policy needs (allow entries and
  * grants), for the resolver. Strings point into cfg/ann. */
 typedef NG_VEC(const char *) ng_name_list;
-int ng_policy_names(const struct ng_config *cfg, const struct ng_annotations *ann,
-		    ng_name_list *out);
+int ng_policy_names(const struct ng_config *cfg, const struct ng_annotations *ann, ng_name_list *out);
 
 /* Rewrites `v` (one family, one set) into disjoint elements covering the
  * same union; where inputs overlap, the longer timeout wins. Needed because

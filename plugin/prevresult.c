@@ -40,7 +40,9 @@ int ng_prev_parse(const json_t *prev, struct ng_prev *out, struct ng_err *err)
 	if (!json_is_object(prev))
 		return ng_fail(err, NG_E_CONFIG, "prevResult: must be an object");
 	if (json_object_get(prev, "ip4") || json_object_get(prev, "ip6"))
-		return ng_fail(err, NG_E_CONFIG, "prevResult: uses the 0.2.0 result format, which this plugin does not support");
+		return ng_fail(
+			err, NG_E_CONFIG,
+			"prevResult: uses the 0.2.0 result format, which this plugin does not support");
 	ips = json_object_get(prev, "ips");
 	if (!ips)
 		return 0;
@@ -52,7 +54,9 @@ int ng_prev_parse(const json_t *prev, struct ng_prev *out, struct ng_err *err)
 		struct ng_ifaddr a;
 
 		if (!json_is_object(ip) || !addr || parse_ifaddr(addr, &a) < 0)
-			return ng_fail(err, NG_E_CONFIG, "prevResult.ips[%zu].address: must be an address with prefix length, e.g. 10.88.0.5/16",
+			return ng_fail(err, NG_E_CONFIG,
+				       "prevResult.ips[%zu].address: must be an address with prefix length, "
+				       "e.g. 10.88.0.5/16",
 				       i);
 		if (ng_vec_push(&out->addrs, &a) < 0)
 			return ng_fail(err, NG_E_INTERNAL, "out of memory");
@@ -61,7 +65,8 @@ int ng_prev_parse(const json_t *prev, struct ng_prev *out, struct ng_err *err)
 			bool dup = false;
 
 			if (!json_is_string(gw) || ng_ip_parse(json_string_value(gw), &g) < 0)
-				return ng_fail(err, NG_E_CONFIG, "prevResult.ips[%zu].gateway: not an IP address", i);
+				return ng_fail(err, NG_E_CONFIG,
+					       "prevResult.ips[%zu].gateway: not an IP address", i);
 			for (size_t j = 0; j < out->gateways.n; j++)
 				dup |= ng_ip_eq(&out->gateways.v[j], &g);
 			if (!dup && ng_vec_push(&out->gateways, &g) < 0)
@@ -118,7 +123,8 @@ json_t *ng_prev_convert(const json_t *prev, const char *version, struct ng_err *
 			}
 			if (!addr || parse_ifaddr(addr, &a) < 0) {
 				json_decref(out);
-				ng_fail(err, NG_E_CONFIG, "prevResult.ips[%zu].address: cannot derive the IP version", i);
+				ng_fail(err, NG_E_CONFIG,
+					"prevResult.ips[%zu].address: cannot derive the IP version", i);
 				return NULL;
 			}
 			json_object_set_new(ip, "version", json_string(a.ip.fam == NG_V4 ? "4" : "6"));

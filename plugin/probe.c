@@ -14,16 +14,11 @@
 const char *ng_probe_result_name(enum ng_probe_result r)
 {
 	switch (r) {
-	case NG_PROBE_CONNECTED:
-		return "connected";
-	case NG_PROBE_REFUSED:
-		return "refused";
-	case NG_PROBE_UNREACHABLE:
-		return "unreachable";
-	case NG_PROBE_TIMEOUT:
-		return "timeout";
-	case NG_PROBE_ERROR:
-		break;
+	case NG_PROBE_CONNECTED: return "connected";
+	case NG_PROBE_REFUSED: return "refused";
+	case NG_PROBE_UNREACHABLE: return "unreachable";
+	case NG_PROBE_TIMEOUT: return "timeout";
+	case NG_PROBE_ERROR: break;
 	}
 	return "error";
 }
@@ -65,16 +60,12 @@ static enum ng_probe_result classify(int e)
 	switch (e) {
 	case ECONNREFUSED:
 	case EACCES:
-	case EPERM:
-		return NG_PROBE_REFUSED;
+	case EPERM: return NG_PROBE_REFUSED;
 	case ENETUNREACH:
 	case EHOSTUNREACH:
-	case EADDRNOTAVAIL:
-		return NG_PROBE_UNREACHABLE;
-	case ETIMEDOUT:
-		return NG_PROBE_TIMEOUT;
-	default:
-		return NG_PROBE_ERROR;
+	case EADDRNOTAVAIL: return NG_PROBE_UNREACHABLE;
+	case ETIMEDOUT: return NG_PROBE_TIMEOUT;
+	default: return NG_PROBE_ERROR;
 	}
 }
 
@@ -172,8 +163,7 @@ static int wait_readable(int fd, double deadline)
 	return rc < 0 ? errno : 0;
 }
 
-void ng_probe_dns(const struct ng_ip *server, int tcp, const char *name, int timeout_ms,
-		  struct ng_probe *out)
+void ng_probe_dns(const struct ng_ip *server, int tcp, const char *name, int timeout_ms, struct ng_probe *out)
 {
 	uint8_t q[512], r[4096];
 	struct sockaddr_storage ss;

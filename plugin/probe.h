@@ -18,9 +18,9 @@ enum ng_probe_result {
 struct ng_probe {
 	enum ng_probe_result result;
 	double ms;
-	int err;            /* errno of the failure, 0 on success */
-	unsigned answers;   /* DNS: records in the answer section */
-	unsigned rcode;     /* DNS: response code */
+	int err;          /* errno of the failure, 0 on success */
+	unsigned answers; /* DNS: records in the answer section */
+	unsigned rcode;   /* DNS: response code */
 };
 
 const char *ng_probe_result_name(enum ng_probe_result r);

@@ -54,9 +54,8 @@
 
 /* `ip daddr . meta l4proto . th dport @set accept` and friends; with
  * `also`, the same key must be in that set too. */
-static int rule_lookup_accept(struct ng_batch *b, const char *chain, bool dst,
-			      const struct ng_set_spec *s, const struct ng_set_spec *also,
-			      const char *comment)
+static int rule_lookup_accept(struct ng_batch *b, const char *chain, bool dst, const struct ng_set_spec *s,
+			      const struct ng_set_spec *also, const char *comment)
 {
 	struct ng_rb rb;
 	unsigned w;
@@ -69,18 +68,13 @@ static int rule_lookup_accept(struct ng_batch *b, const char *chain, bool dst,
 	ng_rb_nfproto(&rb, s->fam);
 	w = ng_rb_addr(&rb, s->fam, dst, NG_W0);
 	switch (s->kind) {
-	case NG_SK_ADDR:
-		break;
+	case NG_SK_ADDR: break;
 	case NG_SK_ADDR_PROTO_PORT:
 		ng_rb_meta(&rb, NFT_META_L4PROTO, w);
 		ng_rb_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2, w + 1);
 		break;
-	case NG_SK_ADDR_PORT:
-		ng_rb_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2, w);
-		break;
-	case NG_SK_ADDR_ICMP6:
-		ng_rb_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1, w);
-		break;
+	case NG_SK_ADDR_PORT: ng_rb_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2, w); break;
+	case NG_SK_ADDR_ICMP6: ng_rb_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1, w); break;
 	}
 	ng_rb_lookup(&rb, s->name, s->id);
 	if (also)
@@ -117,8 +111,8 @@ static int rule_common_head(struct ng_batch *b, const char *chain, bool egress)
 /* A refuse chain: count; optionally log (rate-limited, so a flood of denied
  * packets cannot flood the collector); then reject with a TCP reset or ICMP
  * admin-prohibited (a blocked connect fails at once), or drop. */
-static int refuse_chain(const struct ng_policy *p, struct ng_batch *b, const char *chain,
-			const char *counter, const char *category, bool reject, const char *what)
+static int refuse_chain(const struct ng_policy *p, struct ng_batch *b, const char *chain, const char *counter,
+			const char *category, bool reject, const char *what)
 {
 	struct ng_rb rb;
 	char c[NFTNL_UDATA_COMMENT_MAXLEN], prefix[NG_LOG_PREFIX_MAX + 1];
@@ -135,8 +129,8 @@ static int refuse_chain(const struct ng_policy *p, struct ng_batch *b, const cha
 		ng_rb_begin(&rb, b, chain);
 		ng_rb_limit(&rb, p->log_rate, p->log_burst);
 		ng_rb_log(&rb, prefix, p->nflog_group);
-		snprintf(c, sizeof(c), "%s: log to NFLOG group %u, at most %u/s (burst %u)", what, p->nflog_group,
-			 p->log_rate, p->log_burst);
+		snprintf(c, sizeof(c), "%s: log to NFLOG group %u, at most %u/s (burst %u)", what,
+			 p->nflog_group, p->log_rate, p->log_burst);
 		if (ng_rb_end(&rb, b, c) < 0)
 			return -1;
 	}
@@ -235,16 +229,35 @@ static int render_counter(struct ng_batch *b, const char *name)
 /* ---- the whole ruleset --------------------------------------------------- */
 
 enum {
-	S_META4, S_META6, S_DNS4, S_DNS6, S_ALLOW4, S_ALLOW6, S_NAMES4, S_NAMES6, S_TTL4, S_TTL6,
-	S_ND6, S_IN4, S_IN6, S_NODE4, S_NODE6, S_COUNT
+	S_META4,
+	S_META6,
+	S_DNS4,
+	S_DNS6,
+	S_ALLOW4,
+	S_ALLOW6,
+	S_NAMES4,
+	S_NAMES6,
+	S_TTL4,
+	S_TTL6,
+	S_ND6,
+	S_IN4,
+	S_IN6,
+	S_NODE4,
+	S_NODE6,
+	S_COUNT
 };
 
 static int render_body(const struct ng_policy *p, struct ng_batch *b)
 {
 	/* name, family, key, interval, timeout, contents */
-#define ADDR_SET(n, f, v) {.name = (n), .fam = (f), .kind = NG_SK_ADDR, .ips = (v)}
-#define SET(n, f, k, iv, to, v) \
-	{.name = (n), .fam = (f), .kind = (k), .interval = (iv), .timeout = (to), .elems = (v)}
+#define ADDR_SET(n, f, v)                                               \
+	{                                                               \
+		.name = (n), .fam = (f), .kind = NG_SK_ADDR, .ips = (v) \
+	}
+#define SET(n, f, k, iv, to, v)                                                                       \
+	{                                                                                             \
+		.name = (n), .fam = (f), .kind = (k), .interval = (iv), .timeout = (to), .elems = (v) \
+	}
 	struct ng_set_spec sets[S_COUNT] = {
 		[S_META4] = ADDR_SET("metadata_v4", NG_V4, &p->metadata[0]),
 		[S_META6] = ADDR_SET("metadata_v6", NG_V6, &p->metadata[1]),
@@ -254,8 +267,10 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b)
 		[S_ALLOW6] = SET("allow_v6", NG_V6, NG_SK_ADDR_PROTO_PORT, true, false, &p->allow[1]),
 		[S_NAMES4] = SET(NG_SET_NAMES_V4, NG_V4, NG_SK_ADDR_PROTO_PORT, true, false, &p->names[0]),
 		[S_NAMES6] = SET(NG_SET_NAMES_V6, NG_V6, NG_SK_ADDR_PROTO_PORT, true, false, &p->names[1]),
-		[S_TTL4] = SET(NG_SET_NAMES_V4 NG_TTL_SUFFIX, NG_V4, NG_SK_ADDR_PROTO_PORT, true, true, &p->names[0]),
-		[S_TTL6] = SET(NG_SET_NAMES_V6 NG_TTL_SUFFIX, NG_V6, NG_SK_ADDR_PROTO_PORT, true, true, &p->names[1]),
+		[S_TTL4] = SET(NG_SET_NAMES_V4 NG_TTL_SUFFIX, NG_V4, NG_SK_ADDR_PROTO_PORT, true, true,
+			       &p->names[0]),
+		[S_TTL6] = SET(NG_SET_NAMES_V6 NG_TTL_SUFFIX, NG_V6, NG_SK_ADDR_PROTO_PORT, true, true,
+			       &p->names[1]),
 		[S_ND6] = SET("nd_v6", NG_V6, NG_SK_ADDR_ICMP6, true, false, &p->nd6),
 		[S_IN4] = SET("ingress_v4", NG_V4, NG_SK_ADDR_PORT, true, false, &p->ingress[0]),
 		[S_IN6] = SET("ingress_v6", NG_V6, NG_SK_ADDR_PORT, true, false, &p->ingress[1]),
@@ -283,8 +298,8 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b)
 			return -1;
 	if (render_chain(b, NG_CHAIN_REFUSE_METADATA, -1) < 0 ||
 	    render_chain(b, NG_CHAIN_REFUSE_EGRESS, -1) < 0 ||
-	    render_chain(b, NG_CHAIN_REFUSE_INGRESS, -1) < 0 ||
-	    render_chain(b, eg, NF_INET_LOCAL_OUT) < 0 || render_chain(b, in, NF_INET_LOCAL_IN) < 0)
+	    render_chain(b, NG_CHAIN_REFUSE_INGRESS, -1) < 0 || render_chain(b, eg, NF_INET_LOCAL_OUT) < 0 ||
+	    render_chain(b, in, NF_INET_LOCAL_IN) < 0)
 		return -1;
 
 	/* Metadata is refused at once, whatever denyAction says: a connect
@@ -305,8 +320,9 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b)
 		ng_rb_addr(&rb, s->fam, true, NG_W0);
 		ng_rb_lookup(&rb, s->name, s->id);
 		ng_rb_verdict(&rb, NFT_JUMP, NG_CHAIN_REFUSE_METADATA);
-		rc |= ng_rb_end(&rb, b, f == 0 ? "cloud metadata (IPv4): always refused, before any allow rule"
-					    : "cloud metadata (IPv6): always refused, before any allow rule");
+		rc |= ng_rb_end(&rb, b,
+				f == 0 ? "cloud metadata (IPv4): always refused, before any allow rule"
+				       : "cloud metadata (IPv6): always refused, before any allow rule");
 	}
 	rc |= rule_lookup_accept(b, eg, true, &sets[S_DNS4], NULL, "DNS to dns.servers (IPv4)");
 	rc |= rule_lookup_accept(b, eg, true, &sets[S_DNS6], NULL, "DNS to dns.servers (IPv6)");
@@ -322,8 +338,10 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b)
 	rc |= ng_rb_end(&rb, b, "default deny");
 
 	rc |= rule_common_head(b, in, false);
-	rc |= rule_lookup_accept(b, in, false, &sets[S_IN4], NULL, "ingress.ports from ingress.sources (IPv4)");
-	rc |= rule_lookup_accept(b, in, false, &sets[S_IN6], NULL, "ingress.ports from ingress.sources (IPv6)");
+	rc |= rule_lookup_accept(b, in, false, &sets[S_IN4], NULL,
+				 "ingress.ports from ingress.sources (IPv4)");
+	rc |= rule_lookup_accept(b, in, false, &sets[S_IN6], NULL,
+				 "ingress.ports from ingress.sources (IPv6)");
 	for (int f = 0; f < 2; f++) {
 		const struct ng_set_spec *s = &sets[S_NODE4 + f];
 
@@ -333,8 +351,9 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b)
 		ng_rb_addr(&rb, s->fam, false, NG_W0);
 		ng_rb_lookup(&rb, s->name, s->id);
 		ng_rb_verdict(&rb, NF_ACCEPT, NULL);
-		rc |= ng_rb_end(&rb, b, f == 0 ? "the node, any TCP port: kubelet probes (IPv4)"
-					    : "the node, any TCP port: kubelet probes (IPv6)");
+		rc |= ng_rb_end(&rb, b,
+				f == 0 ? "the node, any TCP port: kubelet probes (IPv4)"
+				       : "the node, any TCP port: kubelet probes (IPv6)");
 	}
 	/* Neighbour discovery in: hop limit 255 proves it came from the link. */
 	ng_rb_begin(&rb, b, in);

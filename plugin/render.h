@@ -13,21 +13,21 @@
 #define NG_TABLE "boxxkite_netguard"
 
 /* Names of the objects in the table (shared with CHECK, stats, tests). */
-#define NG_CHAIN_EGRESS "egress"
-#define NG_CHAIN_INGRESS "ingress"
+#define NG_CHAIN_EGRESS          "egress"
+#define NG_CHAIN_INGRESS         "ingress"
 #define NG_CHAIN_REFUSE_METADATA "refuse_metadata"
-#define NG_CHAIN_REFUSE_EGRESS "refuse_egress"
-#define NG_CHAIN_REFUSE_INGRESS "refuse_ingress"
-#define NG_COUNTER_METADATA "metadata_denied"
-#define NG_COUNTER_EGRESS "egress_denied"
-#define NG_COUNTER_INGRESS "ingress_denied"
+#define NG_CHAIN_REFUSE_EGRESS   "refuse_egress"
+#define NG_CHAIN_REFUSE_INGRESS  "refuse_ingress"
+#define NG_COUNTER_METADATA      "metadata_denied"
+#define NG_COUNTER_EGRESS        "egress_denied"
+#define NG_COUNTER_INGRESS       "ingress_denied"
 /* DNS-name destinations: names_vX is constant and holds the addresses
  * resolved at ADD; names_vX_ttl holds the same with their DNS lifetimes. A
  * packet must be in both: the first makes hand-added elements useless, the
  * second makes addresses expire. */
-#define NG_SET_NAMES_V4 "names_v4"
-#define NG_SET_NAMES_V6 "names_v6"
-#define NG_TTL_SUFFIX "_ttl"
+#define NG_SET_NAMES_V4          "names_v4"
+#define NG_SET_NAMES_V6          "names_v6"
+#define NG_TTL_SUFFIX            "_ttl"
 
 /* Appends the messages that replace table `b->table` with `p`. */
 int ng_render_replace(const struct ng_policy *p, struct ng_batch *b, struct ng_err *err);

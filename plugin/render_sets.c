@@ -12,12 +12,12 @@
 
 /* nft's datatype numbers (include/datatype.h), 6 bits per concat field, and
  * its byte-order tag, stored in set userdata so nft can print elements. */
-#define DT_IPADDR 7
-#define DT_IP6ADDR 8
-#define DT_INET_PROTO 12
-#define DT_INET_SERVICE 13
-#define DT_ICMP6_TYPE 29
-#define DT_BITS 6
+#define DT_IPADDR         7
+#define DT_IP6ADDR        8
+#define DT_INET_PROTO     12
+#define DT_INET_SERVICE   13
+#define DT_ICMP6_TYPE     29
+#define DT_BITS           6
 #define NFT_BYTEORDER_BIG 2
 
 #define ELEMS_PER_MSG 512 /* keeps one element list well under 64 KiB */
@@ -32,18 +32,13 @@ static int key_fields(const struct ng_set_spec *s, uint8_t len[3])
 {
 	len[0] = (uint8_t)addr_len(s->fam);
 	switch (s->kind) {
-	case NG_SK_ADDR:
-		return 1;
+	case NG_SK_ADDR: return 1;
 	case NG_SK_ADDR_PROTO_PORT:
 		len[1] = 1;
 		len[2] = 2;
 		return 3;
-	case NG_SK_ADDR_PORT:
-		len[1] = 2;
-		return 2;
-	case NG_SK_ADDR_ICMP6:
-		len[1] = 1;
-		return 2;
+	case NG_SK_ADDR_PORT: len[1] = 2; return 2;
+	case NG_SK_ADDR_ICMP6: len[1] = 1; return 2;
 	}
 	return 1;
 }
@@ -53,14 +48,10 @@ static uint32_t key_type(const struct ng_set_spec *s)
 	uint32_t a = s->fam == NG_V4 ? DT_IPADDR : DT_IP6ADDR;
 
 	switch (s->kind) {
-	case NG_SK_ADDR:
-		return a;
-	case NG_SK_ADDR_PROTO_PORT:
-		return ((a << DT_BITS | DT_INET_PROTO) << DT_BITS) | DT_INET_SERVICE;
-	case NG_SK_ADDR_PORT:
-		return a << DT_BITS | DT_INET_SERVICE;
-	case NG_SK_ADDR_ICMP6:
-		return a << DT_BITS | DT_ICMP6_TYPE;
+	case NG_SK_ADDR: return a;
+	case NG_SK_ADDR_PROTO_PORT: return ((a << DT_BITS | DT_INET_PROTO) << DT_BITS) | DT_INET_SERVICE;
+	case NG_SK_ADDR_PORT: return a << DT_BITS | DT_INET_SERVICE;
+	case NG_SK_ADDR_ICMP6: return a << DT_BITS | DT_ICMP6_TYPE;
 	}
 	return a;
 }
@@ -87,8 +78,7 @@ static uint32_t elem_key(const struct ng_set_spec *s, const struct ng_elem *e, b
 	memset(key, 0, 64);
 	memcpy(key, end ? e->hi.a : e->lo.a, off);
 	switch (s->kind) {
-	case NG_SK_ADDR:
-		break;
+	case NG_SK_ADDR: break;
 	case NG_SK_ADDR_PROTO_PORT:
 		key[off] = e->proto;
 		memcpy(key + off + 4, &port, 2);
@@ -224,7 +214,8 @@ int ng_set_render(struct ng_batch *b, struct ng_set_spec *s)
 				nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY_END, key, klen);
 			}
 			if (s->timeout && el->timeout)
-				nftnl_set_elem_set_u64(e, NFTNL_SET_ELEM_TIMEOUT, (uint64_t)el->timeout * 1000);
+				nftnl_set_elem_set_u64(e, NFTNL_SET_ELEM_TIMEOUT,
+						       (uint64_t)el->timeout * 1000);
 			if (s->expires_base && set_expiry_comment(e, s->expires_base + el->timeout) < 0) {
 				nftnl_set_elem_free(e);
 				return -1;

@@ -43,7 +43,8 @@ int ng_resolve_system(const char *name, struct ng_resolved_name *out, struct ng_
 	res_nclose(&res);
 	free(answer);
 	if (found == 0)
-		return ng_fail(err, NG_E_TRY_AGAIN, "DNS name %s did not resolve to any A or AAAA record", name);
+		return ng_fail(err, NG_E_TRY_AGAIN, "DNS name %s did not resolve to any A or AAAA record",
+			       name);
 	return 0;
 }
 

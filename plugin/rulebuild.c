@@ -199,9 +199,8 @@ int ng_rb_end(struct ng_rb *rb, struct ng_batch *b, const char *comment)
 	if (ud && !rb->oom && nftnl_udata_put_strz(ud, NFTNL_UDATA_RULE_COMMENT, comment)) {
 		nftnl_rule_set_data(rb->r, NFTNL_RULE_USERDATA, nftnl_udata_buf_data(ud),
 				    nftnl_udata_buf_len(ud));
-		nlh = ng_batch_msg(b, NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND,
-				   "rule in chain %s: %s", nftnl_rule_get_str(rb->r, NFTNL_RULE_CHAIN),
-				   comment);
+		nlh = ng_batch_msg(b, NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND, "rule in chain %s: %s",
+				   nftnl_rule_get_str(rb->r, NFTNL_RULE_CHAIN), comment);
 		nftnl_rule_nlmsg_build_payload(nlh, rb->r);
 		ng_batch_commit_msg(b);
 		rc = 0;

@@ -67,8 +67,7 @@ static int render_delete(const struct ng_policy *p, struct ng_batch *b, struct n
 	return ng_render_delete(b, err);
 }
 
-int ng_ruleset_apply(struct ng_nl *nl, const struct ng_policy *p, const char *table,
-		     struct ng_err *err)
+int ng_ruleset_apply(struct ng_nl *nl, const struct ng_policy *p, const char *table, struct ng_err *err)
 {
 	return commit(nl, p, table, ng_render_replace, err);
 }
@@ -122,25 +121,15 @@ static int dump(struct ng_nl *nl, uint16_t type, uint16_t flags, const char *tab
 	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(buf, type, NFPROTO_INET, flags, 0);
 
 	switch (type) {
-	case NFT_MSG_GETTABLE:
-		mnl_attr_put_strz(nlh, NFTA_TABLE_NAME, table);
-		break;
-	case NFT_MSG_GETCHAIN:
-		mnl_attr_put_strz(nlh, NFTA_CHAIN_TABLE, table);
-		break;
-	case NFT_MSG_GETRULE:
-		mnl_attr_put_strz(nlh, NFTA_RULE_TABLE, table);
-		break;
-	case NFT_MSG_GETSET:
-		mnl_attr_put_strz(nlh, NFTA_SET_TABLE, table);
-		break;
+	case NFT_MSG_GETTABLE: mnl_attr_put_strz(nlh, NFTA_TABLE_NAME, table); break;
+	case NFT_MSG_GETCHAIN: mnl_attr_put_strz(nlh, NFTA_CHAIN_TABLE, table); break;
+	case NFT_MSG_GETRULE: mnl_attr_put_strz(nlh, NFTA_RULE_TABLE, table); break;
+	case NFT_MSG_GETSET: mnl_attr_put_strz(nlh, NFTA_SET_TABLE, table); break;
 	case NFT_MSG_GETSETELEM:
 		mnl_attr_put_strz(nlh, NFTA_SET_ELEM_LIST_TABLE, table);
 		mnl_attr_put_strz(nlh, NFTA_SET_ELEM_LIST_SET, set);
 		break;
-	case NFT_MSG_GETOBJ:
-		mnl_attr_put_strz(nlh, NFTA_OBJ_TABLE, table);
-		break;
+	case NFT_MSG_GETOBJ: mnl_attr_put_strz(nlh, NFTA_OBJ_TABLE, table); break;
 	}
 	return ng_nl_dump(nl, nlh, cb, data, err);
 }
@@ -168,8 +157,7 @@ static int snapshot_once(struct ng_nl *nl, const char *table, struct ng_snapshot
 	return rc;
 }
 
-int ng_ruleset_snapshot(struct ng_nl *nl, const char *table, struct ng_snapshot *s,
-			struct ng_err *err)
+int ng_ruleset_snapshot(struct ng_nl *nl, const char *table, struct ng_snapshot *s, struct ng_err *err)
 {
 	for (int attempt = 0; attempt < 3; attempt++) {
 		uint32_t before = ng_nl_genid(nl), after;
@@ -189,8 +177,7 @@ int ng_ruleset_snapshot(struct ng_nl *nl, const char *table, struct ng_snapshot 
 	return ng_fail(err, NG_E_TRY_AGAIN, "the ruleset kept changing while it was being read");
 }
 
-int ng_ruleset_check(struct ng_nl *nl, const struct ng_policy *p, const char *table,
-		     struct ng_err *err)
+int ng_ruleset_check(struct ng_nl *nl, const struct ng_policy *p, const char *table, struct ng_err *err)
 {
 	struct ng_snapshot want = {.table = table}, have = {.table = table, .name_ports = &p->name_ports};
 	struct ng_batch b;
@@ -205,7 +192,8 @@ int ng_ruleset_check(struct ng_nl *nl, const struct ng_policy *p, const char *ta
 	if (rc == 0)
 		rc = ng_ruleset_snapshot(nl, table, &have, err);
 	if (rc == -ENOENT)
-		rc = ng_fail(err, NG_E_CHECK, "table inet %s is missing from the pod's network namespace", table);
+		rc = ng_fail(err, NG_E_CHECK, "table inet %s is missing from the pod's network namespace",
+			     table);
 	else if (rc == 0) {
 		ng_snapshot_check_names(&have, time(NULL));
 		rc = ng_snapshot_diff(&want, &have, err);

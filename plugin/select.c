@@ -3,9 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-int ng_select(const struct ng_config *cfg, const char *pod_namespace,
-	      const struct ng_annotations *ann, bool *enforced, char *reason, size_t reason_len,
-	      struct ng_err *err)
+int ng_select(const struct ng_config *cfg, const char *pod_namespace, const struct ng_annotations *ann,
+	      bool *enforced, char *reason, size_t reason_len, struct ng_err *err)
 {
 	const char *ns = pod_namespace && *pod_namespace ? pod_namespace : NULL;
 
@@ -21,7 +20,9 @@ int ng_select(const struct ng_config *cfg, const char *pod_namespace,
 	if (ann->enforce == 1) {
 		if (!cfg->opt_in)
 			return ng_fail(err, NG_E_OPT_IN,
-				       "pod asks for enforcement (%s: \"true\") but this node's config does not allow opt-in (enforce.optInAnnotation is false); refusing to start it unprotected",
+				       "pod asks for enforcement (%s: \"true\") but this node's config does "
+				       "not allow opt-in (enforce.optInAnnotation is false); refusing to "
+				       "start it unprotected",
 				       NG_ANN_ENFORCE);
 		*enforced = true;
 		snprintf(reason, reason_len, "opted in by annotation %s", NG_ANN_ENFORCE);

@@ -12,8 +12,7 @@
  * elsewhere, netguard.boxxkite.io/enforce: "true" opts in when the config
  * allows it. A pod that asks for enforcement on a node that cannot give it
  * fails (code 102) rather than run unprotected. */
-int ng_select(const struct ng_config *cfg, const char *pod_namespace,
-	      const struct ng_annotations *ann, bool *enforced, char *reason, size_t reason_len,
-	      struct ng_err *err);
+int ng_select(const struct ng_config *cfg, const char *pod_namespace, const struct ng_annotations *ann,
+	      bool *enforced, char *reason, size_t reason_len, struct ng_err *err);
 
 #endif

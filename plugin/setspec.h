@@ -24,7 +24,7 @@ struct ng_set_spec {
 	const ng_ip_vec *ips;     /* NG_SK_ADDR */
 	const ng_elem_vec *elems; /* the others */
 	enum ng_set_kind kind;
-	uint32_t id;              /* assigned by ng_set_render */
+	uint32_t id; /* assigned by ng_set_render */
 	uint8_t fam;
 	bool interval, timeout;
 	/* The name sets: their contents come from DNS, which CHECK does not

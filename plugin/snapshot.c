@@ -22,8 +22,7 @@
 
 #define LINE_MAX_ 4096
 
-static void add_line(struct ng_snapshot *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+static void add_line(struct ng_snapshot *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void add_line(struct ng_snapshot *s, const char *fmt, ...)
 {
@@ -185,8 +184,9 @@ static void check_name_elem(struct ng_snapshot *s, const char *set, const uint8_
 			return;
 	}
 	hex(k, sizeof(k), key, klen);
-	snprintf(msg, sizeof(msg), "set %s: element %s (protocol %u, ports %u-%u) matches no DNS-name entry of the config",
-		 set, k, proto, lo, hi);
+	snprintf(msg, sizeof(msg),
+		 "set %s: element %s (protocol %u, ports %u-%u) matches no DNS-name entry of the config", set,
+		 k, proto, lo, hi);
 bad:
 	problem(s, msg);
 }
@@ -246,11 +246,14 @@ void ng_snapshot_check_names(struct ng_snapshot *s, time_t now)
 		if (twin)
 			continue;
 		if (a->ttl) {
-			snprintf(msg, sizeof(msg), "set %s: element %s was not resolved at ADD (not in the pinned set): added by hand?",
+			snprintf(msg, sizeof(msg),
+				 "set %s: element %s was not resolved at ADD (not in the pinned set): added "
+				 "by hand?",
 				 a->set, a->key);
 			problem(s, msg);
 		} else if (a->expires > now + NG_EXPIRY_GRACE) {
-			snprintf(msg, sizeof(msg), "set %s%s: element %s is missing before its expiry: removed by hand?",
+			snprintf(msg, sizeof(msg),
+				 "set %s%s: element %s is missing before its expiry: removed by hand?",
 				 a->set, NG_TTL_SUFFIX, a->key);
 			problem(s, msg);
 		}
@@ -319,8 +322,9 @@ static void snap_chain(struct ng_snapshot *s, const struct nlmsghdr *nlh)
 	name = nftnl_chain_get_str(c, NFTNL_CHAIN_NAME);
 	if (nftnl_chain_is_set(c, NFTNL_CHAIN_HOOKNUM))
 		add_line(s, "chain %s hook %u priority %d policy %u type %s", name,
-			 nftnl_chain_get_u32(c, NFTNL_CHAIN_HOOKNUM), nftnl_chain_get_s32(c, NFTNL_CHAIN_PRIO),
-			 nftnl_chain_get_u32(c, NFTNL_CHAIN_POLICY), nftnl_chain_get_str(c, NFTNL_CHAIN_TYPE));
+			 nftnl_chain_get_u32(c, NFTNL_CHAIN_HOOKNUM),
+			 nftnl_chain_get_s32(c, NFTNL_CHAIN_PRIO), nftnl_chain_get_u32(c, NFTNL_CHAIN_POLICY),
+			 nftnl_chain_get_str(c, NFTNL_CHAIN_TYPE));
 	else
 		add_line(s, "chain %s", name);
 	nftnl_chain_free(c);
@@ -389,7 +393,8 @@ static void snap_rule(struct ng_snapshot *s, const struct nlmsghdr *nlh)
 	nftnl_expr_foreach(r, expr_cb, t);
 	ud = nftnl_rule_get_data(r, NFTNL_RULE_USERDATA, &len);
 	udata_comment(ud, len, comment, sizeof(comment));
-	add_line(s, "chain %s rule %03u: %scomment \"%s\"", chain, next_rule_index(s, chain), t->buf, comment);
+	add_line(s, "chain %s rule %03u: %scomment \"%s\"", chain, next_rule_index(s, chain), t->buf,
+		 comment);
 	free(t);
 	nftnl_rule_free(r);
 }
@@ -412,29 +417,14 @@ void ng_snapshot_add(struct ng_snapshot *s, const struct nlmsghdr *nlh)
 	if ((nlh->nlmsg_type >> 8) != NFNL_SUBSYS_NFTABLES)
 		return;
 	switch (type) {
-	case NFT_MSG_DELTABLE:
-		reset(s);
-		break;
-	case NFT_MSG_NEWTABLE:
-		snap_table(s, nlh);
-		break;
-	case NFT_MSG_NEWOBJ:
-		snap_obj(s, nlh);
-		break;
-	case NFT_MSG_NEWSET:
-		snap_set(s, nlh);
-		break;
-	case NFT_MSG_NEWSETELEM:
-		snap_elems(s, nlh);
-		break;
-	case NFT_MSG_NEWCHAIN:
-		snap_chain(s, nlh);
-		break;
-	case NFT_MSG_NEWRULE:
-		snap_rule(s, nlh);
-		break;
-	default:
-		break;
+	case NFT_MSG_DELTABLE: reset(s); break;
+	case NFT_MSG_NEWTABLE: snap_table(s, nlh); break;
+	case NFT_MSG_NEWOBJ: snap_obj(s, nlh); break;
+	case NFT_MSG_NEWSET: snap_set(s, nlh); break;
+	case NFT_MSG_NEWSETELEM: snap_elems(s, nlh); break;
+	case NFT_MSG_NEWCHAIN: snap_chain(s, nlh); break;
+	case NFT_MSG_NEWRULE: snap_rule(s, nlh); break;
+	default: break;
 	}
 }
 

@@ -18,10 +18,10 @@
 /* Elements of the DNS-name sets, which CHECK cannot recompute (DNS
  * answers change) and so cross-checks instead. */
 struct ng_name_elem {
-	char set[32];      /* names_v4 / names_v6 */
-	bool ttl;          /* from the _ttl set */
-	char key[330];     /* key-keyend, hex */
-	time_t expires;    /* pinned elements: from the element comment */
+	char set[32];   /* names_v4 / names_v6 */
+	bool ttl;       /* from the _ttl set */
+	char key[330];  /* key-keyend, hex */
+	time_t expires; /* pinned elements: from the element comment */
 };
 
 /* Seconds of clock slack when deciding an element should still be there. */

@@ -81,8 +81,10 @@ static void label(FILE *out, const char *key, const char *v)
 static void print_prometheus(const struct stats *st, const char *netns, FILE *out)
 {
 	static const char *const kinds[2][2] = {
-		{"boxxkite_netguard_denied_packets_total", "Packets refused by the pod's netguard table, by category."},
-		{"boxxkite_netguard_denied_bytes_total", "Bytes refused by the pod's netguard table, by category."},
+		{"boxxkite_netguard_denied_packets_total",
+		 "Packets refused by the pod's netguard table, by category."},
+		{"boxxkite_netguard_denied_bytes_total",
+		 "Bytes refused by the pod's netguard table, by category."},
 	};
 
 	for (int k = 0; k < 2; k++) {
@@ -102,7 +104,8 @@ static void print_prometheus(const struct stats *st, const char *netns, FILE *ou
 				label(out, "pod", st->pod.name ? st->pod.name : "");
 			}
 			fprintf(out, "} %llu\n",
-				(unsigned long long)(k ? st->counters.v[i].bytes : st->counters.v[i].packets));
+				(unsigned long long)(k ? st->counters.v[i].bytes
+						       : st->counters.v[i].packets));
 		}
 	}
 }
@@ -134,8 +137,11 @@ static void print_json(const struct stats *st, const char *netns, FILE *out)
 int ng_stats_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"netns", required_argument, NULL, 'n'}, {"pid", required_argument, NULL, 'p'},
-		{"prometheus", no_argument, NULL, 'P'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+		{"netns", required_argument, NULL, 'n'},
+		{"pid", required_argument, NULL, 'p'},
+		{"prometheus", no_argument, NULL, 'P'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	const char *netns = NULL;
 	char path[4096];
@@ -156,8 +162,7 @@ int ng_stats_main(int argc, char **argv)
 		case 'h':
 			printf("usage: boxxkite-netguard stats (--netns PATH | --pid PID) [--prometheus]\n");
 			return 0;
-		default:
-			return 2;
+		default: return 2;
 		}
 	}
 	fd = ng_target_open("stats", netns, (int)pid, path, sizeof(path));

@@ -11,7 +11,8 @@ int ng_target_open(const char *cmd, const char *netns, int pid, char *path, size
 	int fd;
 
 	if ((netns && pid > 0) || (!netns && pid <= 0)) {
-		fprintf(stderr, "boxxkite-netguard %s: give exactly one of --netns PATH and --pid PID\n", cmd);
+		fprintf(stderr, "boxxkite-netguard %s: give exactly one of --netns PATH and --pid PID\n",
+			cmd);
 		return -1;
 	}
 	if (netns)

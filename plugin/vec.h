@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NG_VEC(type) \
-	struct {             \
-		type *v;     \
-		size_t n;    \
-		size_t cap;  \
+#define NG_VEC(type)        \
+	struct {            \
+		type *v;    \
+		size_t n;   \
+		size_t cap; \
 	}
 
 /* Makes room for one more element; returns 0, or -1 when out of memory. */
@@ -33,17 +33,17 @@ static inline int ng_vec_reserve_(void **v, size_t *cap, size_t n, size_t size)
 }
 
 /* Appends a copy of *(elem); evaluates to 0 or -1. */
-#define ng_vec_push(vec, elem)                                                          \
+#define ng_vec_push(vec, elem)                                                         \
 	(ng_vec_reserve_((void **)&(vec)->v, &(vec)->cap, (vec)->n, sizeof(*(vec)->v)) \
-		 ? -1                                                                   \
+		 ? -1                                                                  \
 		 : (memcpy(&(vec)->v[(vec)->n++], (elem), sizeof(*(vec)->v)), 0))
 
-#define ng_vec_free(vec)            \
-	do {                        \
-		free((vec)->v);     \
-		(vec)->v = NULL;    \
-		(vec)->n = 0;       \
-		(vec)->cap = 0;     \
+#define ng_vec_free(vec)         \
+	do {                     \
+		free((vec)->v);  \
+		(vec)->v = NULL; \
+		(vec)->n = 0;    \
+		(vec)->cap = 0;  \
 	} while (0)
 
 #endif

@@ -26,8 +26,8 @@
 #include "snapshot.h"
 
 #define DEFAULT_TIMEOUT_MS 2000
-#define DEFAULT_DENIED "192.0.2.1:443" /* TEST-NET-1 (RFC 5737): never anyone's allowlist */
-#define METADATA_PORT 80
+#define DEFAULT_DENIED     "192.0.2.1:443" /* TEST-NET-1 (RFC 5737): never anyone's allowlist */
+#define METADATA_PORT      80
 
 struct row {
 	char check[96];
@@ -40,7 +40,7 @@ struct run {
 	const struct ng_verify_opts *o;
 	NG_VEC(struct row) rows;
 	char target[4096];
-	char pod[256];       /* "ns/name" from the table comment */
+	char pod[256]; /* "ns/name" from the table comment */
 	struct ng_config cfg;
 	bool have_cfg;
 	char cfg_path[4096];
@@ -92,8 +92,9 @@ static int load_config(struct run *r)
 			row(r, "configuration", NG_FAIL, -1, "%s", err.msg);
 			return -1;
 		}
-		row(r, "configuration", NG_SKIP, -1, "no --config and no %s entry in %s: the policy is not compared",
-		    NG_PLUGIN_TYPE, NG_DEFAULT_CONF_DIR);
+		row(r, "configuration", NG_SKIP, -1,
+		    "no --config and no %s entry in %s: the policy is not compared", NG_PLUGIN_TYPE,
+		    NG_DEFAULT_CONF_DIR);
 		return 0;
 	}
 	if (!json_object_get(r->cfg_json, "cniVersion"))
@@ -167,8 +168,8 @@ static void check_table(struct run *r, struct ng_nl *nl, const struct ng_netinfo
 	}
 	if (pod_from_snapshot(&have, comment, sizeof(comment), &id))
 		snprintf(r->pod, sizeof(r->pod), "%s/%s", id.ns ? id.ns : "-", id.name ? id.name : "-");
-	row(r, "layer 2: table present", NG_PASS, -1, "table inet %s%s%s", NG_TABLE, r->pod[0] ? ", pod " : "",
-	    r->pod);
+	row(r, "layer 2: table present", NG_PASS, -1, "table inet %s%s%s", NG_TABLE,
+	    r->pod[0] ? ", pod " : "", r->pod);
 
 	if (!r->have_cfg) {
 		row(r, "layer 2: rules match policy", NG_SKIP, -1, "no configuration to compare with");
@@ -176,8 +177,8 @@ static void check_table(struct run *r, struct ng_nl *nl, const struct ng_netinfo
 	}
 	/* The pod's selection, as the plugin would decide it. */
 	if (ng_select(&r->cfg, id.ns, &r->ann, &enforced, reason, sizeof(reason), &err) < 0 || !enforced) {
-		row(r, "layer 2: rules match policy", NG_FAIL, -1, "the configuration does not enforce this pod: %s",
-		    enforced ? err.msg : reason);
+		row(r, "layer 2: rules match policy", NG_FAIL, -1,
+		    "the configuration does not enforce this pod: %s", enforced ? err.msg : reason);
 		goto out;
 	}
 	/* prevResult rebuilt from the namespace itself: its addresses and the
@@ -200,8 +201,8 @@ static void check_table(struct run *r, struct ng_nl *nl, const struct ng_netinfo
 		rc = ng_snapshot_diff(&want, &have, &err);
 	}
 	if (rc == 0)
-		row(r, "layer 2: rules match policy", NG_PASS, -1, "identical to what %s compiles to (%zu objects)",
-		    r->cfg_path, want.lines.n);
+		row(r, "layer 2: rules match policy", NG_PASS, -1,
+		    "identical to what %s compiles to (%zu objects)", r->cfg_path, want.lines.n);
 	else
 		row(r, "layer 2: rules match policy", NG_FAIL, -1, "%s", err.msg);
 	ng_policy_free(&pol);
@@ -260,7 +261,8 @@ static void probe_metadata(struct run *r, struct ng_nl *nl, const struct ng_neti
 		switch (p.result) {
 		case NG_PROBE_REFUSED:
 			row(r, check, NG_PASS, p.ms, "refused in %.2f ms%s", p.ms,
-			    after > before ? " (metadata_denied +1: by netguard)" : " (not by netguard's counter)");
+			    after > before ? " (metadata_denied +1: by netguard)"
+					   : " (not by netguard's counter)");
 			break;
 		case NG_PROBE_UNREACHABLE:
 			row(r, check, NG_PASS, p.ms, "unreachable in %.2f ms (%s)", p.ms, strerror(p.err));
@@ -271,11 +273,10 @@ static void probe_metadata(struct run *r, struct ng_nl *nl, const struct ng_neti
 			    r->o->timeout_ms);
 			break;
 		case NG_PROBE_CONNECTED:
-			row(r, check, NG_FAIL, p.ms, "CONNECTED in %.2f ms: the metadata endpoint is reachable", p.ms);
+			row(r, check, NG_FAIL, p.ms,
+			    "CONNECTED in %.2f ms: the metadata endpoint is reachable", p.ms);
 			break;
-		case NG_PROBE_ERROR:
-			row(r, check, NG_FAIL, p.ms, "probe error: %s", strerror(p.err));
-			break;
+		case NG_PROBE_ERROR: row(r, check, NG_FAIL, p.ms, "probe error: %s", strerror(p.err)); break;
 		}
 	}
 }
@@ -297,8 +298,9 @@ static void probe_dns(struct run *r)
 			if (p.result == NG_PROBE_CONNECTED)
 				row(r, check, NG_PASS, p.ms, "answered in %.2f ms (rcode %u)", p.ms, p.rcode);
 			else
-				row(r, check, NG_FAIL, p.ms, "%s after %.2f ms%s%s", ng_probe_result_name(p.result), p.ms,
-				    p.err ? ": " : "", p.err ? strerror(p.err) : "");
+				row(r, check, NG_FAIL, p.ms, "%s after %.2f ms%s%s",
+				    ng_probe_result_name(p.result), p.ms, p.err ? ": " : "",
+				    p.err ? strerror(p.err) : "");
 		}
 	}
 }
@@ -333,15 +335,14 @@ static void probe_denied(struct run *r)
 	char check[96];
 
 	if (parse_hostport(r->o->denied, &ip, &port) < 0) {
-		row(r, "egress outside allowlist", NG_FAIL, -1, "--denied-probe %s: want ADDR:PORT", r->o->denied);
+		row(r, "egress outside allowlist", NG_FAIL, -1, "--denied-probe %s: want ADDR:PORT",
+		    r->o->denied);
 		return;
 	}
 	snprintf(check, sizeof(check), "egress to %.60s", r->o->denied);
 	ng_probe_tcp(&ip, port, 0, r->o->timeout_ms, &p);
 	switch (p.result) {
-	case NG_PROBE_REFUSED:
-		row(r, check, NG_PASS, p.ms, "refused in %.2f ms", p.ms);
-		break;
+	case NG_PROBE_REFUSED: row(r, check, NG_PASS, p.ms, "refused in %.2f ms", p.ms); break;
 	case NG_PROBE_UNREACHABLE:
 		row(r, check, NG_PASS, p.ms, "unreachable in %.2f ms (%s)", p.ms, strerror(p.err));
 		break;
@@ -426,19 +427,21 @@ static void check_process(struct run *r)
 	snprintf(path, sizeof(path), "/proc/%d/ns/net", r->o->process);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		row(r, "layer 1: exec namespace", NG_FAIL, -1, "process %d: %s", r->o->process, strerror(errno));
+		row(r, "layer 1: exec namespace", NG_FAIL, -1, "process %d: %s", r->o->process,
+		    strerror(errno));
 		return;
 	}
 	if (same_file(path, r->target)) {
 		close(fd);
 		row(r, "layer 1: exec namespace", NG_FAIL, -1,
-		    "process %d shares the pod's network namespace: layer one is absent for it", r->o->process);
+		    "process %d shares the pod's network namespace: layer one is absent for it",
+		    r->o->process);
 		return;
 	}
 	if (same_file(path, "/proc/1/ns/net")) {
 		close(fd);
-		row(r, "layer 1: exec namespace", NG_FAIL, -1, "process %d runs in the node's network namespace",
-		    r->o->process);
+		row(r, "layer 1: exec namespace", NG_FAIL, -1,
+		    "process %d runs in the node's network namespace", r->o->process);
 		return;
 	}
 	if (ng_netns_run(fd, read_links, &ni, &err) < 0) {
@@ -452,14 +455,16 @@ static void check_process(struct run *r)
 		size_t o = strlen(links);
 
 		only_lo &= l->loopback;
-		snprintf(links + o, sizeof(links) - o, "%s%s (%s)", i ? ", " : "", l->name, l->up ? "up" : "down");
+		snprintf(links + o, sizeof(links) - o, "%s%s (%s)", i ? ", " : "", l->name,
+			 l->up ? "up" : "down");
 	}
 	if (only_lo)
 		row(r, "layer 1: exec namespace", NG_PASS, -1,
 		    "process %d has a network namespace of its own with only %s", r->o->process,
 		    ni.links.n ? links : "no interface");
 	else
-		row(r, "layer 1: exec namespace", NG_FAIL, -1, "process %d can use: %s", r->o->process, links);
+		row(r, "layer 1: exec namespace", NG_FAIL, -1, "process %d can use: %s", r->o->process,
+		    links);
 	ng_netinfo_free(&ni);
 }
 
@@ -494,11 +499,12 @@ static int print(const struct run *r, FILE *out)
 		fputc('\n', out);
 		json_decref(o);
 	} else {
-		fprintf(out, "boxxkite-netguard verify: netns %s%s%s\n\n", r->target, r->pod[0] ? ", pod " : "", r->pod);
+		fprintf(out, "boxxkite-netguard verify: netns %s%s%s\n\n", r->target,
+			r->pod[0] ? ", pod " : "", r->pod);
 		fprintf(out, "%-40s %-10s %s\n", "CHECK", "VERDICT", "DETAIL");
 		for (size_t i = 0; i < r->rows.n; i++)
-			fprintf(out, "%-40s %-10s %s\n", r->rows.v[i].check, verdict_name(r->rows.v[i].verdict),
-				r->rows.v[i].detail);
+			fprintf(out, "%-40s %-10s %s\n", r->rows.v[i].check,
+				verdict_name(r->rows.v[i].verdict), r->rows.v[i].detail);
 		fprintf(out, "\n%s\n", ok ? "all checks passed" : "SOME CHECKS FAILED");
 	}
 	return ok ? 0 : 1;
@@ -552,14 +558,20 @@ static int usage(int status)
 int ng_verify_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"netns", required_argument, NULL, 'n'},  {"pid", required_argument, NULL, 'p'},
-		{"config", required_argument, NULL, 'c'}, {"annotations", required_argument, NULL, 'a'},
-		{"process", required_argument, NULL, 'x'}, {"json", no_argument, NULL, 'j'},
-		{"timeout", required_argument, NULL, 't'}, {"denied-probe", required_argument, NULL, 'd'},
-		{"dns-name", required_argument, NULL, 'N'}, {"help", no_argument, NULL, 'h'},
+		{"netns", required_argument, NULL, 'n'},
+		{"pid", required_argument, NULL, 'p'},
+		{"config", required_argument, NULL, 'c'},
+		{"annotations", required_argument, NULL, 'a'},
+		{"process", required_argument, NULL, 'x'},
+		{"json", no_argument, NULL, 'j'},
+		{"timeout", required_argument, NULL, 't'},
+		{"denied-probe", required_argument, NULL, 'd'},
+		{"dns-name", required_argument, NULL, 'N'},
+		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct ng_verify_opts o = {.timeout_ms = DEFAULT_TIMEOUT_MS, .denied = DEFAULT_DENIED, .dns_name = "."};
+	struct ng_verify_opts o = {
+		.timeout_ms = DEFAULT_TIMEOUT_MS, .denied = DEFAULT_DENIED, .dns_name = "."};
 	long n = 0;
 	int c;
 

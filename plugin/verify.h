@@ -14,9 +14,9 @@ struct ng_verify_opts {
 	const char *annotations; /* --annotations JSON */
 	int process;             /* --process PID: layer one for an exec'd process */
 	bool json;
-	int timeout_ms;          /* per probe */
-	const char *denied;      /* --denied-probe ADDR:PORT, outside the allowlist */
-	const char *dns_name;    /* the name DNS probes ask for */
+	int timeout_ms;       /* per probe */
+	const char *denied;   /* --denied-probe ADDR:PORT, outside the allowlist */
+	const char *dns_name; /* the name DNS probes ask for */
 };
 
 enum ng_verdict { NG_PASS, NG_FAIL, NG_AMBIGUOUS, NG_SKIP, NG_INFO };

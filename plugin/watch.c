@@ -15,12 +15,12 @@
 #include "install.h"
 #include "installplan.h"
 
-#define DEBOUNCE 0.1      /* s of quiet before a pass: writers often touch several files */
-#define DEBOUNCE_MAX 1.0  /* s: a dir that never goes quiet still gets a pass */
-#define RESYNC 60.0       /* s between passes when nothing happens */
-#define RETRY_MAX 30.0    /* s: cap of the back-off after a failed pass */
-#define FIGHT_LIMIT 5     /* our writes ... */
-#define FIGHT_WINDOW 60.0 /* ... within this many seconds make a fight */
+#define DEBOUNCE        0.1  /* s of quiet before a pass: writers often touch several files */
+#define DEBOUNCE_MAX    1.0  /* s: a dir that never goes quiet still gets a pass */
+#define RESYNC          60.0 /* s between passes when nothing happens */
+#define RETRY_MAX       30.0 /* s: cap of the back-off after a failed pass */
+#define FIGHT_LIMIT     5    /* our writes ... */
+#define FIGHT_WINDOW    60.0 /* ... within this many seconds make a fight */
 #define FIGHT_DELAY_MAX 300.0
 
 /* ---- fight detection ------------------------------------------------------- */
@@ -98,7 +98,8 @@ static int drain(int ifd, int conf_wd, int entry_wd)
 		for (char *p = buf; p < buf + n;) {
 			const struct inotify_event *ev = (const struct inotify_event *)p;
 
-			if (ev->wd == conf_wd && (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED | IN_UNMOUNT)))
+			if (ev->wd == conf_wd &&
+			    (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED | IN_UNMOUNT)))
 				return -1;
 			if ((ev->mask & IN_Q_OVERFLOW) || (ev->wd == entry_wd && entry_wd >= 0) ||
 			    (ev->wd == conf_wd && ev->len && ng_is_conf_name(ev->name)))
@@ -145,7 +146,8 @@ static double pass(struct loop *l, double now)
 	l->retry = 0;
 	if (rc == 0) {
 		if (ng_fight_settled(&l->fight, now))
-			ng_say("the other writer has been quiet for %.0f s; back-off cleared", l->fight.window);
+			ng_say("the other writer has been quiet for %.0f s; back-off cleared",
+			       l->fight.window);
 		return 0;
 	}
 	count = ng_fight_wrote(&l->fight, now, &span);
@@ -178,8 +180,8 @@ int ng_watch_run(int dirfd, const char *label, const char *entry_dir, ng_reconci
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", dirfd);
 	conf_wd = ifd < 0 ? -1
 			  : inotify_add_watch(ifd, path,
-					      IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE |
-						      IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR);
+					      IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE |
+						      IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR);
 	if (conf_wd < 0) {
 		ng_say("ERROR: inotify on %s: %s", label, strerror(errno));
 		close(sfd);
@@ -189,7 +191,8 @@ int ng_watch_run(int dirfd, const char *label, const char *entry_dir, ng_reconci
 	}
 	/* Best effort: without it, entry edits still arrive with the resync. */
 	if (entry_dir)
-		entry_wd = inotify_add_watch(ifd, entry_dir, IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_ONLYDIR);
+		entry_wd = inotify_add_watch(ifd, entry_dir,
+					     IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_ONLYDIR);
 	ng_say("watching %s%s%s", label, entry_wd >= 0 ? " and " : "", entry_wd >= 0 ? entry_dir : "");
 	/* The watch exists before the first pass, so no change is missed. */
 	last = now_s();
@@ -216,7 +219,8 @@ int ng_watch_run(int dirfd, const char *label, const char *entry_dir, ng_reconci
 			struct signalfd_siginfo si;
 
 			if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-				ng_say("stopping on %s; our entry stays in the config", strsignal((int)si.ssi_signo));
+				ng_say("stopping on %s; our entry stays in the config",
+				       strsignal((int)si.ssi_signo));
 			close(ifd);
 			close(sfd);
 			return 0;
@@ -225,7 +229,8 @@ int ng_watch_run(int dirfd, const char *label, const char *entry_dir, ng_reconci
 			int d = drain(ifd, conf_wd, entry_wd);
 
 			if (d < 0) {
-				ng_say("ERROR: %s was removed or moved; exiting so that we are restarted", label);
+				ng_say("ERROR: %s was removed or moved; exiting so that we are restarted",
+				       label);
 				break;
 			}
 			if (d > 0) {
@@ -234,7 +239,8 @@ int ng_watch_run(int dirfd, const char *label, const char *entry_dir, ng_reconci
 				/* Debounced and capped; never before a fight's back-off. A
 				 * change cuts a failed pass's retry wait short: it may be
 				 * the fix (the primary writing its first config). */
-				due = now + DEBOUNCE < pending + DEBOUNCE_MAX ? now + DEBOUNCE : pending + DEBOUNCE_MAX;
+				due = now + DEBOUNCE < pending + DEBOUNCE_MAX ? now + DEBOUNCE
+									      : pending + DEBOUNCE_MAX;
 				if (due < l.fight.not_before)
 					due = l.fight.not_before;
 			}

@@ -5,8 +5,8 @@
 #
 #   scripts/deps.sh                build + unit-test packages
 #   scripts/deps.sh --e2e --cri    also the netns e2e / containerd CRI e2e
-#                                  packages (only as root: those suites
-#                                  run only as root)
+#                                  packages; --lint, --fuzz, --valgrind for
+#                                  those targets (only installed as root)
 set -euo pipefail
 
 build_pkgs=(gcc make pkg-config libc6-dev libjansson-dev libnftnl-dev libmnl-dev libcmocka-dev python3)
@@ -14,6 +14,9 @@ build_pkgs=(gcc make pkg-config libc6-dev libjansson-dev libnftnl-dev libmnl-dev
 # nft to show the ruleset, python3 to play libcni.
 e2e_pkgs=(iproute2 nftables containernetworking-plugins dnsmasq-base socat util-linux procps python3)
 cri_pkgs=(containerd runc python3-grpcio busybox-static)
+lint_pkgs=(clang-format clang-tidy cppcheck shellcheck)
+fuzz_pkgs=(clang libclang-rt-14-dev)
+check_pkgs=(valgrind)
 
 want=("${build_pkgs[@]}")
 if [ "$(id -u)" -eq 0 ]; then
@@ -21,6 +24,9 @@ if [ "$(id -u)" -eq 0 ]; then
 		case "$arg" in
 		--e2e) want+=("${e2e_pkgs[@]}") ;;
 		--cri) want+=("${cri_pkgs[@]}") ;;
+		--lint) want+=("${lint_pkgs[@]}") ;;
+		--fuzz) want+=("${fuzz_pkgs[@]}") ;;
+		--valgrind) want+=("${check_pkgs[@]}") ;;
 		*) echo "deps.sh: unknown option $arg" >&2; exit 2 ;;
 		esac
 	done

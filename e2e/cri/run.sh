@@ -317,7 +317,9 @@ start_containerd() {
 	# tree from runc).  In the private mount namespace: drop the copies of
 	# /run/netns (other tests' namespaces must not be pinned by ours), then
 	# tmpfs on /run (runc, shim sockets) and /var/lib (libcni's cache in
-	# /var/lib/cni, which may not exist on the machine).
+	# /var/lib/cni, which may not exist on the machine). The script is single-
+	# quoted on purpose: it expands $1... inside the new mount namespace.
+	# shellcheck disable=SC2016
 	nsenter --net="/run/netns/$NODE" unshare --mount --propagation private -- /bin/sh -c '
 		umount -R -l /run/netns 2>/dev/null
 		mount -t tmpfs -o mode=0755 ngc-run /run &&

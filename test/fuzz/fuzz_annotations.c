@@ -35,14 +35,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ann = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL);
 	if (!ann) {
 		ann = json_object();
-		json_object_set_new(ann, "netguard.boxxkite.io/egress", json_stringn((const char *)data, size));
+		json_object_set_new(ann, "netguard.boxxkite.io/egress",
+				    json_stringn((const char *)data, size));
 	}
 	root = json_deep_copy(base);
 	rc = json_object();
 	json_object_set_new(rc, "io.kubernetes.cri.pod-annotations", ann);
 	json_object_set_new(root, "runtimeConfig", rc);
 	if (ng_annotations_parse(root, &cfg, &a, &err) == 0)
-		ng_select(&cfg, size % 2 ? "sandboxes" : "default", &a, &enforced, reason, sizeof(reason), &err);
+		ng_select(&cfg, size % 2 ? "sandboxes" : "default", &a, &enforced, reason, sizeof(reason),
+			  &err);
 	ng_annotations_free(&a);
 	json_decref(root);
 	return 0;

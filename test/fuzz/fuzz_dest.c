@@ -11,7 +11,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const char *const envelopes[] = {"10.0.0.0/8:1-65535", "*.example.com:443", "udp://[fd00::/16]:53"};
+	static const char *const envelopes[] = {"10.0.0.0/8:1-65535", "*.example.com:443",
+						"udp://[fd00::/16]:53"};
 	char *s = malloc(size + 1);
 	struct ng_dest d, e;
 	struct ng_err err;

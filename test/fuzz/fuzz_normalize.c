@@ -33,7 +33,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const uint8_t *b = data + i;
 		uint8_t lo = b[0] % 32, hi = (uint8_t)(lo + b[1] % 8);
 		uint16_t plo = (uint16_t)(b[3] % 24), phi = (uint16_t)(plo + b[4] % 6);
-		struct ng_elem e = {.proto = b[2] & 1 ? 6 : 17, .p_lo = plo, .p_hi = phi,
+		struct ng_elem e = {.proto = b[2] & 1 ? 6 : 17,
+				    .p_lo = plo,
+				    .p_hi = phi,
 				    .timeout = b[5] % 3 ? 0 : (uint32_t)b[6] * 10};
 
 		e.lo.fam = e.hi.fam = NG_V4;

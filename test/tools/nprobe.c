@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #define DEFAULT_TIMEOUT_MS 1000
-#define DNS_MAX 65535
+#define DNS_MAX            65535
 
 static struct timespec t0;
 
@@ -55,19 +55,14 @@ static const char *kind_of(int e)
 {
 	switch (e) {
 	case ECONNREFUSED:
-	case ECONNRESET:
-		return "refused";
-	case ETIMEDOUT:
-		return "timeout";
+	case ECONNRESET: return "refused";
+	case ETIMEDOUT: return "timeout";
 	case ENETUNREACH:
 	case EHOSTUNREACH:
-	case EADDRNOTAVAIL:
-		return "unreachable";
+	case EADDRNOTAVAIL: return "unreachable";
 	case EPERM:
-	case EACCES:
-		return "denied";
-	default:
-		return "error";
+	case EACCES: return "denied";
+	default: return "error";
 	}
 }
 

@@ -32,8 +32,7 @@ static int teardown(void **state)
 }
 
 /* Parses annotations given as a JSON object text; returns the code. */
-static int ann(struct fixture *f, const char *annotations, struct ng_annotations *out,
-	       struct ng_err *err)
+static int ann(struct fixture *f, const char *annotations, struct ng_annotations *out, struct ng_err *err)
 {
 	json_t *root = json_deep_copy(f->conf);
 	int r;
@@ -84,8 +83,11 @@ static void test_grants_inside_envelope(void **state)
 	struct ng_annotations a;
 	struct ng_err err;
 
-	assert_int_equal(ann(f, "{\"netguard.boxxkite.io/egress\":\" 10.1.2.3:443 , s3.example.com:443,udp://10.9.0.0/16:5353\"}",
-			     &a, &err), 0);
+	assert_int_equal(ann(f,
+			     "{\"netguard.boxxkite.io/egress\":\" 10.1.2.3:443 , "
+			     "s3.example.com:443,udp://10.9.0.0/16:5353\"}",
+			     &a, &err),
+			 0);
 	assert_int_equal(a.grants.n, 3);
 	assert_int_equal(a.grants.v[1].kind, NG_HOST_NAME);
 	assert_int_equal(a.grants.v[2].proto, NG_PROTO_UDP);
@@ -98,12 +100,14 @@ static void test_grants_refused(void **state)
 
 	ann_refused(f, "{\"netguard.boxxkite.io/egress\":\"11.0.0.1:443\"}", NG_E_ENVELOPE,
 		    "grant \"11.0.0.1:443\": outside egress.envelope");
-	ann_refused(f, "{\"netguard.boxxkite.io/egress\":\"10.1.2.3:444\"}", NG_E_ENVELOPE, "outside egress.envelope");
+	ann_refused(f, "{\"netguard.boxxkite.io/egress\":\"10.1.2.3:444\"}", NG_E_ENVELOPE,
+		    "outside egress.envelope");
 	ann_refused(f, "{\"netguard.boxxkite.io/egress\":\"udp://10.1.2.3:443\"}", NG_E_ENVELOPE, "outside");
 	ann_refused(f, "{\"netguard.boxxkite.io/egress\":\"10.1.2.3:443,example.com:443\"}", NG_E_ENVELOPE,
 		    "\"example.com:443\"");
 	ann_refused(f, "{\"netguard.boxxkite.io/egress\":\"evilexample.com:443\"}", NG_E_ENVELOPE, "outside");
-	ann_refused(f, "{\"netguard.boxxkite.io/egress\":\"udp://10.0.0.0/8:4000-5000\"}", NG_E_ENVELOPE, "outside");
+	ann_refused(f, "{\"netguard.boxxkite.io/egress\":\"udp://10.0.0.0/8:4000-5000\"}", NG_E_ENVELOPE,
+		    "outside");
 	ann_refused(f, "{\"netguard.boxxkite.io/egress\":\"[fd00::1]:443\"}", NG_E_ENVELOPE, "outside");
 	ann_refused(f, "{\"netguard.boxxkite.io/egress\":\"0.0.0.0/0:443\"}", NG_E_ENVELOPE, "0.0.0.0/0");
 	ann_refused(f, "{\"netguard.boxxkite.io/egress\":\"*.example.com:443\"}", NG_E_ANNOTATION,
@@ -119,7 +123,8 @@ static void test_grant_syntax_refused(void **state)
 	ann_refused(f, "{\"netguard.boxxkite.io/egress\":\"10.1.2.3:443,,10.1.2.4:443\"}", NG_E_ANNOTATION,
 		    "entry 2 is empty");
 	ann_refused(f, "{\"netguard.boxxkite.io/egress\":\"\"}", NG_E_ANNOTATION, "entry 1 is empty");
-	ann_refused(f, "{\"netguard.boxxkite.io/egress\":\"10.1.2.3:443,\"}", NG_E_ANNOTATION, "entry 2 is empty");
+	ann_refused(f, "{\"netguard.boxxkite.io/egress\":\"10.1.2.3:443,\"}", NG_E_ANNOTATION,
+		    "entry 2 is empty");
 	ann_refused(f, "{\"netguard.boxxkite.io/egress\":\"CHANGEME\"}", NG_E_ANNOTATION, "CHANGEME");
 	ann_refused(f, "{\"netguard.boxxkite.io/egress\":42}", NG_E_ANNOTATION, "must be a string");
 
@@ -144,10 +149,13 @@ static void test_unknown_and_enforce_values(void **state)
 	struct ng_annotations a;
 	struct ng_err err;
 
-	ann_refused(f, "{\"netguard.boxxkite.io/enforec\":\"true\"}", NG_E_ANNOTATION, "unknown netguard key");
+	ann_refused(f, "{\"netguard.boxxkite.io/enforec\":\"true\"}", NG_E_ANNOTATION,
+		    "unknown netguard key");
 	ann_refused(f, "{\"netguard.boxxkite.io/Egress\":\"10.1.2.3:443\"}", NG_E_ANNOTATION, "unknown");
-	ann_refused(f, "{\"netguard.boxxkite.io/enforce\":\"yes\"}", NG_E_ANNOTATION, "\"true\" or \"false\"");
-	ann_refused(f, "{\"netguard.boxxkite.io/enforce\":\"True\"}", NG_E_ANNOTATION, "\"true\" or \"false\"");
+	ann_refused(f, "{\"netguard.boxxkite.io/enforce\":\"yes\"}", NG_E_ANNOTATION,
+		    "\"true\" or \"false\"");
+	ann_refused(f, "{\"netguard.boxxkite.io/enforce\":\"True\"}", NG_E_ANNOTATION,
+		    "\"true\" or \"false\"");
 	assert_int_equal(ann(f, "{\"netguard.boxxkite.io/enforce\":\"false\"}", &a, &err), 0);
 	assert_int_equal(a.enforce, 0);
 	ng_annotations_free(&a);

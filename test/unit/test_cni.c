@@ -8,12 +8,14 @@
 #include "cni.h"
 
 /* No DNS names in this config, so no test resolves anything. */
-#define CONF_NO_NAMES                                                                                  \
-	"{\"cniVersion\":\"1.0.0\",\"name\":\"k8s\",\"type\":\"boxxkite-netguard\","                     \
-	"\"capabilities\":{\"io.kubernetes.cri.pod-annotations\":true},\"logFile\":\"%s\","              \
-	"\"enforce\":{\"namespaces\":[\"sandboxes\"],\"optInAnnotation\":true},"                          \
+#define CONF_NO_NAMES                                                                       \
+	"{\"cniVersion\":\"1.0.0\",\"name\":\"k8s\",\"type\":\"boxxkite-netguard\","        \
+	"\"capabilities\":{\"io.kubernetes.cri.pod-annotations\":true},\"logFile\":\"%s\"," \
+	"\"enforce\":{\"namespaces\":[\"sandboxes\"],\"optInAnnotation\":true},"            \
 	"\"egress\":{\"allow\":[\"10.20.0.0/16:443\"],\"envelope\":[\"10.0.0.0/8:443\"]}%s}"
-#define PREV ",\"prevResult\":{\"cniVersion\":\"1.0.0\",\"ips\":[{\"address\":\"10.88.0.5/16\",\"gateway\":\"10.88.0.1\"}]}"
+#define PREV                                                                           \
+	",\"prevResult\":{\"cniVersion\":\"1.0.0\",\"ips\":[{\"address\":\"10.88.0.5/" \
+	"16\",\"gateway\":\"10.88.0.1\"}]}"
 
 static char logpath[256];
 
@@ -202,13 +204,15 @@ static void test_config_errors(void **state)
 	r = run_cni("ADD", conf(",\"prevResult\":{\"ips\":[{\"address\":\"bad\"}]}"), 0);
 	expect_error(&r, NG_E_CONFIG, "prevResult.ips[0].address");
 	run_free(&r);
-	r = run_cni("ADD", conf(",\"runtimeConfig\":{\"io.kubernetes.cri.pod-annotations\":"
-				"{\"netguard.boxxkite.io/egress\":\"11.0.0.1:443\"}}" PREV),
+	r = run_cni("ADD",
+		    conf(",\"runtimeConfig\":{\"io.kubernetes.cri.pod-annotations\":"
+			 "{\"netguard.boxxkite.io/egress\":\"11.0.0.1:443\"}}" PREV),
 		    0);
 	expect_error(&r, NG_E_ENVELOPE, "11.0.0.1:443");
 	run_free(&r);
-	r = run_cni("ADD", conf(",\"runtimeConfig\":{\"io.kubernetes.cri.pod-annotations\":"
-				"{\"netguard.boxxkite.io/egres\":\"10.0.0.1:443\"}}" PREV),
+	r = run_cni("ADD",
+		    conf(",\"runtimeConfig\":{\"io.kubernetes.cri.pod-annotations\":"
+			 "{\"netguard.boxxkite.io/egres\":\"10.0.0.1:443\"}}" PREV),
 		    0);
 	expect_error(&r, NG_E_ANNOTATION, "unknown netguard key");
 	run_free(&r);
@@ -232,8 +236,8 @@ static void test_skipped_pod_passes_through(void **state)
 	assert_int_equal(r.status, 0);
 	/* The prevResult comes back as it was, in the config's version. */
 	assert_string_equal(json_string_value(json_object_get(r.json, "cniVersion")), "1.0.0");
-	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(r.json, "ips"), 0),
-							      "address")),
+	assert_string_equal(json_string_value(json_object_get(
+				    json_array_get(json_object_get(r.json, "ips"), 0), "address")),
 			    "10.88.0.5/16");
 	run_free(&r);
 	line = last_log();
@@ -252,8 +256,9 @@ static void test_skipped_pod_passes_through(void **state)
 	r = run_cni("ADD", c031, 0);
 	assert_int_equal(r.status, 0);
 	assert_string_equal(json_string_value(json_object_get(r.json, "cniVersion")), "0.3.1");
-	assert_string_equal(
-		json_string_value(json_object_get(json_array_get(json_object_get(r.json, "ips"), 0), "version")), "4");
+	assert_string_equal(json_string_value(json_object_get(
+				    json_array_get(json_object_get(r.json, "ips"), 0), "version")),
+			    "4");
 	run_free(&r);
 }
 

@@ -11,7 +11,8 @@ static void test_any_order(void **state)
 
 	assert_int_equal(ng_cni_args_parse("K8S_POD_NAME=p-1;IgnoreUnknown=1;K8S_POD_INFRA_CONTAINER_ID=abc;"
 					   "K8S_POD_UID=u-1;K8S_POD_NAMESPACE=sandboxes",
-					   &a, &err), 0);
+					   &a, &err),
+			 0);
 	assert_string_equal(a.pod_namespace, "sandboxes");
 	assert_string_equal(a.pod_name, "p-1");
 	assert_string_equal(a.pod_uid, "u-1");
@@ -56,8 +57,11 @@ static void test_malformed(void **state)
 	memcpy(big, "K8S_POD_NAME=", 13);
 	assert_int_equal(ng_cni_args_parse(big, &a, &err), -1);
 	assert_int_equal(err.code, NG_E_ENV);
-	assert_int_equal(ng_cni_args_parse("K8S_POD_NAMESPACE=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
-					   &a, &err), -1);
+	assert_int_equal(
+		ng_cni_args_parse("K8S_POD_NAMESPACE="
+				  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+				  &a, &err),
+		-1);
 	assert_contains(err.msg, "K8S_POD_NAMESPACE is longer");
 }
 

@@ -57,7 +57,8 @@ static void test_examples_parse(void **state)
 
 			lists++;
 			json_array_foreach(plugins, i, p) {
-				if (!strcmp(json_string_value(json_object_get(p, "type")), "boxxkite-netguard")) {
+				if (!strcmp(json_string_value(json_object_get(p, "type")),
+					    "boxxkite-netguard")) {
 					check_entry(path, p, json_string_value(json_object_get(j, "name")),
 						    json_string_value(json_object_get(j, "cniVersion")));
 					ours++;

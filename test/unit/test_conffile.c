@@ -62,7 +62,8 @@ static void test_active_and_entry(void **state)
 	assert_string_equal(json_string_value(json_object_get(e, "cniVersion")), "0.4.0");
 	json_decref(e);
 
-	write_file("05-first.conflist", "{\"cniVersion\":\"1.0.0\",\"name\":\"y\",\"plugins\":[{\"type\":\"ptp\"}]}");
+	write_file("05-first.conflist",
+		   "{\"cniVersion\":\"1.0.0\",\"name\":\"y\",\"plugins\":[{\"type\":\"ptp\"}]}");
 	assert_null(ng_conffile_entry(dir, used, sizeof(used), &err));
 	assert_contains(err.msg, "no boxxkite-netguard entry");
 

@@ -67,7 +67,8 @@ static void test_unknown_keys(void **state)
 {
 	(void)state;
 	refused("egres", "{}", NG_E_CONFIG, "egres: unknown key");
-	refused("enforce", "{\"namespaces\":[\"a\"],\"optIn\":true}", NG_E_CONFIG, "enforce.optIn: unknown key");
+	refused("enforce", "{\"namespaces\":[\"a\"],\"optIn\":true}", NG_E_CONFIG,
+		"enforce.optIn: unknown key");
 	refused("egress", "{\"allow\":[],\"alow\":[]}", NG_E_CONFIG, "egress.alow: unknown key");
 	refused("ingress", "{\"port\":[80]}", NG_E_CONFIG, "ingress.port: unknown key");
 	refused("dns", "{\"server\":[\"10.0.0.1\"]}", NG_E_CONFIG, "dns.server: unknown key");
@@ -77,10 +78,12 @@ static void test_unknown_keys(void **state)
 static void test_open_world_refusals(void **state)
 {
 	(void)state;
-	refused("egress", "{\"allow\":[\"0.0.0.0/0:443\"]}", NG_E_CONFIG, "0.0.0.0/0 would match every address");
+	refused("egress", "{\"allow\":[\"0.0.0.0/0:443\"]}", NG_E_CONFIG,
+		"0.0.0.0/0 would match every address");
 	refused("egress", "{\"allow\":[\"[::/0]:443\"]}", NG_E_CONFIG, "::/0 would match every address");
 	refused("egress", "{\"envelope\":[\"0.0.0.0/0:443\"]}", NG_E_CONFIG, "egress.envelope[0]");
-	refused("ingress", "{\"ports\":[8080],\"sources\":[\"0.0.0.0/0\"]}", NG_E_CONFIG, "ingress.sources[0]");
+	refused("ingress", "{\"ports\":[8080],\"sources\":[\"0.0.0.0/0\"]}", NG_E_CONFIG,
+		"ingress.sources[0]");
 	refused("egress", "{\"allow\":[\"10.0.0.0/7:443\"]}", NG_E_CONFIG, "shorter than the minimum /8");
 	refused("egress", "{\"allow\":[\"[fd00::/16]:443\"]}", NG_E_CONFIG, "shorter than the minimum /32");
 	refused("egress", "{\"minPrefixV4\":16,\"allow\":[\"10.0.0.0/12:443\"]}", NG_E_CONFIG, "minimum /16");
@@ -92,7 +95,8 @@ static void test_open_world_refusals(void **state)
 static void test_metadata_refusals(void **state)
 {
 	(void)state;
-	refused("egress", "{\"allow\":[\"169.254.0.0/16:80\"]}", NG_E_CONFIG, "metadata address 169.254.169.254");
+	refused("egress", "{\"allow\":[\"169.254.0.0/16:80\"]}", NG_E_CONFIG,
+		"metadata address 169.254.169.254");
 	refused("egress", "{\"allow\":[\"169.254.169.254:80\"]}", NG_E_CONFIG, "always refused");
 	refused("egress", "{\"allow\":[\"168.63.0.0/16:443\"]}", NG_E_CONFIG, "168.63.129.16");
 	refused("egress", "{\"allow\":[\"100.64.0.0/10:443\"]}", NG_E_CONFIG, "100.100.100.200");
@@ -110,9 +114,11 @@ static void test_metadata_refusals(void **state)
 static void test_placeholders(void **state)
 {
 	(void)state;
-	refused("egress", "{\"allow\":[\"CHANGEME:443\"]}", NG_E_CONFIG, "egress.allow[0]: holds the placeholder CHANGEME");
+	refused("egress", "{\"allow\":[\"CHANGEME:443\"]}", NG_E_CONFIG,
+		"egress.allow[0]: holds the placeholder CHANGEME");
 	refused("logFile", "\"/var/log/CHANGEME.log\"", NG_E_CONFIG, "logFile: holds the placeholder");
-	refused("ingress", "{\"ports\":[8080],\"sources\":[\"10.0.0.0/8\"],\"CHANGEME\":1}", NG_E_CONFIG, "CHANGEME");
+	refused("ingress", "{\"ports\":[8080],\"sources\":[\"10.0.0.0/8\"],\"CHANGEME\":1}", NG_E_CONFIG,
+		"CHANGEME");
 	/* The runtime's keys are not the platform's and are not scanned. */
 	struct ng_err err;
 	assert_int_equal(tu_config_code(tu_conf_with("args", "{\"note\":\"CHANGEME\"}"), &err), 0);
@@ -125,7 +131,8 @@ static void test_selection_config(void **state)
 	refused("enforce", "{\"namespaces\":[],\"optInAnnotation\":false}", NG_E_CONFIG, "selects no pod");
 	refused("enforce", "{\"namespaces\":[\"Bad_NS\"]}", NG_E_CONFIG, "enforce.namespaces[0]");
 	refused("enforce", "{\"namespaces\":\"sandboxes\"}", NG_E_CONFIG, "must be an array");
-	refused("enforce", "{\"namespaces\":[\"a\"],\"optInAnnotation\":\"yes\"}", NG_E_CONFIG, "true or false");
+	refused("enforce", "{\"namespaces\":[\"a\"],\"optInAnnotation\":\"yes\"}", NG_E_CONFIG,
+		"true or false");
 	refused("capabilities", "{}", NG_E_CONFIG, "enforce.optInAnnotation: needs");
 }
 
@@ -135,15 +142,20 @@ static void test_malformed_values(void **state)
 	refused("dns", "{\"servers\":[\"10.0.0\"]}", NG_E_CONFIG, "dns.servers[0]: not an IP address");
 	refused("dns", "{\"servers\":\"10.0.0.1\"}", NG_E_CONFIG, "must be an array");
 	refused("egress", "{\"allow\":[443]}", NG_E_CONFIG, "egress.allow[0]: must be a string");
-	refused("egress", "{\"allow\":[\"10.0.0.1\"]}", NG_E_CONFIG, "egress.allow[0]: destination \"10.0.0.1\": port is required");
-	refused("egress", "{\"allow\":[\"*.example.com:443\"]}", NG_E_CONFIG, "only allowed in egress.envelope");
+	refused("egress", "{\"allow\":[\"10.0.0.1\"]}", NG_E_CONFIG,
+		"egress.allow[0]: destination \"10.0.0.1\": port is required");
+	refused("egress", "{\"allow\":[\"*.example.com:443\"]}", NG_E_CONFIG,
+		"only allowed in egress.envelope");
 	refused("ingress", "{\"ports\":[0],\"sources\":[\"10.0.0.0/8\"]}", NG_E_CONFIG, "ingress.ports[0]");
-	refused("ingress", "{\"ports\":[65536],\"sources\":[\"10.0.0.0/8\"]}", NG_E_CONFIG, "ingress.ports[0]");
-	refused("ingress", "{\"ports\":[\"8080\"],\"sources\":[\"10.0.0.0/8\"]}", NG_E_CONFIG, "ingress.ports[0]");
+	refused("ingress", "{\"ports\":[65536],\"sources\":[\"10.0.0.0/8\"]}", NG_E_CONFIG,
+		"ingress.ports[0]");
+	refused("ingress", "{\"ports\":[\"8080\"],\"sources\":[\"10.0.0.0/8\"]}", NG_E_CONFIG,
+		"ingress.ports[0]");
 	refused("ingress", "{\"ports\":[8080]}", NG_E_CONFIG, "ingress.sources: required");
 	refused("ingress", "{\"sources\":[\"10.0.0.0/8\"]}", NG_E_CONFIG, "ingress.ports: required");
 	refused("ingress", "{\"ports\":[8080],\"sources\":[\"10.1.2.3/8\"]}", NG_E_CONFIG, "host bits");
-	refused("ingress", "{\"ports\":[8080],\"sources\":[\"10.0.0.0/8\"],\"allowNode\":1}", NG_E_CONFIG, "true or false");
+	refused("ingress", "{\"ports\":[8080],\"sources\":[\"10.0.0.0/8\"],\"allowNode\":1}", NG_E_CONFIG,
+		"true or false");
 	refused("denyAction", "\"block\"", NG_E_CONFIG, "denyAction");
 	refused("log", "{}", NG_E_CONFIG, "log.nflogGroup: required");
 	refused("log", "{\"nflogGroup\":65536}", NG_E_CONFIG, "log.nflogGroup");
@@ -152,7 +164,8 @@ static void test_malformed_values(void **state)
 	refused("log", "{\"nflogGroup\":5,\"rate\":10}", NG_E_CONFIG, "log.rate: unknown key");
 	refused("logFile", "\"relative.log\"", NG_E_CONFIG, "absolute path");
 	refused("name", "42", NG_E_CONFIG, "name: must be a string");
-	refused("capabilities", "{\"io.kubernetes.cri.pod-annotations\":\"yes\"}", NG_E_CONFIG, "capabilities.");
+	refused("capabilities", "{\"io.kubernetes.cri.pod-annotations\":\"yes\"}", NG_E_CONFIG,
+		"capabilities.");
 
 	struct ng_err err;
 	assert_int_equal(tu_config_code(tu_conf_with("log", "{\"nflogGroup\":0}"), &err), 0);
@@ -163,14 +176,10 @@ static void test_malformed_values(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_base_parses),
-		cmocka_unit_test(test_versions),
-		cmocka_unit_test(test_unknown_keys),
-		cmocka_unit_test(test_open_world_refusals),
-		cmocka_unit_test(test_metadata_refusals),
-		cmocka_unit_test(test_placeholders),
-		cmocka_unit_test(test_selection_config),
-		cmocka_unit_test(test_malformed_values),
+		cmocka_unit_test(test_base_parses),       cmocka_unit_test(test_versions),
+		cmocka_unit_test(test_unknown_keys),      cmocka_unit_test(test_open_world_refusals),
+		cmocka_unit_test(test_metadata_refusals), cmocka_unit_test(test_placeholders),
+		cmocka_unit_test(test_selection_config),  cmocka_unit_test(test_malformed_values),
 	};
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
 }

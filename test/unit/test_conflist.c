@@ -14,7 +14,7 @@
 
 static const char *const LISTS[] = {
 	"10-containerd-net.conflist", "10-kindnet.conflist", "10-flannel.conflist",
-	"10-calico.conflist", "05-cilium.conflist", NULL,
+	"10-calico.conflist",         "05-cilium.conflist",  NULL,
 };
 
 /* ---- helpers --------------------------------------------------------------- */
@@ -123,7 +123,8 @@ static void apply(ng_dir_listing *dir, const struct ng_plan *plan)
 
 		drop(dir, a->name);
 		if (a->op == NG_ACT_WRITE)
-			assert_int_equal(ng_listing_add(dir, a->name, NG_FILE_REGULAR, a->text, a->len, a->mode), 0);
+			assert_int_equal(
+				ng_listing_add(dir, a->name, NG_FILE_REGULAR, a->text, a->len, a->mode), 0);
 	}
 }
 
@@ -172,7 +173,8 @@ static void test_merge_every_primary(void **state)
 		/* The primary's plugins unchanged and in order, ours appended last. */
 		assert_int_equal(json_array_size(plugins), n + 1);
 		for (size_t k = 0; k < n; k++)
-			assert_true(json_equal(json_array_get(plugins, k), json_array_get(json_object_get(orig, "plugins"), k)));
+			assert_true(json_equal(json_array_get(plugins, k),
+					       json_array_get(json_object_get(orig, "plugins"), k)));
 		assert_true(json_equal(json_array_get(plugins, n), e));
 		/* Every key of the primary kept, in its order. */
 		key_order(orig, ko, sizeof(ko));
@@ -208,7 +210,8 @@ static void test_merge_every_primary(void **state)
 static void test_merge_replaces_and_dedups(void **state)
 {
 	(void)state;
-	json_t *e = entry(), *list = fixture("10-flannel.conflist"), *plugins = json_object_get(list, "plugins");
+	json_t *e = entry(), *list = fixture("10-flannel.conflist"),
+	       *plugins = json_object_get(list, "plugins");
 	json_t *old = json_deep_copy(e), *out;
 	struct ng_err err = {0};
 	bool changed;
@@ -223,7 +226,8 @@ static void test_merge_replaces_and_dedups(void **state)
 	assert_int_equal(count_ours(out), 1);
 	assert_int_equal(json_array_size(json_object_get(out, "plugins")), 3);
 	assert_true(json_equal(json_array_get(json_object_get(out, "plugins"), 2), e));
-	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(out, "plugins"), 0), "type")),
+	assert_string_equal(json_string_value(json_object_get(
+				    json_array_get(json_object_get(out, "plugins"), 0), "type")),
 			    "flannel");
 	json_decref(out);
 	json_decref(old);
@@ -280,15 +284,20 @@ static void test_merge_refusals(void **state)
 	json_object_set_new(e, "egres", json_object());
 	expect_merge_refused(fixture("10-kindnet.conflist"), e, "egres: unknown key");
 	/* A primary whose cniVersion the plugin does not speak. */
-	expect_merge_refused(tu_json("{\"cniVersion\":\"0.2.0\",\"name\":\"n\",\"plugins\":[{\"type\":\"ptp\"}]}"), entry(),
-			     "cniVersion \"0.2.0\" is not supported");
+	expect_merge_refused(
+		tu_json("{\"cniVersion\":\"0.2.0\",\"name\":\"n\",\"plugins\":[{\"type\":\"ptp\"}]}"),
+		entry(), "cniVersion \"0.2.0\" is not supported");
 	/* Lists runtimes would not run. */
-	expect_merge_refused(tu_json("{\"cniVersion\":\"0.3.1\",\"plugins\":[{\"type\":\"ptp\"}]}"), entry(), "no \"name\"");
-	expect_merge_refused(tu_json("{\"name\":\"n\",\"plugins\":[{\"type\":\"ptp\"}]}"), entry(), "no \"cniVersion\"");
-	expect_merge_refused(tu_json("{\"cniVersion\":\"0.3.1\",\"name\":\"n\",\"plugins\":[]}"), entry(), "non-empty array");
-	expect_merge_refused(tu_json("{\"cniVersion\":\"0.3.1\",\"name\":\"n\",\"plugins\":[{\"ipam\":{}}]}"), entry(),
-			     "plugins[0]");
-	expect_merge_refused(tu_json("{\"cniVersion\":\"0.3.1\",\"name\":\"n\",\"plugins\":[{\"type\":\"boxxkite-netguard\"}]}"),
+	expect_merge_refused(tu_json("{\"cniVersion\":\"0.3.1\",\"plugins\":[{\"type\":\"ptp\"}]}"), entry(),
+			     "no \"name\"");
+	expect_merge_refused(tu_json("{\"name\":\"n\",\"plugins\":[{\"type\":\"ptp\"}]}"), entry(),
+			     "no \"cniVersion\"");
+	expect_merge_refused(tu_json("{\"cniVersion\":\"0.3.1\",\"name\":\"n\",\"plugins\":[]}"), entry(),
+			     "non-empty array");
+	expect_merge_refused(tu_json("{\"cniVersion\":\"0.3.1\",\"name\":\"n\",\"plugins\":[{\"ipam\":{}}]}"),
+			     entry(), "plugins[0]");
+	expect_merge_refused(tu_json("{\"cniVersion\":\"0.3.1\",\"name\":\"n\",\"plugins\":[{\"type\":"
+				     "\"boxxkite-netguard\"}]}"),
 			     entry(), "needs a primary plugin");
 }
 
@@ -360,7 +369,8 @@ static void test_conf_to_conflist(void **state)
 static void test_names(void **state)
 {
 	(void)state;
-	static const char *const files[] = {"10-bridge.conf", "05-cilium.json", "a.conflist", "x.y.conf", NULL};
+	static const char *const files[] = {"10-bridge.conf", "05-cilium.json", "a.conflist", "x.y.conf",
+					    NULL};
 	char out[NG_FILENAME_MAX + 1], longname[300];
 
 	assert_true(ng_is_conf_name("a.conf"));
@@ -403,7 +413,8 @@ static void test_plan_conflist_roundtrip(void **state)
 	struct ng_dir_file *f;
 
 	add_file(&dir, "10-kindnet.conflist", "10-kindnet.conflist", 0640);
-	add_text(&dir, "99-loopback.conf", "{\"cniVersion\":\"0.3.1\",\"name\":\"lo\",\"type\":\"loopback\"}");
+	add_text(&dir, "99-loopback.conf",
+		 "{\"cniVersion\":\"0.3.1\",\"name\":\"lo\",\"type\":\"loopback\"}");
 	add_text(&dir, "10-kindnet.conflist.bak", "not json: runtimes never read it");
 	plan_ok(&dir, e, &plan);
 	assert_string_equal(plan.active, "10-kindnet.conflist");
@@ -468,7 +479,8 @@ static void test_plan_primary_rewrites(void **state)
 	ng_dir_listing dir = {0};
 	struct ng_plan plan;
 	struct ng_err err = {0};
-	const char *rewritten = "{\"cniVersion\":\"0.3.1\",\"name\":\"kindnet\",\"plugins\":[{\"type\":\"ptp\",\"mtu\":1400}]}\n";
+	const char *rewritten = "{\"cniVersion\":\"0.3.1\",\"name\":\"kindnet\",\"plugins\":[{\"type\":"
+				"\"ptp\",\"mtu\":1400}]}\n";
 	struct ng_dir_file *f;
 
 	add_file(&dir, "10-kindnet.conflist", "10-kindnet.conflist", 0644);
@@ -543,7 +555,8 @@ static void test_plan_single_plugin_conf(void **state)
 
 	/* The primary rewrites its .conf with a new subnet: regenerated. */
 	drop(&dir, "10-bridge.conf");
-	add_text(&dir, "10-bridge.conf", "{\"cniVersion\":\"0.4.0\",\"name\":\"mynet\",\"type\":\"bridge\",\"mtu\":1400}");
+	add_text(&dir, "10-bridge.conf",
+		 "{\"cniVersion\":\"0.4.0\",\"name\":\"mynet\",\"type\":\"bridge\",\"mtu\":1400}");
 	plan_ok(&dir, e, &plan);
 	assert_int_equal(plan.acts.n, 1);
 	assert_contains(plan.acts.v[0].text, "1400");
@@ -658,7 +671,8 @@ static void test_plan_refusals(void **state)
 	ng_listing_free(&dir);
 
 	/* The entry is refused against the primary's cniVersion. */
-	add_text(&dir, "10-a.conflist", "{\"cniVersion\":\"0.2.0\",\"name\":\"a\",\"plugins\":[{\"type\":\"ptp\"}]}");
+	add_text(&dir, "10-a.conflist",
+		 "{\"cniVersion\":\"0.2.0\",\"name\":\"a\",\"plugins\":[{\"type\":\"ptp\"}]}");
 	assert_contains(plan_error(&dir, e, &code), "not supported");
 	ng_listing_free(&dir);
 	json_decref(e);

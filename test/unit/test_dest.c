@@ -153,7 +153,8 @@ static void test_within(void **state)
 	assert_true(ng_dest_within((struct ng_dest[]){parse_ok("a.b.example.com:443", false)}, &envname));
 	assert_false(ng_dest_within((struct ng_dest[]){parse_ok("example.com:443", false)}, &envname));
 	assert_false(ng_dest_within((struct ng_dest[]){parse_ok("evilexample.com:443", false)}, &envname));
-	assert_false(ng_dest_within((struct ng_dest[]){parse_ok("example.com.evil.net:443", false)}, &envname));
+	assert_false(
+		ng_dest_within((struct ng_dest[]){parse_ok("example.com.evil.net:443", false)}, &envname));
 	assert_false(ng_dest_within((struct ng_dest[]){parse_ok("s3.example.com:80", false)}, &envname));
 	/* Names are never inside CIDRs and addresses never inside names. */
 	assert_false(ng_dest_within((struct ng_dest[]){parse_ok("s3.example.com:443", false)}, &env));
@@ -200,12 +201,9 @@ static void test_addr_arith(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ipv4_and_cidr),
-		cmocka_unit_test(test_ipv6_brackets),
-		cmocka_unit_test(test_names_and_wildcards),
-		cmocka_unit_test(test_ports),
-		cmocka_unit_test(test_cidr_refusals),
-		cmocka_unit_test(test_within),
+		cmocka_unit_test(test_ipv4_and_cidr),       cmocka_unit_test(test_ipv6_brackets),
+		cmocka_unit_test(test_names_and_wildcards), cmocka_unit_test(test_ports),
+		cmocka_unit_test(test_cidr_refusals),       cmocka_unit_test(test_within),
 		cmocka_unit_test(test_addr_arith),
 	};
 	return cmocka_run_group_tests_name("dest", tests, NULL, NULL);

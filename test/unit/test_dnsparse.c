@@ -31,7 +31,9 @@ static void put32(struct msg *m, uint32_t v)
 /* Response header + question for s3.example.com. */
 static struct msg response(uint16_t qtype, uint16_t ancount)
 {
-	static const uint8_t qname[] = "\x02s3\x07" "example\x03" "com";
+	static const uint8_t qname[] = "\x02s3\x07"
+				       "example\x03"
+				       "com";
 	struct msg m = {0};
 
 	put16(&m, 0x1234);
@@ -62,7 +64,8 @@ static void test_a_records(void **state)
 	struct msg m = response(1, 3);
 	struct ng_resolved_name out = {0};
 	uint8_t a1[4] = {10, 50, 0, 1}, a2[4] = {10, 50, 0, 2};
-	static const uint8_t cname[] = "\x03" "cdn\xc0\x0f"; /* cdn.example.com */
+	static const uint8_t cname[] = "\x03"
+				       "cdn\xc0\x0f"; /* cdn.example.com */
 	char buf[NG_IP_STRLEN];
 
 	rr(&m, 5, 300, cname, sizeof(cname) - 1); /* CNAME first, skipped */

@@ -206,11 +206,12 @@ static void test_cli(void **state)
 	/* A refused entry: exit 1 and nothing written anywhere. */
 	put("entry.json", "{\"type\":\"boxxkite-netguard\",\"enforce\":{\"namespaces\":[\"s\"]},"
 			  "\"egress\":{\"allow\":[\"0.0.0.0/0:443\"]}}");
-	assert_int_equal(run(ng_install_main, "install", "--entry", entry, "--conf-dir", conf, "--bin-dir", bin,
-			     "--binary", binary, NULL),
+	assert_int_equal(run(ng_install_main, "install", "--entry", entry, "--conf-dir", conf, "--bin-dir",
+			     bin, "--binary", binary, NULL),
 			 1);
 	assert_int_equal(count_entries(bin), 0);
-	assert_int_equal(ng_read_path(strcat(strcpy(entry, conf), "/10-k.conflist"), 4096, &text, &len, &err), 0);
+	assert_int_equal(ng_read_path(strcat(strcpy(entry, conf), "/10-k.conflist"), 4096, &text, &len, &err),
+			 0);
 	assert_string_equal(text, list);
 	free(text);
 	assert_int_equal(count_entries(conf), 1);
@@ -218,13 +219,14 @@ static void test_cli(void **state)
 	/* A good one: installed, then uninstalled back to the original. */
 	path_of(entry, sizeof(entry), "entry.json");
 	put("entry.json", "{\"type\":\"boxxkite-netguard\",\"enforce\":{\"namespaces\":[\"s\"]}}");
-	assert_int_equal(run(ng_install_main, "install", "--entry", entry, "--conf-dir", conf, "--bin-dir", bin,
-			     "--binary", binary, NULL),
+	assert_int_equal(run(ng_install_main, "install", "--entry", entry, "--conf-dir", conf, "--bin-dir",
+			     bin, "--binary", binary, NULL),
 			 0);
 	assert_int_equal(count_entries(bin), 1);
 	assert_int_equal(run(ng_uninstall_main, "uninstall", "--conf-dir", conf, "--bin-dir", bin, NULL), 0);
 	assert_int_equal(count_entries(bin), 0);
-	assert_int_equal(ng_read_path(strcat(strcpy(entry, conf), "/10-k.conflist"), 4096, &text, &len, &err), 0);
+	assert_int_equal(ng_read_path(strcat(strcpy(entry, conf), "/10-k.conflist"), 4096, &text, &len, &err),
+			 0);
 	assert_string_equal(text, list);
 	free(text);
 	assert_int_equal(count_entries(conf), 1);

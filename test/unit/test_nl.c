@@ -18,17 +18,17 @@
 
 /* What the fake kernel does with the next batch. */
 struct scenario {
-	int fail_index;       /* body message (0-based) answered with an error, -1: none */
+	int fail_index; /* body message (0-based) answered with an error, -1: none */
 	int fail_errno;
 	const char *extack;
-	int refuse_errno;     /* answer BEGIN with this error (whole batch refused) */
-	int send_errno;       /* sendmsg fails with this */
-	int lose_after;       /* recv fails with lose_errno after this many replies, -1: never */
+	int refuse_errno; /* answer BEGIN with this error (whole batch refused) */
+	int send_errno;   /* sendmsg fails with this */
+	int lose_after;   /* recv fails with lose_errno after this many replies, -1: never */
 	int lose_errno;
-	int eintr_once;       /* first recv fails with EINTR */
-	int truncate;         /* the first reply buffer is cut short */
-	int stale_first;      /* a reply for an unknown sequence number comes first */
-	int one_buffer;       /* all replies in one recv */
+	int eintr_once;  /* first recv fails with EINTR */
+	int truncate;    /* the first reply buffer is cut short */
+	int stale_first; /* a reply for an unknown sequence number comes first */
+	int one_buffer;  /* all replies in one recv */
 };
 
 struct fake {
@@ -91,15 +91,17 @@ static ssize_t fake_sendmsg(void *ctx, const struct msghdr *msg)
 		f->nreplies++;
 	}
 	if (sc->refuse_errno) {
-		f->reply_len[f->nreplies] = put_error(f->replies[f->nreplies], f->seqs[0], sc->refuse_errno, NULL);
+		f->reply_len[f->nreplies] =
+			put_error(f->replies[f->nreplies], f->seqs[0], sc->refuse_errno, NULL);
 		f->nreplies++;
 	} else {
 		/* one reply per body message (not BEGIN, not END) */
 		for (int i = 1; i < f->nmsg - 1; i++) {
 			bool bad = i - 1 == sc->fail_index;
 
-			f->reply_len[f->nreplies] = put_error(f->replies[f->nreplies], f->seqs[i],
-							      bad ? sc->fail_errno : 0, bad ? sc->extack : NULL);
+			f->reply_len[f->nreplies] =
+				put_error(f->replies[f->nreplies], f->seqs[i], bad ? sc->fail_errno : 0,
+					  bad ? sc->extack : NULL);
 			f->nreplies++;
 		}
 	}
@@ -333,7 +335,7 @@ static void test_apply_retry_policy(void **state)
 	ng_nl_init_ops(&nl, &fake_ops, f);
 	assert_int_equal(ng_ruleset_apply(&nl, &p, NG_TABLE, &err), 0);
 	assert_int_equal(f->sends, 2);
-	first_begin = 1; /* ng_nl_init_ops starts at 1 */
+	first_begin = 1;                       /* ng_nl_init_ops starts at 1 */
 	assert_true(f->seqs[0] > first_begin); /* the retry was renumbered */
 	free(f);
 
@@ -368,12 +370,9 @@ static void test_apply_retry_policy(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_all_acked),
-		cmocka_unit_test(test_error_on_kth_message),
-		cmocka_unit_test(test_batch_refused),
-		cmocka_unit_test(test_lost_replies),
-		cmocka_unit_test(test_eintr_and_stale),
-		cmocka_unit_test(test_send_errors),
+		cmocka_unit_test(test_all_acked),          cmocka_unit_test(test_error_on_kth_message),
+		cmocka_unit_test(test_batch_refused),      cmocka_unit_test(test_lost_replies),
+		cmocka_unit_test(test_eintr_and_stale),    cmocka_unit_test(test_send_errors),
 		cmocka_unit_test(test_apply_retry_policy),
 	};
 	return cmocka_run_group_tests_name("nl", tests, NULL, NULL);

@@ -6,8 +6,9 @@
 #include "policy.h"
 #include "prevresult.h"
 
-#define PREV "{\"cniVersion\":\"1.0.0\",\"ips\":[{\"address\":\"10.244.1.5/24\",\"gateway\":\"10.244.1.1\"}," \
-	     "{\"address\":\"fd00:244:1::5/64\",\"gateway\":\"fd00:244:1::1\"}]}"
+#define PREV                                                                                             \
+	"{\"cniVersion\":\"1.0.0\",\"ips\":[{\"address\":\"10.244.1.5/24\",\"gateway\":\"10.244.1.1\"}," \
+	"{\"address\":\"fd00:244:1::5/64\",\"gateway\":\"fd00:244:1::1\"}]}"
 
 struct fx {
 	json_t *root;
@@ -313,8 +314,10 @@ static void test_normalize_property(void **state)
 
 		for (int i = 0; i < n; i++) {
 			uint8_t a = (uint8_t)(rand_r(&seed) % 40), b = (uint8_t)(a + rand_r(&seed) % 10);
-			uint16_t p = (uint16_t)(1 + rand_r(&seed) % 30), q = (uint16_t)(p + rand_r(&seed) % 8);
-			struct ng_elem e = {.proto = (uint8_t)(rand_r(&seed) % 2 ? 6 : 17), .p_lo = p, .p_hi = q};
+			uint16_t p = (uint16_t)(1 + rand_r(&seed) % 30),
+				 q = (uint16_t)(p + rand_r(&seed) % 8);
+			struct ng_elem e = {
+				.proto = (uint8_t)(rand_r(&seed) % 2 ? 6 : 17), .p_lo = p, .p_hi = q};
 
 			e.lo.fam = e.hi.fam = NG_V4;
 			e.lo.a[0] = e.hi.a[0] = 10;
@@ -328,12 +331,15 @@ static void test_normalize_property(void **state)
 			for (int a = 0; a < 52; a++)
 				for (int p = 0; p < 40; p++) {
 					size_t hin, hout;
-					bool want = covers(&in, (uint8_t)proto, (uint8_t)a, (uint16_t)p, &hin);
-					bool got = covers(&out, (uint8_t)proto, (uint8_t)a, (uint16_t)p, &hout);
+					bool want =
+						covers(&in, (uint8_t)proto, (uint8_t)a, (uint16_t)p, &hin);
+					bool got =
+						covers(&out, (uint8_t)proto, (uint8_t)a, (uint16_t)p, &hout);
 
 					if (want != got || hout > 1)
-						fail_msg("round %d: point %d.%d/%d covered %zu times (want %d)", round,
-							 a, p, proto, hout, want);
+						fail_msg("round %d: point %d.%d/%d covered %zu times (want "
+							 "%d)",
+							 round, a, p, proto, hout, want);
 				}
 		ng_vec_free(&in);
 		ng_vec_free(&out);
@@ -343,14 +349,10 @@ static void test_normalize_property(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_compile_full),
-		cmocka_unit_test(test_unresolved_name),
-		cmocka_unit_test(test_names_list),
-		cmocka_unit_test(test_node_not_allowed),
-		cmocka_unit_test(test_pod_identity),
-		cmocka_unit_test(test_normalize_merge),
-		cmocka_unit_test(test_normalize_port_split),
-		cmocka_unit_test(test_normalize_timeouts),
+		cmocka_unit_test(test_compile_full),         cmocka_unit_test(test_unresolved_name),
+		cmocka_unit_test(test_names_list),           cmocka_unit_test(test_node_not_allowed),
+		cmocka_unit_test(test_pod_identity),         cmocka_unit_test(test_normalize_merge),
+		cmocka_unit_test(test_normalize_port_split), cmocka_unit_test(test_normalize_timeouts),
 		cmocka_unit_test(test_normalize_property),
 	};
 	return cmocka_run_group_tests_name("policy", tests, NULL, NULL);

@@ -3,13 +3,13 @@
 
 #include "prevresult.h"
 
-#define PREV_10                                                                                   \
+#define PREV_10                                                                                       \
 	"{\"cniVersion\":\"1.1.0\",\"interfaces\":[{\"name\":\"eth0\",\"mac\":\"aa:bb:cc:dd:ee:ff\"," \
-	"\"sandbox\":\"/var/run/netns/x\",\"mtu\":1500}],"                                          \
-	"\"ips\":[{\"address\":\"10.88.0.5/16\",\"gateway\":\"10.88.0.1\",\"interface\":0},"      \
-	"{\"address\":\"fd00:88::5/64\",\"gateway\":\"fd00:88::1\",\"interface\":0},"              \
-	"{\"address\":\"10.99.0.5/24\",\"gateway\":\"10.88.0.1\"}],"                                \
-	"\"routes\":[{\"dst\":\"0.0.0.0/0\",\"gw\":\"10.88.0.1\",\"mtu\":1400}],"                    \
+	"\"sandbox\":\"/var/run/netns/x\",\"mtu\":1500}],"                                            \
+	"\"ips\":[{\"address\":\"10.88.0.5/16\",\"gateway\":\"10.88.0.1\",\"interface\":0},"          \
+	"{\"address\":\"fd00:88::5/64\",\"gateway\":\"fd00:88::1\",\"interface\":0},"                 \
+	"{\"address\":\"10.99.0.5/24\",\"gateway\":\"10.88.0.1\"}],"                                  \
+	"\"routes\":[{\"dst\":\"0.0.0.0/0\",\"gw\":\"10.88.0.1\",\"mtu\":1400}],"                     \
 	"\"dns\":{\"nameservers\":[\"10.96.0.10\"]},\"x-vendor\":{\"kept\":true}}"
 
 static void test_parse(void **state)
@@ -86,8 +86,10 @@ static void test_convert_down(void **state)
 		json_t *ips = json_object_get(r, "ips");
 
 		assert_string_equal(json_string_value(json_object_get(r, "cniVersion")), old[i]);
-		assert_string_equal(json_string_value(json_object_get(json_array_get(ips, 0), "version")), "4");
-		assert_string_equal(json_string_value(json_object_get(json_array_get(ips, 1), "version")), "6");
+		assert_string_equal(json_string_value(json_object_get(json_array_get(ips, 0), "version")),
+				    "4");
+		assert_string_equal(json_string_value(json_object_get(json_array_get(ips, 1), "version")),
+				    "6");
 		/* 1.1.0 fields are dropped; everything else is kept. */
 		assert_null(json_object_get(json_array_get(json_object_get(r, "interfaces"), 0), "mtu"));
 		assert_null(json_object_get(json_array_get(json_object_get(r, "routes"), 0), "mtu"));
@@ -101,7 +103,8 @@ static void test_convert_down(void **state)
 static void test_convert_up(void **state)
 {
 	(void)state;
-	const char *v031 = "{\"cniVersion\":\"0.3.1\",\"ips\":[{\"version\":\"4\",\"address\":\"10.88.0.5/16\"}]}";
+	const char *v031 =
+		"{\"cniVersion\":\"0.3.1\",\"ips\":[{\"version\":\"4\",\"address\":\"10.88.0.5/16\"}]}";
 	json_t *r = convert(v031, "1.0.0");
 
 	assert_string_equal(json_string_value(json_object_get(r, "cniVersion")), "1.0.0");

@@ -177,10 +177,19 @@ static void test_egress_order(void **state)
 	(void)state;
 	struct chain_rules c = {.chain = NG_CHAIN_EGRESS};
 	static const char *const want[] = {
-		"loopback", "replies and related", "invalid", "cloud metadata (IPv4)", "cloud metadata (IPv6)",
-		"DNS to dns.servers (IPv4)", "DNS to dns.servers (IPv6)", "egress.allow and pod grants (IPv4)",
-		"egress.allow and pod grants (IPv6)", "DNS names resolved at ADD, within their TTL (IPv4)",
-		"DNS names resolved at ADD, within their TTL (IPv6)", "IPv6 neighbour discovery", "default deny",
+		"loopback",
+		"replies and related",
+		"invalid",
+		"cloud metadata (IPv4)",
+		"cloud metadata (IPv6)",
+		"DNS to dns.servers (IPv4)",
+		"DNS to dns.servers (IPv6)",
+		"egress.allow and pod grants (IPv4)",
+		"egress.allow and pod grants (IPv6)",
+		"DNS names resolved at ADD, within their TTL (IPv4)",
+		"DNS names resolved at ADD, within their TTL (IPv6)",
+		"IPv6 neighbour discovery",
+		"default deny",
 	};
 
 	render_chain(NG_DENY_REJECT, &c);
@@ -207,7 +216,8 @@ static void test_egress_order(void **state)
 	assert_contains(c.exprs[8], "[ payload load 2b @ transport header + 2 => reg 13 ]");
 	assert_contains(c.exprs[12], "[ immediate reg 0 jump -> refuse_egress ]");
 	/* Names: the key must be in the pinned set AND in its _ttl twin. */
-	assert_contains(c.exprs[9], "[ lookup reg 1 set names_v4 0x0 ] [ lookup reg 1 set names_v4_ttl 0x0 ]");
+	assert_contains(c.exprs[9],
+			"[ lookup reg 1 set names_v4 0x0 ] [ lookup reg 1 set names_v4_ttl 0x0 ]");
 }
 
 static void test_ingress_order(void **state)
@@ -220,7 +230,7 @@ static void test_ingress_order(void **state)
 	assert_contains(c.comments[0], "loopback");
 	assert_contains(c.exprs[0], "[ meta load iif => reg 1 ]");
 	assert_contains(c.comments[3], "ingress.ports from ingress.sources (IPv4)");
-	assert_contains(c.exprs[3], "[ cmp eq reg 1 0x00000006 ]"); /* TCP only */
+	assert_contains(c.exprs[3], "[ cmp eq reg 1 0x00000006 ]");                        /* TCP only */
 	assert_contains(c.exprs[3], "[ payload load 4b @ network header + 12 => reg 1 ]"); /* saddr */
 	assert_contains(c.comments[5], "kubelet probes (IPv4)");
 	assert_contains(c.comments[7], "neighbour solicitation");
@@ -372,9 +382,8 @@ static void test_set_encoding(void **state)
 	assert_string_equal(e.keys[0], "0a1400000600000001bb0000-0a14ffff0600000001bb0000");
 	assert_int_equal(e.flags, NFT_SET_CONSTANT | NFT_SET_INTERVAL | NFT_SET_CONCAT);
 	e = set_elems("allow_v6");
-	assert_string_equal(e.keys[0],
-			    "fd000020000000000000000000000000110000001388000"
-			    "0-fd00002000000000ffffffffffffffff1100000013920000");
+	assert_string_equal(e.keys[0], "fd000020000000000000000000000000110000001388000"
+				       "0-fd00002000000000ffffffffffffffff1100000013920000");
 	/* Names: the pinned set is constant and says when each address
 	 * expires; its _ttl twin carries the timeout, in milliseconds. */
 	e = set_elems("names_v4");
@@ -549,16 +558,11 @@ static void test_snapshot_diff(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_message_sequence),
-		cmocka_unit_test(test_egress_order),
-		cmocka_unit_test(test_ingress_order),
-		cmocka_unit_test(test_deny_actions),
-		cmocka_unit_test(test_logging_rules),
-		cmocka_unit_test(test_set_encoding),
-		cmocka_unit_test(test_delete_batch),
-		cmocka_unit_test(test_large_set_splits),
-		cmocka_unit_test(test_golden),
-		cmocka_unit_test(test_snapshot_diff),
+		cmocka_unit_test(test_message_sequence), cmocka_unit_test(test_egress_order),
+		cmocka_unit_test(test_ingress_order),    cmocka_unit_test(test_deny_actions),
+		cmocka_unit_test(test_logging_rules),    cmocka_unit_test(test_set_encoding),
+		cmocka_unit_test(test_delete_batch),     cmocka_unit_test(test_large_set_splits),
+		cmocka_unit_test(test_golden),           cmocka_unit_test(test_snapshot_diff),
 	};
 	return cmocka_run_group_tests_name("render", tests, NULL, NULL);
 }

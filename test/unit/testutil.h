@@ -23,12 +23,12 @@ __attribute__((constructor)) static void tu_line_buffered(void)
 }
 
 /* A valid plugin entry; tests change one thing at a time. */
-#define BASE_CONF                                                                      \
-	"{\"cniVersion\":\"1.0.0\",\"name\":\"k8s\",\"type\":\"boxxkite-netguard\","  \
-	"\"capabilities\":{\"io.kubernetes.cri.pod-annotations\":true},"              \
-	"\"enforce\":{\"namespaces\":[\"sandboxes\"],\"optInAnnotation\":true},"       \
-	"\"dns\":{\"servers\":[\"10.96.0.10\",\"fd00:10:96::a\"]},"                    \
-	"\"egress\":{\"allow\":[\"tcp://10.20.0.0/16:443\",\"s3.example.com:443\"],"    \
+#define BASE_CONF                                                                                  \
+	"{\"cniVersion\":\"1.0.0\",\"name\":\"k8s\",\"type\":\"boxxkite-netguard\","               \
+	"\"capabilities\":{\"io.kubernetes.cri.pod-annotations\":true},"                           \
+	"\"enforce\":{\"namespaces\":[\"sandboxes\"],\"optInAnnotation\":true},"                   \
+	"\"dns\":{\"servers\":[\"10.96.0.10\",\"fd00:10:96::a\"]},"                                \
+	"\"egress\":{\"allow\":[\"tcp://10.20.0.0/16:443\",\"s3.example.com:443\"],"               \
 	"\"envelope\":[\"10.0.0.0/8:443\",\"*.example.com:443\",\"udp://10.0.0.0/8:5000-6000\"]}," \
 	"\"ingress\":{\"ports\":[8080],\"sources\":[\"10.244.0.0/16\"],\"allowNode\":true}}"
 
@@ -69,10 +69,10 @@ static inline int tu_config_code(json_t *root, struct ng_err *err)
 }
 
 /* Asserts that `msg` contains `needle`, printing both otherwise. */
-#define assert_contains(msg, needle)                                                  \
-	do {                                                                          \
-		if (!strstr((msg), (needle)))                                         \
-			fail_msg("expected \"%s\" in \"%s\"", (needle), (msg));       \
+#define assert_contains(msg, needle)                                            \
+	do {                                                                    \
+		if (!strstr((msg), (needle)))                                   \
+			fail_msg("expected \"%s\" in \"%s\"", (needle), (msg)); \
 	} while (0)
 
 #endif
