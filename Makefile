@@ -3,7 +3,8 @@
 #   make            build build/boxxkite-netguard
 #   make test       unit tests (no root), then the netns and containerd e2e tests (root)
 #   make demo       the main job on a built-in example, in namespaces (root)
-#   make asan       build and run the unit tests under ASan + UBSan
+#   make asan       the unit tests and the netns e2e under ASan + UBSan
+#   make valgrind   every verb and error path under memcheck
 #   make lint       clang-format, clang-tidy, cppcheck, shellcheck (configs checked in)
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS each
 #   make static     a static binary for the DaemonSet image; make image (Docker)
@@ -39,7 +40,7 @@ TEST_SRC := $(wildcard test/unit/test_*.c)
 TEST_BIN := $(patsubst test/unit/%.c,$(BUILD)/test/%,$(TEST_SRC))
 TOOLS := $(BUILD)/nprobe
 
-.PHONY: all test unit e2e e2e-cri demo deps asan fuzz install clean static image manifests e2e-install e2e-kind lint
+.PHONY: all test unit e2e e2e-cri demo deps asan valgrind fuzz install clean static image manifests e2e-install e2e-kind lint
 all: $(BIN)
 
 $(BUILD)/obj/%.o: plugin/%.c $(wildcard plugin/*.h) | $(BUILD)/obj
@@ -72,7 +73,7 @@ unit: $(TEST_BIN)
 	@scripts/run-unit.sh $(TEST_BIN)
 
 e2e: $(BIN) $(TOOLS)
-	@scripts/run-e2e.sh
+	@NG_BIN=$(abspath $(BIN)) NPROBE=$(abspath $(BUILD)/nprobe) scripts/run-e2e.sh
 
 # containerd 1.6 CRI end-to-end test (root): the runtime kind uses, as the client.
 e2e-cri: $(BIN)
@@ -133,9 +134,20 @@ demo:
 	@$(MAKE) --no-print-directory $(BIN) $(TOOLS)
 	@e2e/demo.sh
 
+# The unit tests and the netns e2e suite with the plugin built under
+# AddressSanitizer + UndefinedBehaviorSanitizer (LeakSanitizer included).
+ASAN_MAKE = $(MAKE) --no-print-directory BUILD=build/asan \
+	OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	LDFLAGS="-fsanitize=address,undefined"
 asan:
-	@$(MAKE) --no-print-directory BUILD=build/asan OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
-		LDFLAGS="-fsanitize=address,undefined" unit
+	@$(ASAN_MAKE) unit
+	@$(ASAN_MAKE) e2e
+
+# Every verb and error path under valgrind memcheck: 0 errors, 0 bytes
+# definitely lost.
+valgrind: $(BIN)
+	@scripts/deps.sh --valgrind
+	@NG_BIN=$(BIN) scripts/valgrind.sh
 
 # libFuzzer targets (clang), one per parser; FUZZ_SECONDS each.
 FUZZ_CC ?= clang

@@ -40,9 +40,13 @@ static int obj_cb(const struct nlmsghdr *nlh, void *data)
 int ng_counters_read(struct ng_nl *nl, const char *table, ng_counter_vec *out, struct ng_err *err)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETOBJ, NFPROTO_INET, NLM_F_DUMP, 0);
+	struct nlmsghdr *nlh;
 	struct read_ctx c = {.out = out, .table = table};
 	int rc;
+
+	/* libmnl leaves attribute padding as it finds it: never send stack bytes. */
+	memset(buf, 0, sizeof(buf));
+	nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETOBJ, NFPROTO_INET, NLM_F_DUMP, 0);
 
 	mnl_attr_put_strz(nlh, NFTA_OBJ_TABLE, table);
 	mnl_attr_put_u32(nlh, NFTA_OBJ_TYPE, htonl(NFT_OBJECT_COUNTER));

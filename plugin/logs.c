@@ -53,7 +53,7 @@ static double now_s(void)
 static int config(struct mnl_socket *nl, unsigned group, uint16_t attr, const void *data, size_t len)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(memset(buf, 0, sizeof(buf)));
 	struct nfgenmsg *g;
 	int ret;
 

@@ -77,7 +77,10 @@ static int route_cb(const struct nlmsghdr *nlh, void *data)
 	const struct nlattr *attr;
 	struct ng_ip gw;
 
-	if (rt->rtm_dst_len != 0 || rt->rtm_table != RT_TABLE_MAIN || rt->rtm_type != RTN_UNICAST)
+	/* Any unicast route of the main table through a gateway: CNI plugins
+	 * route either everything (a default route) or only some subnets via
+	 * the same node-side gateway that prevResult names. */
+	if (rt->rtm_table != RT_TABLE_MAIN || rt->rtm_type != RTN_UNICAST)
 		return MNL_CB_OK;
 	mnl_attr_for_each(attr, nlh, sizeof(*rt)) {
 		if (mnl_attr_get_type(attr) != RTA_GATEWAY || !fill_ip(&gw, rt->rtm_family, attr))
@@ -94,7 +97,7 @@ static int route_cb(const struct nlmsghdr *nlh, void *data)
 static int dump(struct mnl_socket *nl, uint16_t type, size_t hdrlen, mnl_cb_t cb, struct ctx *c)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(memset(buf, 0, sizeof(buf)));
 	uint32_t seq = (uint32_t)time(NULL), portid = mnl_socket_get_portid(nl);
 	struct rtgenmsg *g;
 	int ret;

@@ -1,5 +1,5 @@
 /* What a network namespace holds, read over rtnetlink from inside it: its
- * links, its global addresses and its default gateways. `verify` uses it to
+ * links, its global addresses and the gateways its routes go through. `verify` uses it to
  * rebuild the prevResult a runtime would have passed (the pod's addresses
  * and the node-side gateways), and to judge an exec's namespace (layer one:
  * only a loopback). */
@@ -21,7 +21,7 @@ struct ng_link {
 
 struct ng_netinfo {
 	NG_VEC(struct ng_link) links;
-	struct ng_prev prev; /* addrs: global addresses; gateways: default routes' */
+	struct ng_prev prev; /* addrs: global addresses; gateways: of the routes */
 };
 
 /* Reads the current network namespace (call it inside ng_netns_run). */

@@ -371,8 +371,12 @@ static int genid_cb(const struct nlmsghdr *nlh, void *data)
 uint32_t ng_nl_genid(struct ng_nl *nl)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETGEN, AF_UNSPEC, NLM_F_ACK, 0);
+	struct nlmsghdr *nlh;
 	uint32_t gen = 0;
+
+	/* libmnl leaves attribute padding as it finds it: never send stack bytes. */
+	memset(buf, 0, sizeof(buf));
+	nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETGEN, AF_UNSPEC, NLM_F_ACK, 0);
 
 	if (ng_nl_dump(nl, nlh, genid_cb, &gen, NULL) < 0)
 		return 0;

@@ -118,7 +118,11 @@ static int dump(struct ng_nl *nl, uint16_t type, uint16_t flags, const char *tab
 		ng_nl_dump_cb cb, void *data, struct ng_err *err)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(buf, type, NFPROTO_INET, flags, 0);
+	struct nlmsghdr *nlh;
+
+	/* libmnl leaves attribute padding as it finds it: never send stack bytes. */
+	memset(buf, 0, sizeof(buf));
+	nlh = nftnl_nlmsg_build_hdr(buf, type, NFPROTO_INET, flags, 0);
 
 	switch (type) {
 	case NFT_MSG_GETTABLE: mnl_attr_put_strz(nlh, NFTA_TABLE_NAME, table); break;

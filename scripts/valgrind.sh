@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# make valgrind: the plugin under memcheck on every verb and its error paths.
+# A case passes when valgrind reports 0 errors and 0 bytes definitely lost
+# (--errors-for-leak-kinds=definite makes a definite leak an error) and the
+# plugin exits as expected. As root, ADD/CHECK/DEL/verify/stats also run
+# against a real pod namespace the script creates (and removes).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 2
+
+BIN=${NG_BIN:-build/boxxkite-netguard}
+tmp=$(mktemp -d /tmp/ng-valgrind.XXXXXX)
+netns=""
+passed=0 failed=0
+cleanup() {
+	[ -n "$netns" ] && ip netns del "$netns" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+VG=(valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite
+	--show-leak-kinds=definite --track-origins=yes)
+
+conf() { # conf [extra json members]: the plugin entry on stdin, with prevResult
+	cat <<JSON
+{"cniVersion":"1.0.0","name":"vg","type":"boxxkite-netguard",
+ "capabilities":{"io.kubernetes.cri.pod-annotations":true},"logFile":"$tmp/log",
+ "enforce":{"namespaces":["sandboxes"],"optInAnnotation":true},
+ "dns":{"servers":["10.96.0.10"]},
+ "egress":{"allow":["10.20.0.0/16:443","udp://[fd00:20::/64]:53"],"envelope":["10.0.0.0/8:443"]},
+ "ingress":{"ports":[8080],"sources":["10.244.0.0/16"],"allowNode":true},
+ "log":{"nflogGroup":5}${1:-},
+ "prevResult":{"cniVersion":"1.0.0","ips":[{"address":"10.244.1.5/24","gateway":"10.244.1.1"}]}}
+JSON
+}
+
+# case NAME EXPECTED_STATUS VERB NETNS STDIN-FILE [ARGS...]
+run() {
+	local name=$1 want=$2 verb=$3 ns=$4 input=$5 rc
+	shift 5
+	if [ "$verb" = cli ]; then
+		"${VG[@]}" "$BIN" "$@" <"$input" >"$tmp/out" 2>"$tmp/err"
+	else
+		env CNI_COMMAND="$verb" CNI_CONTAINERID=vg0123456789 CNI_IFNAME=eth0 CNI_NETNS="$ns" \
+			CNI_ARGS="IgnoreUnknown=1;K8S_POD_NAMESPACE=${K8S_NS:-sandboxes};K8S_POD_NAME=vg" \
+			"${VG[@]}" "$BIN" <"$input" >"$tmp/out" 2>"$tmp/err"
+	fi
+	rc=$?
+	if [ $rc -eq 99 ] || [ $rc -ne "$want" ]; then
+		failed=$((failed + 1))
+		printf '%-50s FAIL (exit %d, want %d)\n' "$name" "$rc" "$want"
+		grep -v '^{"ts"' "$tmp/err" | head -30
+	else
+		passed=$((passed + 1))
+		printf '%-50s ok\n' "$name"
+	fi
+}
+
+conf >"$tmp/good"
+conf ',"egres":{}' >"$tmp/unknown"
+printf '{"cniVersion":' >"$tmp/truncated"
+printf '{"cniVersion":"1.0.0"}' >"$tmp/version"
+: >"$tmp/empty"
+sed 's/"prevResult".*//; s/,$//' "$tmp/good" | head -c -1 >"$tmp/noprev"
+echo '}' >>"$tmp/noprev"
+conf ',"runtimeConfig":{"io.kubernetes.cri.pod-annotations":{"netguard.boxxkite.io/egress":"11.0.0.1:443"}}' >"$tmp/outside"
+conf ',"runtimeConfig":{"io.kubernetes.cri.pod-annotations":{"netguard.boxxkite.io/egres":"x"}}' >"$tmp/badann"
+touch "$tmp/notns"
+
+run "VERSION" 0 VERSION "" "$tmp/version"
+run "VERSION, empty stdin" 0 VERSION "" "$tmp/empty"
+run "ADD, truncated JSON (6)" 1 ADD /x "$tmp/truncated"
+run "ADD, unknown key (7)" 1 ADD /x "$tmp/unknown"
+run "ADD, no prevResult (7)" 1 ADD /x "$tmp/noprev"
+run "ADD, grant outside the envelope (100)" 1 ADD /x "$tmp/outside"
+run "ADD, unknown annotation (101)" 1 ADD /x "$tmp/badann"
+run "ADD, netns is a regular file (112)" 1 ADD "$tmp/notns" "$tmp/good"
+run "ADD, netns is the node's own (4)" 1 ADD /proc/self/ns/net "$tmp/good"
+K8S_NS=default run "ADD, pod not selected (skipped)" 0 ADD /x "$tmp/good"
+run "DEL, empty CNI_NETNS" 0 DEL "" "$tmp/truncated"
+run "DEL, netns gone" 0 DEL /nonexistent "$tmp/good"
+run "CHECK, netns not a namespace" 1 CHECK "$tmp/notns" "$tmp/good"
+run "STATUS" 0 STATUS "" "$tmp/good"
+run "STATUS, invalid config" 1 STATUS "" "$tmp/unknown"
+run "GC" 0 GC "" "$tmp/good"
+run "help" 0 cli "" "$tmp/empty" help
+run "verify, bad option" 2 cli "" "$tmp/empty" verify --pid 12x
+
+if [ "$(id -u)" -eq 0 ]; then
+	netns=ngvg-$$-$RANDOM
+	ip netns add "$netns"
+	ip -n "$netns" link set lo up
+	p=/run/netns/$netns
+	run "ADD, enforced pod" 0 ADD "$p" "$tmp/good"
+	run "ADD again (replace)" 0 ADD "$p" "$tmp/good"
+	run "CHECK" 0 CHECK "$p" "$tmp/good"
+	ip netns exec "$netns" nft add chain inet boxxkite_netguard extra
+	run "CHECK, tampered (111)" 1 CHECK "$p" "$tmp/good"
+	run "stats" 0 cli "" "$tmp/empty" stats --netns "$p"
+	run "stats --prometheus" 0 cli "" "$tmp/empty" stats --netns "$p" --prometheus
+	run "verify (fails: tampered, no routes)" 1 cli "" "$tmp/empty" verify --netns "$p" --config "$tmp/good" --timeout 200
+	run "DEL" 0 DEL "$p" "$tmp/good"
+	run "DEL again" 0 DEL "$p" "$tmp/good"
+else
+	echo "valgrind: the netns cases are SKIPPED (need root)"
+fi
+
+echo "valgrind: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
