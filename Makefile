@@ -1,7 +1,9 @@
 # boxxkite-netguard
 #
 #   make            build build/boxxkite-netguard
-#   make test       unit tests (no root), then the netns and containerd e2e tests (root)
+#   make test       everything: unit, manifests, netns e2e, containerd e2e (root),
+#                   ASan/UBSan, valgrind, lint, short fuzzing
+#   make unit / make e2e   the fast loops
 #   make demo       the main job on a built-in example, in namespaces (root)
 #   make asan       the unit tests and the netns e2e under ASan + UBSan
 #   make valgrind   every verb and error path under memcheck
@@ -79,12 +81,21 @@ e2e: $(BIN) $(TOOLS)
 e2e-cri: $(BIN)
 	@scripts/run-root.sh e2e/cri/run.sh
 
+# The whole suite, as CI runs it: unit, manifests, netns e2e, containerd CRI
+# e2e, then the hardening checks (ASan/UBSan, valgrind, lint, short fuzzing).
+# The e2e parts and the CRI e2e say SKIPPED without root.
 test:
-	@scripts/deps.sh --e2e --cri
+	@scripts/deps.sh --e2e --cri --lint --fuzz --valgrind
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory manifests
 	@$(MAKE) --no-print-directory e2e
 	@$(MAKE) --no-print-directory e2e-cri
+	@$(MAKE) --no-print-directory asan
+	@$(MAKE) --no-print-directory valgrind
+	@$(MAKE) --no-print-directory lint
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CI_FUZZ_SECONDS)
+
+CI_FUZZ_SECONDS ?= 10
 
 # deploy/: the NetworkPolicy rules, the DaemonSet, the ConfigMap's entry
 # through the plugin's own validation.

@@ -7,15 +7,21 @@
 #include <string.h>
 #include <unistd.h>
 
+int ng_utc_format(time_t sec, long ms, char *buf, size_t len)
+{
+	struct tm tm;
+
+	gmtime_r(&sec, &tm);
+	return snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+			tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+}
+
 void ng_utc_now(char *buf, size_t len)
 {
 	struct timespec wall;
-	struct tm tm;
 
 	clock_gettime(CLOCK_REALTIME, &wall);
-	gmtime_r(&wall.tv_sec, &tm);
-	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(wall.tv_nsec / 1000000));
+	ng_utc_format(wall.tv_sec, wall.tv_nsec / 1000000, buf, len);
 }
 
 void ng_log_begin(struct ng_log *l, const char *verb)

@@ -19,6 +19,8 @@ struct ng_log {
 
 /* The current UTC time as 2026-11-29T09:19:29.535Z. */
 void ng_utc_now(char *buf, size_t len);
+/* A given time in the same form; returns the length written. */
+int ng_utc_format(time_t sec, long ms, char *buf, size_t len);
 
 void ng_log_begin(struct ng_log *l, const char *verb);
 /* Adds a field to the line (steals the reference). */

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <endian.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -123,11 +124,22 @@ static int packet_cb(const struct nlmsghdr *nlh, void *data)
 	if ((nlh->nlmsg_type & 0xff) != NFULNL_MSG_PACKET)
 		return MNL_CB_OK;
 	o = json_object();
+	/* When the packet was logged, if the kernel says; else when it arrived. */
 	ng_utc_now(ts, sizeof(ts));
 	json_object_set_new(o, "ts", json_string(ts));
 	json_object_set_new(o, "group", json_integer(ntohs(g->res_id)));
 	mnl_attr_for_each(attr, nlh, sizeof(*g)) {
 		switch (mnl_attr_get_type(attr)) {
+		case NFULA_TIMESTAMP:
+			if (mnl_attr_get_payload_len(attr) == sizeof(struct nfulnl_msg_packet_timestamp)) {
+				const struct nfulnl_msg_packet_timestamp *t = mnl_attr_get_payload(attr);
+				time_t sec = (time_t)be64toh(t->sec);
+
+				if (sec > 0 &&
+				    ng_utc_format(sec, (long)be64toh(t->usec) / 1000, ts, sizeof(ts)) > 0)
+					json_object_set_new(o, "ts", json_string(ts));
+			}
+			break;
 		case NFULA_PREFIX:
 			if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) == 0)
 				json_object_set_new(o, "prefix", json_string(mnl_attr_get_str(attr)));
@@ -154,6 +166,9 @@ static int listen_inside(void *data)
 	struct nfulnl_msg_config_cmd bind = {NFULNL_CFG_CMD_BIND}, unbind = {NFULNL_CFG_CMD_UNBIND};
 	struct nfulnl_msg_config_mode mode = {.copy_range = htonl(COPY_RANGE),
 					      .copy_mode = NFULNL_COPY_PACKET};
+	/* One message per packet: by default the kernel batches them for up to
+	 * a second, and what it still holds when we unbind is lost. */
+	uint32_t qthresh = htonl(1);
 	double end = lg->duration > 0 ? now_s() + lg->duration : 0;
 	char *buf = malloc(MNL_SOCKET_BUFFER_SIZE * 8);
 
@@ -164,9 +179,13 @@ static int listen_inside(void *data)
 		goto out;
 	}
 	if (config(nl, lg->group, NFULA_CFG_CMD, &bind, sizeof(bind)) < 0 ||
-	    config(nl, lg->group, NFULA_CFG_MODE, &mode, sizeof(mode)) < 0) {
+	    config(nl, lg->group, NFULA_CFG_MODE, &mode, sizeof(mode)) < 0 ||
+	    config(nl, lg->group, NFULA_CFG_QTHRESH, &qthresh, sizeof(qthresh)) < 0) {
 		fprintf(stderr, "boxxkite-netguard logs: cannot bind NFLOG group %u: %s%s\n", lg->group,
-			strerror(errno), errno == EBUSY ? " (another reader has it in this namespace)" : "");
+			strerror(errno),
+			/* The kernel answers EPERM when another socket holds the group. */
+			errno == EBUSY || errno == EPERM ? " (another reader has it in this namespace?)"
+							 : "");
 		lg->status = 1;
 		goto out;
 	}

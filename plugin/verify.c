@@ -246,6 +246,7 @@ static void probe_metadata(struct run *r, struct ng_nl *nl, const struct ng_neti
 	for (size_t i = 0; i < r->cfg.metadata.n; i++) {
 		const struct ng_ip *ip = &r->cfg.metadata.v[i];
 		uint64_t before = counter_packets(nl, NG_COUNTER_METADATA), after;
+		uint64_t eg_before = counter_packets(nl, NG_COUNTER_EGRESS), eg_after;
 		char addr[NG_IP_STRLEN], check[96];
 		struct ng_probe p;
 
@@ -258,11 +259,14 @@ static void probe_metadata(struct run *r, struct ng_nl *nl, const struct ng_neti
 		}
 		ng_probe_tcp(ip, METADATA_PORT, link_local(ip) ? pod_ifindex(ni) : 0, r->o->timeout_ms, &p);
 		after = counter_packets(nl, NG_COUNTER_METADATA);
+		eg_after = counter_packets(nl, NG_COUNTER_EGRESS);
 		switch (p.result) {
 		case NG_PROBE_REFUSED:
 			row(r, check, NG_PASS, p.ms, "refused in %.2f ms%s", p.ms,
 			    after > before ? " (metadata_denied +1: by netguard)"
-					   : " (not by netguard's counter)");
+			    : eg_after > eg_before
+				    ? " (egress_denied +1: netguard's default deny, not its metadata rule)"
+				    : " (not by a netguard counter)");
 			break;
 		case NG_PROBE_UNREACHABLE:
 			row(r, check, NG_PASS, p.ms, "unreachable in %.2f ms (%s)", p.ms, strerror(p.err));
@@ -281,6 +285,14 @@ static void probe_metadata(struct run *r, struct ng_nl *nl, const struct ng_neti
 	}
 }
 
+static const char *rcode_name(unsigned rcode)
+{
+	static const char *const names[] = {"NOERROR",  "FORMERR", "SERVFAIL",
+					    "NXDOMAIN", "NOTIMP",  "REFUSED"};
+
+	return rcode < 6 ? names[rcode] : "other";
+}
+
 static void probe_dns(struct run *r)
 {
 	if (!r->have_cfg || r->cfg.dns.n == 0) {
@@ -296,7 +308,8 @@ static void probe_dns(struct run *r)
 			snprintf(check, sizeof(check), "dns %s (%s)", addr, tcp ? "tcp" : "udp");
 			ng_probe_dns(&r->cfg.dns.v[i], tcp, r->o->dns_name, r->o->timeout_ms, &p);
 			if (p.result == NG_PROBE_CONNECTED)
-				row(r, check, NG_PASS, p.ms, "answered in %.2f ms (rcode %u)", p.ms, p.rcode);
+				row(r, check, NG_PASS, p.ms, "answered in %.2f ms (rcode %s)", p.ms,
+				    rcode_name(p.rcode));
 			else
 				row(r, check, NG_FAIL, p.ms, "%s after %.2f ms%s%s",
 				    ng_probe_result_name(p.result), p.ms, p.err ? ": " : "",
@@ -438,7 +451,7 @@ static void check_process(struct run *r)
 		    r->o->process);
 		return;
 	}
-	if (same_file(path, "/proc/1/ns/net")) {
+	if (same_file(path, "/proc/1/ns/net") || same_file(path, "/proc/self/ns/net")) {
 		close(fd);
 		row(r, "layer 1: exec namespace", NG_FAIL, -1,
 		    "process %d runs in the node's network namespace", r->o->process);

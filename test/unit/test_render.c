@@ -543,9 +543,29 @@ static void test_snapshot_diff(void **state)
 	assert_int_equal(ng_snapshot_diff(&s1, &s2, &err), -1);
 	assert_int_equal(err.code, NG_E_CHECK);
 	assert_contains(err.msg, "chain refuse_egress");
-	assert_contains(err.details, "missing: chain refuse_egress rule 002");
-	assert_contains(err.details, "unexpected: chain refuse_egress rule 002: [ immediate reg 0 drop ]");
-	assert_contains(err.details, "missing: chain refuse_egress rule 003");
+	/* reject (tcp reset, icmpx) became drop: two rules out, one in. */
+	assert_contains(err.msg, "(3 differences)");
+	assert_contains(err.details, "unexpected rule at position 2 of chain refuse_egress: [ immediate reg 0 drop ]");
+	assert_contains(err.details, "missing rule 2 of chain refuse_egress: [ meta load l4proto");
+	assert_contains(err.details, "missing rule 3 of chain refuse_egress: [ reject type 2 code 3 ]");
+
+	/* One rule inserted at the top of a chain is one difference, not a
+	 * shift of every rule after it. */
+	char *extra = strdup("chain egress rule 000: [ immediate reg 0 accept ] comment \"\"");
+	struct ng_snapshot s4 = {0};
+	ng_snapshot_from_batch(&s4, &b1);
+	assert_int_equal(ng_vec_push(&s4.lines, &extra), 0);
+	/* ...placed first among the egress rules, as a dump would list it. */
+	size_t at = 0;
+	while (at < s4.lines.n && strncmp(s4.lines.v[at], "chain egress rule 001", 21) != 0)
+		at++;
+	assert_true(at < s4.lines.n);
+	memmove(&s4.lines.v[at + 1], &s4.lines.v[at], (s4.lines.n - 1 - at) * sizeof(char *));
+	s4.lines.v[at] = extra;
+	assert_int_equal(ng_snapshot_diff(&s3, &s4, &err), -1);
+	assert_contains(err.msg, "(1 difference)");
+	assert_contains(err.msg, "unexpected rule at position 1 of chain egress: [ immediate reg 0 accept ]");
+	ng_snapshot_free(&s4);
 	ng_snapshot_free(&s1);
 	ng_snapshot_free(&s2);
 	ng_snapshot_free(&s3);

@@ -1,0 +1,320 @@
+#!/usr/bin/env bash
+# verify: `boxxkite-netguard verify` against live pods of the namespace world
+# (issue 5, part 1). It must pass on an enforced pod and fail, naming why,
+# after tampering (a rule added by hand, the table deleted, the metadata rule
+# replaced or removed), on a pod that is not enforced, and wherever a metadata
+# address answers; `--process` must tell an exec with a namespace of its own
+# (layer one) from one sharing the pod's or the node's. Every probe verify
+# sends stays in namespaces the world created: the denied probe targets the
+# world's forbidden peer, and nothing routes out of the world.
+# Ends with "N passed, N failed".
+set -euo pipefail
+# shellcheck source=e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+[[ $(id -u) -eq 0 ]] || { echo "verify.sh: needs root (network namespaces)" >&2 && exit 1; }
+
+section() { printf '\n== %s\n' "$1"; }
+info() { printf '   info: %s\n' "$*"; }
+
+# ---- running verify and reading its JSON ------------------------------------
+
+# run_verify OUT ARGS...: verify --json ARGS, the JSON in OUT.json, the exit
+# status in OUT.rc, the wall time in ms in OUT.ms. Never fails by itself.
+run_verify() {
+	local out=$W_TMP/$1 t0 rc=0
+	shift
+	t0=$(date +%s%N)
+	"$NG_BIN" verify --json "$@" >"$out.json" 2>"$out.err" || rc=$?
+	echo "$rc" >"$out.rc"
+	echo $((($(date +%s%N) - t0) / 1000000)) >"$out.ms"
+}
+
+# rc_is OUT N: verify exited N.
+rc_is() {
+	local got
+	got=$(cat "$W_TMP/$1.rc")
+	[[ $got == "$2" ]] || { echo "exit status $got, wanted $2" && cat "$W_TMP/$1.err" && return 1; }
+}
+
+# vrow OUT CHECK VERDICTS [TEXT...]: the rows named CHECK (exact, or re:REGEX)
+# exist, and each has a verdict in VERDICTS (PASS, FAIL|AMBIGUOUS, ...) and
+# every TEXT in its detail (!TEXT: not in it).
+VROW_PY='
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+check, verdicts, texts = sys.argv[2], sys.argv[3].split("|"), sys.argv[4:]
+if check.startswith("re:"):
+    rows = [r for r in d["rows"] if re.fullmatch(check[3:], r["check"])]
+else:
+    rows = [r for r in d["rows"] if r["check"] == check]
+if not rows:
+    print("no row %r among: %s" % (check, ", ".join(r["check"] for r in d["rows"])))
+    sys.exit(1)
+bad = 0
+for r in rows:
+    ok = r["verdict"] in verdicts
+    for t in texts:
+        ok &= (t[1:] not in r["detail"]) if t.startswith("!") else (t in r["detail"])
+    bad += not ok
+    print("%s %-40s %-9s %s" % ("ok " if ok else "BAD", r["check"], r["verdict"], r["detail"]))
+sys.exit(1 if bad else 0)
+'
+vrow() { "$PY" -c "$VROW_PY" "$W_TMP/$1.json" "${@:2}"; }
+
+# vexpr OUT PYTHON-EXPR: EXPR is true of d, the parsed JSON (rows: d["rows"]).
+vexpr() {
+	"$PY" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = d["rows"]
+if not eval(sys.argv[2]):
+    print("false: " + sys.argv[2])
+    print(json.dumps(d, indent=1)[:3000])
+    sys.exit(1)
+' "$W_TMP/$1.json" "$2"
+}
+
+# rule_handle POD PATTERN: the handle of the egress rule whose text matches.
+rule_handle() {
+	pod_exec "$1" nft -a list chain inet boxxkite_netguard egress | grep -- "$2" | sed -n 's/.*# handle \([0-9]*\)$/\1/p' | head -1
+}
+
+# wait_comm PID NAME [NOT_NETNS]: until PID runs NAME (nsenter and unshare
+# exec it), and, when given, its namespace is no longer NOT_NETNS (the file
+# of the namespace it was started in).
+wait_comm() {
+	local pid=$1 name=$2 not=${3:-} want_ns=''
+	[[ -n $not ]] && want_ns=$(stat -L -c %i "$not")
+	for _ in {1..100}; do
+		if [[ $(cat "/proc/$pid/comm" 2>/dev/null) == "$name" ]]; then
+			[[ -z $not ]] && return 0
+			[[ $(stat -L -c %i "/proc/$pid/ns/net") != "$want_ns" ]] && return 0
+		fi
+		sleep 0.02
+	done
+	echo "process $pid never became $name" >&2
+	return 1
+}
+
+START=$(date +%s%N)
+world_up ngv-
+CONF=$W_TMP/net.d/pod-network.conflist
+GRANT='{"netguard.boxxkite.io/egress":"10.20.1.0/24:443"}'
+DENIED=$FORBID4:443 # a peer of the world that listens: only the pod's table refuses it
+MD_ROWS='re:metadata .*'
+
+# ---------------------------------------------------------------------------
+section "enforced pod 'web' with a grant, only the CNI's routes (no default route)"
+t_check "ADD web (sandboxes, grant $GRANT)" pod_add web "$ENFORCED_NS" "$GRANT"
+t_check "CHECK passes on web" pod_check web
+WEB=$(pod_netns_path web)
+run_verify bare --netns "$WEB" --config "$CONF" --annotations "$GRANT" --denied-probe "$DENIED"
+# ADD takes the node's address from prevResult's gateways; verify reads the
+# gateways of the namespace's routes. The world's pods have routes to its
+# private ranges via the gateway, and no default route: CHECK passes, so
+# verify must too.
+t_check "verify: rules match policy without a default route (as CHECK)" \
+	vrow bare "layer 2: rules match policy" PASS
+
+# ---------------------------------------------------------------------------
+# Default routes (as most primary CNIs give a pod) so that every metadata
+# address has a route and meets the table: without one, connect() fails with
+# ENETUNREACH before netfilter sees the packet, and verify can only say
+# "unreachable".
+section "verify passes on the enforced pod (default routes, as most CNIs give)"
+pod_default_route web
+run_verify pass --netns "$WEB" --config "$CONF" --annotations "$GRANT" --denied-probe "$DENIED"
+t_check "exit status 0" rc_is pass 0
+t_check "--json parses, ok=true, pod sandboxes/web" \
+	vexpr pass 'd["ok"] is True and d["pod"] == "sandboxes/web" and d["netns"] == "'"$WEB"'"'
+t_check "configuration row names the conflist" vrow pass configuration INFO "$CONF"
+t_check "layer 2: table present PASS" vrow pass "layer 2: table present" PASS "pod sandboxes/web"
+t_check "layer 2: rules match policy PASS (with the grant)" vrow pass "layer 2: rules match policy" PASS identical "$CONF"
+t_check "every metadata row PASS: refused, metadata_denied moved" \
+	vrow pass "$MD_ROWS" PASS refused "metadata_denied +1: by netguard"
+t_check "metadata rows: all 10 built-in addresses and the v4-mapped/NAT64 forms" \
+	vexpr pass 'sum(r["check"].startswith("metadata ") for r in rows) >= 20'
+t_check "metadata rows: each refusal in < 500 ms" \
+	vexpr pass 'all(r["ms"] < 500 for r in rows if r["check"].startswith("metadata "))'
+for dns in "$DNS4" "[$DNS6]"; do
+	for proto in udp tcp; do
+		a=${dns#[} && a=${a%]}
+		t_check "dns $a ($proto) PASS" vrow pass "dns $a ($proto)" PASS answered
+	done
+done
+t_check "exactly 4 dns rows (2 resolvers x udp/tcp)" vexpr pass 'sum(r["check"].startswith("dns ") for r in rows) == 4'
+t_check "denied probe $DENIED PASS (refused)" vrow pass "egress to $DENIED" PASS refused
+t_check "deny counters row reports the three categories" \
+	vrow pass "deny counters" INFO metadata_denied egress_denied ingress_denied
+t_check "no row FAIL, AMBIGUOUS or SKIP" vexpr pass 'all(r["verdict"] in ("PASS", "INFO") for r in rows)'
+VERIFY_MS=$(cat "$W_TMP/pass.ms")
+MD_MAX=$("$PY" -c 'import json,sys; print("%.3f" % max(r["ms"] for r in json.load(open(sys.argv[1]))["rows"] if r["check"].startswith("metadata ")))' "$W_TMP/pass.json")
+info "verify took $VERIFY_MS ms; slowest metadata refusal $MD_MAX ms"
+
+# The text form people read: aligned columns, a verdict line, same status.
+text_ok() {
+	local out rc=0
+	out=$("$NG_BIN" verify --netns "$WEB" --config "$CONF" --annotations "$GRANT" --denied-probe "$DENIED") || rc=$?
+	echo "$out"
+	((rc == 0)) || return 1
+	grep -Eq '^CHECK +VERDICT +DETAIL$' <<<"$out" || return 1
+	grep -Eq '^layer 2: table present +PASS +table inet boxxkite_netguard' <<<"$out" || return 1
+	[[ $(tail -1 <<<"$out") == "all checks passed" ]]
+}
+t_check "text output: header, aligned rows, 'all checks passed', exit 0" text_ok
+
+# Without --annotations the grant is not part of the policy: the table holds
+# an allow element the config alone does not compile to.
+run_verify noann --netns "$WEB" --config "$CONF" --denied-probe "$DENIED"
+t_check "without --annotations: exit 1" rc_is noann 1
+t_check "...rules match policy FAIL naming the allow_v4 element" \
+	vrow noann "layer 2: rules match policy" FAIL "set allow_v4 element"
+
+# ---------------------------------------------------------------------------
+section "layer one: --process"
+bg_start nsenter --net="$WEB" unshare -n sleep 30
+P_EXEC=$BG_PID
+bg_start nsenter --net="$WEB" sleep 30
+P_POD=$BG_PID
+bg_start nsenter --net="$(_ns_path "$W_NODE")" sleep 30
+P_NODE=$BG_PID
+bg_start sleep 30
+P_ROOT=$BG_PID
+wait_comm "$P_EXEC" sleep "$WEB"
+wait_comm "$P_POD" sleep
+wait_comm "$P_NODE" sleep
+wait_comm "$P_ROOT" sleep
+
+run_verify l1exec --netns "$WEB" --config "$CONF" --annotations "$GRANT" --denied-probe "$DENIED" --process "$P_EXEC"
+t_check "exec with its own empty namespace: exit 0" rc_is l1exec 0
+t_check "...layer 1: exec namespace PASS (only lo)" \
+	vrow l1exec "layer 1: exec namespace" PASS "of its own" "only lo (down)"
+run_verify l1pod --netns "$WEB" --config "$CONF" --annotations "$GRANT" --denied-probe "$DENIED" --process "$P_POD"
+t_check "process in the pod's namespace: exit 1" rc_is l1pod 1
+t_check "...layer 1 FAIL: shares the pod's network namespace" \
+	vrow l1pod "layer 1: exec namespace" FAIL "shares the pod's network namespace"
+run_verify l1node --netns "$WEB" --config "$CONF" --annotations "$GRANT" --denied-probe "$DENIED" --process "$P_NODE"
+t_check "process in the world's node namespace: exit 1" rc_is l1node 1
+t_check "...layer 1 FAIL: it can use the node's interfaces" \
+	vrow l1node "layer 1: exec namespace" FAIL "can use" ngbr0
+run_verify l1root --netns "$WEB" --config "$CONF" --annotations "$GRANT" --denied-probe "$DENIED" --process "$P_ROOT"
+t_check "process in the machine's own namespace: exit 1" rc_is l1root 1
+# "the node's network namespace" when /proc/1/ns/net is readable; where it
+# is not (some sandboxes), verify falls back to listing what it can use.
+t_check "...layer 1 FAIL: the node's namespace (or its interfaces)" \
+	vexpr l1root 'any(r["check"] == "layer 1: exec namespace" and r["verdict"] == "FAIL" and ("node\x27s network namespace" in r["detail"] or "can use" in r["detail"]) for r in rows)'
+# --pid: the target found from a process in the pod, as on a node.
+run_verify bypid --pid "$P_POD" --config "$CONF" --annotations "$GRANT" --denied-probe "$DENIED"
+t_check "--pid (a process in the pod): exit 0, pod sandboxes/web" \
+	vexpr bypid 'd["ok"] is True and d["pod"] == "sandboxes/web" and d["netns"] == "/proc/'"$P_POD"'/ns/net"'
+for p in "$P_EXEC" "$P_POD" "$P_NODE" "$P_ROOT"; do bg_stop "$p"; done
+
+# ---------------------------------------------------------------------------
+section "tampering: a rule inserted by hand (metadata accepted before anything)"
+t_check "ADD ins" pod_add ins
+pod_default_route ins
+pod_exec ins nft insert rule inet boxxkite_netguard egress ip daddr "$MD4" accept
+run_verify ins --netns "$(pod_netns_path ins)" --config "$CONF" --denied-probe "$DENIED"
+t_check "--json ok=false" vexpr ins 'd["ok"] is False'
+t_check "...exit status 1" rc_is ins 1
+t_check "...table present still PASS" vrow ins "layer 2: table present" PASS
+t_check "...rules match policy FAIL naming the unexpected rule" \
+	vrow ins "layer 2: rules match policy" FAIL "unexpected rule at position 1 of chain egress:" "accept"
+t_check "...metadata $MD4:80 FAIL (CONNECTED) or AMBIGUOUS" \
+	vrow ins "metadata $MD4:80" "FAIL|AMBIGUOUS"
+t_check "...metadata $MD4:80 says CONNECTED (the listener answers)" vrow ins "metadata $MD4:80" FAIL CONNECTED
+t_check "...metadata [::ffff:$MD4]:80 FAIL CONNECTED" vrow ins "metadata [::ffff:$MD4]:80" FAIL CONNECTED
+t_check "...metadata [$MD6]:80 still PASS" vrow ins "metadata [$MD6]:80" PASS refused
+t_check_not "...CHECK fails too" pod_check ins
+
+section "an enforced pod whose metadata rule was replaced by an accept"
+t_check "ADD mdacc" pod_add mdacc
+pod_default_route mdacc
+h=$(rule_handle mdacc '@metadata_v4')
+t_check "metadata_v4 rule found (handle $h)" test -n "$h"
+pod_exec mdacc nft replace rule inet boxxkite_netguard egress handle "$h" ip daddr "$MD4" accept
+run_verify mdacc --netns "$(pod_netns_path mdacc)" --config "$CONF" --denied-probe "$DENIED"
+t_check "exit 1" rc_is mdacc 1
+t_check "...metadata $MD4:80 FAIL: CONNECTED" vrow mdacc "metadata $MD4:80" FAIL CONNECTED
+t_check "...metadata [::ffff:$MD4]:80 FAIL: CONNECTED" vrow mdacc "metadata [::ffff:$MD4]:80" FAIL CONNECTED
+t_check "...rules match policy FAIL naming the replacing rule (position 4)" \
+	vrow mdacc "layer 2: rules match policy" FAIL "(2 differences)" "unexpected rule at position 4 of chain egress:" accept
+
+section "an enforced pod whose metadata rule was removed (the default deny still refuses)"
+t_check "ADD mdrm" pod_add mdrm
+pod_default_route mdrm
+h=$(rule_handle mdrm '@metadata_v4')
+pod_exec mdrm nft delete rule inet boxxkite_netguard egress handle "$h"
+run_verify mdrm --netns "$(pod_netns_path mdrm)" --config "$CONF" --denied-probe "$DENIED"
+t_check "exit 1" rc_is mdrm 1
+t_check "...rules match policy FAIL naming the missing metadata_v4 rule" \
+	vrow mdrm "layer 2: rules match policy" FAIL "missing rule 4 of chain egress" metadata_v4
+t_check "...metadata $MD4:80 still PASS (refused by the default deny)" vrow mdrm "metadata $MD4:80" PASS refused
+t_check "...metadata [$MD6]:80 PASS, by the metadata counter" \
+	vrow mdrm "metadata [$MD6]:80" PASS refused "metadata_denied +1"
+
+# ---------------------------------------------------------------------------
+# These two answer nothing for some metadata addresses (the world has no
+# listener there): a short timeout keeps their AMBIGUOUS rows cheap. They run
+# side by side.
+section "tampering: the table deleted; and a pod that is not enforced"
+t_check "ADD gone" pod_add gone
+pod_exec gone nft delete table inet boxxkite_netguard
+t_check "ADD plain (namespace default: not selected)" pod_add plain default
+# verify_bg OUT ARGS...: run_verify in the background (the binary itself is
+# the tracked child, so a signal's cleanup stops it); verify_wait OUT PID.
+verify_bg() {
+	local out=$W_TMP/$1
+	shift
+	date +%s%N >"$out.t0"
+	bg_start "$NG_BIN" verify --json "$@" >"$out.json" 2>"$out.err"
+}
+verify_wait() {
+	local out=$W_TMP/$1 rc=0
+	wait "$2" || rc=$?
+	echo "$rc" >"$out.rc"
+	echo $((($(date +%s%N) - $(cat "$out.t0")) / 1000000)) >"$out.ms"
+}
+verify_bg gone --netns "$(pod_netns_path gone)" --config "$CONF" --denied-probe "$DENIED" --timeout 300
+P1=$BG_PID
+verify_bg plain --netns "$(pod_netns_path plain)" --config "$CONF" --denied-probe "$DENIED" --timeout 300
+P2=$BG_PID
+verify_wait gone "$P1"
+verify_wait plain "$P2"
+info "verify of a pod without a table took $(cat "$W_TMP/gone.ms") ms (--timeout 300)"
+
+t_check "table deleted: exit 1" rc_is gone 1
+t_check "...layer 2: table present FAIL" vrow gone "layer 2: table present" FAIL "no table inet boxxkite_netguard"
+t_check "...no rules-match PASS" vexpr gone 'not any(r["check"] == "layer 2: rules match policy" and r["verdict"] == "PASS" for r in rows)'
+t_check "...metadata $MD4:80 FAIL: CONNECTED" vrow gone "metadata $MD4:80" FAIL CONNECTED
+t_check "...denied probe FAIL: it connected" vrow gone "egress to $DENIED" FAIL connected
+
+t_check "unenforced pod: --json ok=false" vexpr plain 'd["ok"] is False'
+t_check "...exit status 1" rc_is plain 1
+t_check "...layer 2: table present FAIL" vrow plain "layer 2: table present" FAIL "not protected by netguard"
+t_check "...metadata $MD4:80 FAIL: CONNECTED" vrow plain "metadata $MD4:80" FAIL CONNECTED
+t_check "...metadata [$MD6]:80 FAIL: CONNECTED" vrow plain "metadata [$MD6]:80" FAIL CONNECTED
+t_check "...metadata [::ffff:$MD4]:80 FAIL: CONNECTED" vrow plain "metadata [::ffff:$MD4]:80" FAIL CONNECTED
+t_check "...no metadata row PASS by netguard" \
+	vexpr plain 'not any("metadata_denied" in r["detail"] for r in rows if r["check"].startswith("metadata "))'
+t_check "...denied probe FAIL: it connected" vrow plain "egress to $DENIED" FAIL connected
+t_check "...deny counters SKIP (no table)" vrow plain "deny counters" SKIP
+
+# ---------------------------------------------------------------------------
+section "usage errors"
+usage_rc() {
+	local rc=0
+	"$NG_BIN" verify "$@" >/dev/null 2>&1 || rc=$?
+	[[ $rc == 2 ]] || { echo "exit $rc, wanted 2" && return 1; }
+}
+t_check "no target: exit 2" usage_rc
+t_check "--netns and --pid both: exit 2" usage_rc --netns "$WEB" --pid 1
+t_check "--netns not a namespace: exit 2" usage_rc --netns "$CONF"
+# The node's own namespace (the one verify runs in) is not a pod: refused
+# before any probe.
+t_check "--pid of a process on the node itself: exit 2" usage_rc --pid $$
+
+t_check "nothing of ours left in the pods' processes" test -z "$(ip netns pids "$(pod_ns web)")"
+info "wall time so far $((($(date +%s%N) - START) / 1000000)) ms"
+t_summary
