@@ -163,6 +163,22 @@ static struct ng_pod_id pod_id(const struct inv *v)
 	return id;
 }
 
+/* A netfilter socket in the pod's namespace, which must exist (ADD, CHECK;
+ * DEL has its own rules for a namespace that is gone). */
+static int open_pod_socket(struct inv *v, struct ng_nl *nl)
+{
+	enum ng_netns_status st;
+	int fd, rc;
+
+	if (ng_netns_open(v->netns_path, &fd, &st, &v->err) < 0)
+		return -1;
+	if (st == NG_NETNS_GONE)
+		return ng_fail(&v->err, NG_E_NETNS, "CNI_NETNS %s is not a network namespace", v->netns_path);
+	rc = ng_nl_open_netns(fd, nl, &v->err);
+	close(fd);
+	return rc;
+}
+
 /* ---- verbs ---------------------------------------------------------------- */
 
 static int print_prev(struct inv *v)
@@ -182,8 +198,7 @@ static int cmd_add(struct inv *v, FILE *in)
 	struct ng_pod_id pod;
 	ng_name_list names = {0};
 	bool enforced;
-	int fd = -1, rc;
-	enum ng_netns_status st;
+	int rc;
 	struct ng_nl nl;
 
 	if (need_env(v, true) < 0)
@@ -214,15 +229,7 @@ static int cmd_add(struct inv *v, FILE *in)
 		return fail(v, "refused");
 	v->policy.names_at = time(NULL); /* for the pinned name sets' expiry comments */
 
-	if (ng_netns_open(v->netns_path, &fd, &st, &v->err) < 0)
-		return fail(v, "error");
-	if (st == NG_NETNS_GONE) {
-		ng_fail(&v->err, NG_E_NETNS, "CNI_NETNS %s is not a network namespace", v->netns_path);
-		return fail(v, "error");
-	}
-	rc = ng_nl_open_netns(fd, &nl, &v->err);
-	close(fd);
-	if (rc < 0)
+	if (open_pod_socket(v, &nl) < 0)
 		return fail(v, "error");
 	rc = ng_ruleset_apply(&nl, &v->policy, NG_TABLE, &v->err);
 	ng_nl_close(&nl);
@@ -283,11 +290,10 @@ static int cmd_check(struct inv *v, FILE *in)
 {
 	char reason[512];
 	struct ng_pod_id pod;
-	enum ng_netns_status st;
 	struct ng_snapshot snap = {0};
 	struct ng_nl nl;
 	bool enforced;
-	int fd = -1, rc;
+	int rc;
 
 	if (need_env(v, true) < 0 || load(v, in) < 0)
 		return fail(v, "error");
@@ -303,15 +309,7 @@ static int cmd_check(struct inv *v, FILE *in)
 	pod = pod_id(v);
 	if (enforced && ng_policy_compile(&v->cfg, &v->ann, &v->prev, NULL, &pod, &v->policy, &v->err) < 0)
 		return fail(v, "refused");
-	if (ng_netns_open(v->netns_path, &fd, &st, &v->err) < 0)
-		return fail(v, "error");
-	if (st == NG_NETNS_GONE) {
-		ng_fail(&v->err, NG_E_NETNS, "CNI_NETNS %s is not a network namespace", v->netns_path);
-		return fail(v, "error");
-	}
-	rc = ng_nl_open_netns(fd, &nl, &v->err);
-	close(fd);
-	if (rc < 0)
+	if (open_pod_socket(v, &nl) < 0)
 		return fail(v, "error");
 	if (enforced) {
 		rc = ng_ruleset_check(&nl, &v->policy, NG_TABLE, &v->err);
