@@ -13,26 +13,7 @@
 /* Pages of 256 KiB; a page may overrun by one maximal message (a set
  * element list nest is bounded by its 16-bit attribute length). */
 #define BATCH_PAGE    (256 * 1024)
-#define BATCH_OVERRUN (128 * 1024)
-
-/* Zeroes the unused part of the newest page. libnftnl writes some strings
- * without their NUL (mnl_attr_put_str) and libmnl leaves the alignment
- * padding as it finds it, so on a fresh malloc'd page a message would carry
- * heap bytes; the kernel bounds strings by attribute length and does not
- * care, but libnftnl's parser reads up to a NUL, and CHECK parses this very
- * batch. Called once per page, when the page is new. */
-static void zero_new_page(struct ng_batch *b)
-{
-	int n = nftnl_batch_iovec_len(b->nb);
-	struct iovec iov[n > 0 ? n : 1];
-
-	if (n <= 0 || n == b->pages)
-		return;
-	nftnl_batch_iovec(b->nb, iov, (uint32_t)n);
-	memset((char *)iov[n - 1].iov_base + iov[n - 1].iov_len, 0,
-	       BATCH_PAGE + BATCH_OVERRUN - iov[n - 1].iov_len);
-	b->pages = n;
-}
+#define BATCH_OVERRUN NG_BATCH_MSG_LIMIT
 
 int ng_batch_init(struct ng_batch *b, const char *table, uint32_t seq_begin, struct ng_err *err)
 {
@@ -47,7 +28,6 @@ int ng_batch_init(struct ng_batch *b, const char *table, uint32_t seq_begin, str
 	nftnl_batch_begin(nftnl_batch_buffer(b->nb), seq_begin);
 	if (nftnl_batch_update(b->nb) < 0)
 		return ng_fail(err, NG_E_INTERNAL, "out of memory growing the netlink batch");
-	zero_new_page(b);
 	return 0;
 }
 
@@ -61,31 +41,57 @@ void ng_batch_free(struct ng_batch *b)
 	b->nb = NULL;
 }
 
-struct nlmsghdr *ng_batch_msg(struct ng_batch *b, uint16_t type, uint16_t flags, const char *what_fmt, ...)
+static struct nlmsghdr *msg_v(struct ng_batch *b, size_t max_len, uint16_t type, uint16_t flags,
+			      const char *what_fmt, va_list ap)
 {
-	char buf[256], *copy;
-	va_list ap;
+	char buf[256], *copy, *at = nftnl_batch_buffer(b->nb);
 
-	va_start(ap, what_fmt);
 	vsnprintf(buf, sizeof(buf), what_fmt, ap);
-	va_end(ap);
 	copy = strdup(buf);
 	if (!copy || ng_vec_push(&b->what, &copy) < 0) {
 		free(copy);
 		b->failed = 1;
 	}
+	/* libnftnl writes some strings without their NUL (mnl_attr_put_str)
+	 * and libmnl leaves alignment padding as it finds it: on a malloc'd
+	 * page a message would carry heap bytes. The kernel bounds strings by
+	 * attribute length and does not care, but libnftnl's parser reads to
+	 * a NUL, and CHECK parses this very batch; and heap bytes have no
+	 * business reaching the kernel. So clear what the message may use: the
+	 * page always has NG_BATCH_MSG_LIMIT bytes past the current position. */
+	memset(at, 0, max_len < NG_BATCH_MSG_LIMIT ? max_len : NG_BATCH_MSG_LIMIT);
 	/* Every body message asks for an ack, so the receiver can read exactly
 	 * one reply per message and know each one's fate. */
-	return nftnl_nlmsg_build_hdr(nftnl_batch_buffer(b->nb), type, NFPROTO_INET, flags | NLM_F_ACK,
-				     b->seq_next++);
+	return nftnl_nlmsg_build_hdr(at, type, NFPROTO_INET, flags | NLM_F_ACK, b->seq_next++);
+}
+
+struct nlmsghdr *ng_batch_msg(struct ng_batch *b, uint16_t type, uint16_t flags, const char *what_fmt, ...)
+{
+	struct nlmsghdr *nlh;
+	va_list ap;
+
+	va_start(ap, what_fmt);
+	nlh = msg_v(b, NG_BATCH_MSG_MAX, type, flags, what_fmt, ap);
+	va_end(ap);
+	return nlh;
+}
+
+struct nlmsghdr *ng_batch_msg_sized(struct ng_batch *b, size_t max_len, uint16_t type, uint16_t flags,
+				    const char *what_fmt, ...)
+{
+	struct nlmsghdr *nlh;
+	va_list ap;
+
+	va_start(ap, what_fmt);
+	nlh = msg_v(b, max_len, type, flags, what_fmt, ap);
+	va_end(ap);
+	return nlh;
 }
 
 void ng_batch_commit_msg(struct ng_batch *b)
 {
 	if (nftnl_batch_update(b->nb) < 0)
 		b->failed = 1;
-	else
-		zero_new_page(b);
 }
 
 int ng_batch_finish(struct ng_batch *b, struct ng_err *err)

@@ -20,7 +20,6 @@ struct ng_batch {
 	NG_VEC(char *) what; /* description of body message seq_begin+1+i */
 	uint32_t next_set_id;
 	int failed; /* a message could not be built (out of memory) */
-	int pages;  /* pages zeroed so far */
 	char table[64];
 };
 
@@ -33,6 +32,14 @@ void ng_batch_free(struct ng_batch *b);
  * records what it is. Call ng_batch_commit_msg once it is built. */
 struct nlmsghdr *ng_batch_msg(struct ng_batch *b, uint16_t type, uint16_t flags, const char *what_fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* The same, for a message that may be larger than NG_BATCH_MSG_MAX. */
+struct nlmsghdr *ng_batch_msg_sized(struct ng_batch *b, size_t max_len, uint16_t type, uint16_t flags,
+				    const char *what_fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* The largest ordinary message (a rule with its comment is well under 1 KiB). */
+#define NG_BATCH_MSG_MAX   4096
+/* A message may never be larger than this (the page overrun). */
+#define NG_BATCH_MSG_LIMIT (128 * 1024)
 void ng_batch_commit_msg(struct ng_batch *b);
 
 /* Writes END. After this the batch is ready to send. */

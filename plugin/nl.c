@@ -182,6 +182,8 @@ int ng_nl_commit(struct ng_nl *nl, const struct ng_batch *b, struct ng_err *err)
 	size_t total = 0;
 	int rc = -1;
 
+	nl->refused_errno = 0;
+
 	if (!seen || !buf) {
 		ng_fail(err, NG_E_INTERNAL, "out of memory");
 		goto out;
@@ -268,6 +270,8 @@ int ng_nl_commit(struct ng_nl *nl, const struct ng_batch *b, struct ng_err *err)
 		}
 	}
 	if (failed) {
+		nl->refused_errno = fail.error;
+		nl->refused_index = fail.seq - b->seq_begin - 1;
 		ng_fail(err, NG_E_KERNEL, "the kernel refused %s: %s%s%s (nothing was applied)",
 			ng_batch_describe(b, fail.seq), ng_nl_strerror(fail.error),
 			fail.extack[0] ? ": " : "", fail.extack);

@@ -28,6 +28,10 @@ struct ng_nl {
 	int fd;          /* -1 for an injected transport */
 	uint32_t portid; /* 0: accept replies to any port (injected) */
 	uint32_t seq;    /* next sequence number for requests */
+	/* The last commit the kernel refused: the errno and the index of the
+	 * body message it refused (0 = the first after BEGIN). */
+	int refused_errno;
+	uint32_t refused_index;
 };
 
 /* Opens a NETLINK_NETFILTER socket in the current network namespace (the

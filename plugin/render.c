@@ -375,6 +375,14 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b)
 	return rc ? -1 : 0;
 }
 
+int ng_render_create(const struct ng_policy *p, struct ng_batch *b, struct ng_err *err)
+{
+	if (render_table(b, NFT_MSG_NEWTABLE, NLM_F_CREATE | NLM_F_EXCL, p->comment, "create") < 0 ||
+	    render_body(p, b) < 0)
+		return ng_fail(err, NG_E_INTERNAL, "out of memory while rendering the ruleset");
+	return ng_batch_finish(b, err);
+}
+
 int ng_render_replace(const struct ng_policy *p, struct ng_batch *b, struct ng_err *err)
 {
 	if (render_table(b, NFT_MSG_NEWTABLE, NLM_F_CREATE, NULL, "create if missing") < 0 ||

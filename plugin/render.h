@@ -29,7 +29,14 @@
 #define NG_SET_NAMES_V6          "names_v6"
 #define NG_TTL_SUFFIX            "_ttl"
 
-/* Appends the messages that replace table `b->table` with `p`. */
+/* Appends the messages that create table `b->table` holding `p`, failing
+ * (EEXIST on the first message) if the table exists. The first ADD of a pod
+ * sends this: no delete, so the kernel has nothing to destroy, and closing
+ * the socket does not wait out an RCU grace period (~11 ms). */
+int ng_render_create(const struct ng_policy *p, struct ng_batch *b, struct ng_err *err);
+
+/* Appends the messages that replace table `b->table` with `p`, whatever is
+ * there (create-if-missing, delete, create): a retried ADD. */
 int ng_render_replace(const struct ng_policy *p, struct ng_batch *b, struct ng_err *err);
 
 /* Appends the messages that remove table `b->table` if it exists (create

@@ -20,7 +20,12 @@
 #define DT_BITS           6
 #define NFT_BYTEORDER_BIG 2
 
-#define ELEMS_PER_MSG 512 /* keeps one element list well under 64 KiB */
+/* The element list is one netlink attribute, whose length is 16 bits: at
+ * most ELEM_MAX_BYTES per element (an IPv6 concat interval element with
+ * key, key end, timeout and comment is about 140), 256 of them stay well
+ * under 64 KiB. */
+#define ELEMS_PER_MSG  256
+#define ELEM_MAX_BYTES 200
 
 static unsigned addr_len(uint8_t fam)
 {
@@ -185,8 +190,8 @@ int ng_set_render(struct ng_batch *b, struct ng_set_spec *s)
 		size_t end = start + ELEMS_PER_MSG < n ? start + ELEMS_PER_MSG : n;
 		struct nlattr *list;
 
-		nlh = ng_batch_msg(b, NFT_MSG_NEWSETELEM, NLM_F_CREATE, "set %s elements %zu-%zu", s->name,
-				   start + 1, end);
+		nlh = ng_batch_msg_sized(b, 1024 + (end - start) * ELEM_MAX_BYTES, NFT_MSG_NEWSETELEM,
+					 NLM_F_CREATE, "set %s elements %zu-%zu", s->name, start + 1, end);
 		mnl_attr_put_strz(nlh, NFTA_SET_ELEM_LIST_TABLE, b->table);
 		mnl_attr_put_strz(nlh, NFTA_SET_ELEM_LIST_SET, s->name);
 		mnl_attr_put_u32(nlh, NFTA_SET_ELEM_LIST_SET_ID, htonl(s->id));

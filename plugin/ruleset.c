@@ -69,6 +69,15 @@ static int render_delete(const struct ng_policy *p, struct ng_batch *b, struct n
 
 int ng_ruleset_apply(struct ng_nl *nl, const struct ng_policy *p, const char *table, struct ng_err *err)
 {
+	/* A fresh pod first: one exclusive create. If the table is already
+	 * there (a retried ADD), the kernel refuses that first message with
+	 * EEXIST and applies nothing; then replace it, again in one
+	 * transaction. Either way the pod holds all of the table or none. */
+	if (commit(nl, p, table, ng_render_create, err) == 0)
+		return 0;
+	if (nl->refused_errno != EEXIST || nl->refused_index != 0)
+		return -1;
+	memset(err, 0, sizeof(*err));
 	return commit(nl, p, table, ng_render_replace, err);
 }
 

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <libmnl/libmnl.h>
+#include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netlink.h>
 #include <sys/uio.h>
@@ -357,6 +358,36 @@ static void test_apply_retry_policy(void **state)
 	assert_int_equal(ng_ruleset_apply(&nl, &p, NG_TABLE, &err), -1);
 	assert_int_equal(err.code, NG_E_KERNEL);
 	assert_int_equal(f->sends, 1); /* a refusal is final */
+	free(f);
+
+	/* A fresh pod: one exclusive create, no delete in it. */
+	f = fake_new();
+	ng_nl_init_ops(&nl, &fake_ops, f);
+	assert_int_equal(ng_ruleset_apply(&nl, &p, NG_TABLE, &err), 0);
+	assert_int_equal(f->sends, 1);
+	for (int i = 0; i < f->nmsg; i++)
+		assert_int_not_equal(f->types[i], (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_DELTABLE);
+	free(f);
+
+	/* A retried ADD: the table exists, the create is refused with EEXIST
+	 * on its first message, and the replace form follows. */
+	f = fake_new();
+	f->sc[0].fail_index = 0;
+	f->sc[0].fail_errno = EEXIST;
+	ng_nl_init_ops(&nl, &fake_ops, f);
+	assert_int_equal(ng_ruleset_apply(&nl, &p, NG_TABLE, &err), 0);
+	assert_int_equal(f->sends, 2);
+	assert_int_equal(f->types[2], (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_DELTABLE);
+	free(f);
+
+	/* EEXIST elsewhere than the table is a real refusal. */
+	f = fake_new();
+	f->sc[0].fail_index = 3;
+	f->sc[0].fail_errno = EEXIST;
+	ng_nl_init_ops(&nl, &fake_ops, f);
+	assert_int_equal(ng_ruleset_apply(&nl, &p, NG_TABLE, &err), -1);
+	assert_int_equal(err.code, NG_E_KERNEL);
+	assert_int_equal(f->sends, 1);
 	free(f);
 
 	f = fake_new();

@@ -411,6 +411,39 @@ static void test_set_encoding(void **state)
 	assert_int_equal(e.flags, NFT_SET_CONSTANT);
 }
 
+static void test_create_batch(void **state)
+{
+	(void)state;
+	struct ng_policy p;
+	struct ng_batch b;
+	struct ng_err err = {0};
+	struct msgs m = {0};
+
+	/* The first ADD of a pod: an exclusive create, no delete (a delete
+	 * makes the kernel wait out an RCU grace period when the socket closes). */
+	sample_policy(&p, NG_DENY_REJECT);
+	assert_int_equal(ng_batch_init(&b, NG_TABLE, 1, &err), 0);
+	assert_int_equal(ng_render_create(&p, &b, &err), 0);
+	assert_int_equal(ng_batch_walk(&b, collect, &m), 0);
+	assert_int_equal(m.type[1], nft(NFT_MSG_NEWTABLE));
+	for (int i = 0; i < m.n; i++)
+		assert_int_not_equal(m.type[i], nft(NFT_MSG_DELTABLE));
+	assert_contains(ng_batch_describe(&b, 2), "(create)");
+	/* The same table as the replace form leaves behind. */
+	struct ng_snapshot a = {0}, r = {0};
+	struct ng_batch b2;
+	assert_int_equal(ng_snapshot_from_batch(&a, &b), 0);
+	assert_int_equal(ng_batch_init(&b2, NG_TABLE, 1, &err), 0);
+	assert_int_equal(ng_render_replace(&p, &b2, &err), 0);
+	assert_int_equal(ng_snapshot_from_batch(&r, &b2), 0);
+	assert_int_equal(ng_snapshot_diff(&r, &a, &err), 0);
+	ng_snapshot_free(&a);
+	ng_snapshot_free(&r);
+	ng_batch_free(&b2);
+	ng_batch_free(&b);
+	ng_policy_free(&p);
+}
+
 static void test_delete_batch(void **state)
 {
 	(void)state;
@@ -448,10 +481,10 @@ static void test_large_set_splits(void **state)
 	assert_int_equal(ng_batch_walk(&b, collect, &m), 0);
 	for (int i = 0; i < m.n; i++)
 		elem_msgs += m.type[i] == nft(NFT_MSG_NEWSETELEM);
-	/* 2001 allow elements in chunks of 512, plus one message per other
-	 * non-empty set (metadata x2, dns, allow_v6, names and names_ttl, nd,
-	 * ingress, node). */
-	assert_int_equal(elem_msgs, 4 + 9);
+	/* 2001 allow elements in chunks of 256 (an element list is one 16-bit
+	 * netlink attribute), plus one message per other non-empty set
+	 * (metadata x2, dns, allow_v6, names and names_ttl, nd, ingress, node). */
+	assert_int_equal(elem_msgs, 8 + 9);
 	struct ng_snapshot s = {0};
 	assert_int_equal(ng_snapshot_from_batch(&s, &b), 0);
 	int n = 0;
@@ -545,7 +578,8 @@ static void test_snapshot_diff(void **state)
 	assert_contains(err.msg, "chain refuse_egress");
 	/* reject (tcp reset, icmpx) became drop: two rules out, one in. */
 	assert_contains(err.msg, "(3 differences)");
-	assert_contains(err.details, "unexpected rule at position 2 of chain refuse_egress: [ immediate reg 0 drop ]");
+	assert_contains(err.details,
+			"unexpected rule at position 2 of chain refuse_egress: [ immediate reg 0 drop ]");
 	assert_contains(err.details, "missing rule 2 of chain refuse_egress: [ meta load l4proto");
 	assert_contains(err.details, "missing rule 3 of chain refuse_egress: [ reject type 2 code 3 ]");
 
@@ -581,8 +615,9 @@ int main(void)
 		cmocka_unit_test(test_message_sequence), cmocka_unit_test(test_egress_order),
 		cmocka_unit_test(test_ingress_order),    cmocka_unit_test(test_deny_actions),
 		cmocka_unit_test(test_logging_rules),    cmocka_unit_test(test_set_encoding),
-		cmocka_unit_test(test_delete_batch),     cmocka_unit_test(test_large_set_splits),
-		cmocka_unit_test(test_golden),           cmocka_unit_test(test_snapshot_diff),
+		cmocka_unit_test(test_create_batch),     cmocka_unit_test(test_delete_batch),
+		cmocka_unit_test(test_large_set_splits), cmocka_unit_test(test_golden),
+		cmocka_unit_test(test_snapshot_diff),
 	};
 	return cmocka_run_group_tests_name("render", tests, NULL, NULL);
 }
