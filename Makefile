@@ -7,6 +7,8 @@
 #   make demo       the main job on a built-in example, in namespaces (root)
 #   make asan       the unit tests and the netns e2e under ASan + UBSan
 #   make valgrind   every verb and error path under memcheck
+#   make bench      ADD/DEL vs the kernel floor, nft -f and the firewall plugin; scaling;
+#                   per-packet cost; concurrency; memory (root)
 #   make lint       clang-format, clang-tidy, cppcheck, shellcheck (configs checked in)
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS each
 #   make static     a static binary for the DaemonSet image; make image (Docker)
@@ -42,7 +44,7 @@ TEST_SRC := $(wildcard test/unit/test_*.c)
 TEST_BIN := $(patsubst test/unit/%.c,$(BUILD)/test/%,$(TEST_SRC))
 TOOLS := $(BUILD)/nprobe
 
-.PHONY: all test unit e2e e2e-cri demo deps asan valgrind fuzz install clean static image manifests e2e-install e2e-kind lint
+.PHONY: all test unit e2e e2e-cri demo deps asan valgrind fuzz bench install clean static image manifests e2e-install e2e-kind lint
 all: $(BIN)
 
 $(BUILD)/obj/%.o: plugin/%.c $(wildcard plugin/*.h) | $(BUILD)/obj
@@ -130,6 +132,14 @@ $(STATIC_BIN): $(BUILD)/obj/main.o $(LIB) $(BUILD)/static/libmnl.a
 	$(Q)$(CC) $(CFLAGS) -static-pie -Wl,-z,relro,-z,now -o $@ $(BUILD)/obj/main.o $(LIB) \
 		-L$(BUILD)/static $(shell pkg-config --static --libs $(PKGS)) -lresolv
 	$(Q)$@ version >/dev/null
+
+# Benchmarks (root, ~3 min): ADD/DEL vs the kernel floor, nft -f and the
+# firewall plugin, allowlist scaling, per-packet cost, 100 concurrent ADDs,
+# memory, a profile of ADD. Writes test/bench/results-latest.md; run
+# `make static` first to include the static build.
+bench: $(BIN)
+	@scripts/deps.sh --e2e --bench
+	@test/bench/run.sh
 
 # Formatting (.clang-format), clang-tidy (.clang-tidy), cppcheck, shellcheck.
 lint:

@@ -17,6 +17,7 @@ cri_pkgs=(containerd runc python3-grpcio busybox-static)
 lint_pkgs=(clang-format clang-tidy cppcheck shellcheck)
 fuzz_pkgs=(clang libclang-rt-14-dev)
 check_pkgs=(valgrind)
+bench_pkgs=(iperf3 time iptables valgrind linux-perf)
 
 want=("${build_pkgs[@]}")
 if [ "$(id -u)" -eq 0 ]; then
@@ -27,6 +28,7 @@ if [ "$(id -u)" -eq 0 ]; then
 		--lint) want+=("${lint_pkgs[@]}") ;;
 		--fuzz) want+=("${fuzz_pkgs[@]}") ;;
 		--valgrind) want+=("${check_pkgs[@]}") ;;
+		--bench) want+=("${bench_pkgs[@]}") ;;
 		*) echo "deps.sh: unknown option $arg" >&2; exit 2 ;;
 		esac
 	done
