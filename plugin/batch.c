@@ -12,7 +12,7 @@
 
 /* Pages of 256 KiB; a page may overrun by one maximal message (a set
  * element list nest is bounded by its 16-bit attribute length). */
-#define BATCH_PAGE    (256 * 1024)
+#define BATCH_PAGE    ((size_t)256 * 1024)
 #define BATCH_OVERRUN NG_BATCH_MSG_LIMIT
 
 int ng_batch_init(struct ng_batch *b, const char *table, uint32_t seq_begin, struct ng_err *err)

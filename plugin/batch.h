@@ -39,7 +39,7 @@ struct nlmsghdr *ng_batch_msg_sized(struct ng_batch *b, size_t max_len, uint16_t
 /* The largest ordinary message (a rule with its comment is well under 1 KiB). */
 #define NG_BATCH_MSG_MAX   4096
 /* A message may never be larger than this (the page overrun). */
-#define NG_BATCH_MSG_LIMIT (128 * 1024)
+#define NG_BATCH_MSG_LIMIT ((size_t)128 * 1024)
 void ng_batch_commit_msg(struct ng_batch *b);
 
 /* Writes END. After this the batch is ready to send. */

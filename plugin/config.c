@@ -49,25 +49,58 @@ int ng_version_cmp(const char *a, const char *b)
 }
 
 /* Recursion depth is bounded by jansson's own nesting limit (2048). */
+/* A path to a JSON value as a chain of segments on the stack: formatted
+ * only when a placeholder is found, not for every value of a long list. */
+struct json_path {
+	const struct json_path *up;
+	const char *key; /* object member, or NULL for an array index */
+	size_t index;
+};
+
 // NOLINTNEXTLINE(misc-no-recursion)
-int ng_refuse_placeholders(const json_t *v, const char *path, int code, struct ng_err *err)
+static void format_path(const struct json_path *p, char *buf, size_t len)
 {
-	char sub[512];
+	size_t n;
+
+	buf[0] = '\0';
+	if (!p)
+		return;
+	format_path(p->up, buf, len);
+	n = strlen(buf);
+	if (p->key)
+		snprintf(buf + n, len - n, "%s%s", n ? "." : "", p->key);
+	else
+		snprintf(buf + n, len - n, "[%zu]", p->index);
+}
+
+/* Recursion depth is bounded by jansson's own nesting limit (2048). */
+// NOLINTNEXTLINE(misc-no-recursion)
+static int refuse_in(const json_t *v, const struct json_path *here, const char *root, int code,
+		     struct ng_err *err)
+{
+	char path[512];
 
 	if (json_is_string(v)) {
-		if (strstr(json_string_value(v), "CHANGEME"))
-			return ng_fail(err, code,
-				       "%s: holds the placeholder CHANGEME; replace it with a real value",
-				       path);
-	} else if (json_is_object(v)) {
+		if (!strstr(json_string_value(v), "CHANGEME"))
+			return 0;
+		format_path(here, path, sizeof(path));
+		return ng_fail(err, code,
+			       "%s%s: holds the placeholder CHANGEME; replace it with a real value", root,
+			       path);
+	}
+	if (json_is_object(v)) {
 		const char *k;
 		json_t *val;
 
 		json_object_foreach((json_t *)v, k, val) {
-			snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", k);
-			if (strstr(k, "CHANGEME"))
-				return ng_fail(err, code, "%s: key holds the placeholder CHANGEME", sub);
-			if (ng_refuse_placeholders(val, sub, code, err) < 0)
+			struct json_path sub = {here, k, 0};
+
+			if (strstr(k, "CHANGEME")) {
+				format_path(&sub, path, sizeof(path));
+				return ng_fail(err, code, "%s%s: key holds the placeholder CHANGEME", root,
+					       path);
+			}
+			if (refuse_in(val, &sub, root, code, err) < 0)
 				return -1;
 		}
 	} else if (json_is_array(v)) {
@@ -75,12 +108,18 @@ int ng_refuse_placeholders(const json_t *v, const char *path, int code, struct n
 		json_t *val;
 
 		json_array_foreach(v, i, val) {
-			snprintf(sub, sizeof(sub), "%s[%zu]", path, i);
-			if (ng_refuse_placeholders(val, sub, code, err) < 0)
+			struct json_path sub = {here, NULL, i};
+
+			if (refuse_in(val, &sub, root, code, err) < 0)
 				return -1;
 		}
 	}
 	return 0;
+}
+
+int ng_refuse_placeholders(const json_t *v, const char *path, int code, struct ng_err *err)
+{
+	return refuse_in(v, NULL, path, code, err);
 }
 
 int ng_check_prefix_min(const struct ng_config *cfg, const struct ng_prefix *p, const char *what, int code,
@@ -252,6 +291,17 @@ static int parse_dns(const json_t *root, struct ng_config *cfg, struct ng_err *e
 /* egress.allow and egress.envelope share the entry syntax and the prefix
  * floor; only allow entries are checked against the metadata list (an
  * envelope entry is a bound on grants, and each grant is checked itself). */
+/* The address checks of one egress entry; `what` names it in messages. */
+static int check_dest(const struct ng_config *cfg, const struct ng_dest *d, bool is_envelope,
+		      const char *what, struct ng_err *err)
+{
+	if (d->kind != NG_HOST_PREFIX)
+		return 0;
+	if (ng_check_prefix_min(cfg, &d->net, what, NG_E_CONFIG, err) < 0)
+		return -1;
+	return is_envelope ? 0 : ng_check_not_metadata(cfg, &d->net, what, NG_E_CONFIG, err);
+}
+
 static int parse_dest_list(const json_t *egress, const char *key, bool is_envelope, struct ng_config *cfg,
 			   struct ng_err *err)
 {
@@ -266,19 +316,18 @@ static int parse_dest_list(const json_t *egress, const char *key, bool is_envelo
 		struct ng_dest d;
 		char what[64];
 
-		snprintf(what, sizeof(what), "egress.%s[%zu]", key, i);
+		/* `what` is formatted only on failure: lists can be long. */
 		if (!json_is_string(v))
-			return ng_fail(err, NG_E_CONFIG, "%s: must be a string like \"tcp://10.0.0.0/8:443\"",
-				       what);
+			return ng_fail(err, NG_E_CONFIG,
+				       "egress.%s[%zu]: must be a string like \"tcp://10.0.0.0/8:443\"", key,
+				       i);
 		if (ng_dest_parse(json_string_value(v), is_envelope, NG_E_CONFIG, &d, err) < 0) {
-			ng_err_prefix(err, "%s: ", what);
+			ng_err_prefix(err, "egress.%s[%zu]: ", key, i);
 			return -1;
 		}
-		if (d.kind == NG_HOST_PREFIX) {
-			if (ng_check_prefix_min(cfg, &d.net, what, NG_E_CONFIG, err) < 0)
-				return -1;
-			if (!is_envelope && ng_check_not_metadata(cfg, &d.net, what, NG_E_CONFIG, err) < 0)
-				return -1;
+		if (check_dest(cfg, &d, is_envelope, "", NULL) < 0) {
+			snprintf(what, sizeof(what), "egress.%s[%zu]", key, i);
+			return check_dest(cfg, &d, is_envelope, what, err);
 		}
 		if (ng_vec_push(is_envelope ? &cfg->envelope : &cfg->allow, &d) < 0)
 			return ng_fail(err, NG_E_INTERNAL, "out of memory");
