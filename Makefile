@@ -7,6 +7,7 @@
 #   make demo       the main job on a built-in example, in namespaces (root)
 #   make asan       the unit tests and the netns e2e under ASan + UBSan
 #   make valgrind   every verb and error path under memcheck
+#   make mutants    mutation proof: broken plugins must fail named e2e tests
 #   make bench      ADD/DEL vs the kernel floor, nft -f and the firewall plugin; scaling;
 #                   per-packet cost; concurrency; memory (root)
 #   make lint       clang-format, clang-tidy, cppcheck, shellcheck (configs checked in)
@@ -44,7 +45,7 @@ TEST_SRC := $(wildcard test/unit/test_*.c)
 TEST_BIN := $(patsubst test/unit/%.c,$(BUILD)/test/%,$(TEST_SRC))
 TOOLS := $(BUILD)/nprobe
 
-.PHONY: all test unit e2e e2e-cri demo deps asan valgrind fuzz bench install clean static image manifests e2e-install e2e-kind lint
+.PHONY: all test unit e2e e2e-cri demo deps asan valgrind fuzz bench mutants install clean static image manifests e2e-install e2e-kind lint
 all: $(BIN)
 
 $(BUILD)/obj/%.o: plugin/%.c $(wildcard plugin/*.h) | $(BUILD)/obj
@@ -132,6 +133,12 @@ $(STATIC_BIN): $(BUILD)/obj/main.o $(LIB) $(BUILD)/static/libmnl.a
 	$(Q)$(CC) $(CFLAGS) -static-pie -Wl,-z,relro,-z,now -o $@ $(BUILD)/obj/main.o $(LIB) \
 		-L$(BUILD)/static $(shell pkg-config --static --libs $(PKGS)) -lresolv
 	$(Q)$@ version >/dev/null
+
+# Mutation proof (root, ~3 min): each small source mutation of the plugin
+# (metadata rule skipped, envelope always passes, DEL does nothing...) must
+# make named e2e tests fail, and the unmutated plugin must pass them.
+mutants: $(BIN) $(TOOLS)
+	@scripts/run-root.sh scripts/mutants.sh
 
 # Benchmarks (root, ~3 min): ADD/DEL vs the kernel floor, nft -f and the
 # firewall plugin, allowlist scaling, per-packet cost, 100 concurrent ADDs,

@@ -133,15 +133,22 @@ static int need_env(struct inv *v, bool netns)
 /* stdin, config, CNI_ARGS: the common front of every verb but VERSION. */
 static int load(struct inv *v, FILE *in)
 {
+	const char *log_file;
+
 	if (read_stdin(in, &v->root, &v->err) < 0)
 		return -1;
-	if (ng_config_parse(v->root, &v->cfg, &v->err) < 0)
-		return -1;
-	v->log.log_file = v->cfg.log_file;
+	/* Who and where to log first, so that a refused config is logged to
+	 * logFile with the pod it refused. */
+	log_file = ng_json_str(v->root, "logFile");
+	if (log_file && log_file[0] == '/')
+		v->log.log_file = log_file;
 	if (ng_cni_args_parse(getenv("CNI_ARGS"), &v->args, &v->err) < 0)
 		return -1;
 	v->log.pod_namespace = v->args.pod_namespace;
 	v->log.pod_name = v->args.pod_name;
+	if (ng_config_parse(v->root, &v->cfg, &v->err) < 0)
+		return -1;
+	v->log.log_file = v->cfg.log_file;
 	return 0;
 }
 

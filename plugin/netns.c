@@ -28,7 +28,22 @@ int ng_netns_open(const char *path, int *fd, enum ng_netns_status *status, struc
 
 	*fd = -1;
 	*status = NG_NETNS_OK;
-	f = open(path, O_RDONLY | O_CLOEXEC);
+	/* A namespace file (nsfs, bind-mounted or under /proc) is a regular
+	 * file. Anything else is not a namespace, and must not even be opened:
+	 * opening a FIFO blocks until a writer comes, and a DEL that hangs
+	 * leaves the pod stuck terminating. */
+	if (stat(path, &st) < 0) {
+		if (errno == ENOENT || errno == ENOTDIR) {
+			*status = NG_NETNS_GONE;
+			return 0;
+		}
+		return ng_fail(err, NG_E_NETNS, "CNI_NETNS %s: %s", path, strerror(errno));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		*status = NG_NETNS_GONE;
+		return 0;
+	}
+	f = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (f < 0) {
 		if (errno == ENOENT) {
 			*status = NG_NETNS_GONE;

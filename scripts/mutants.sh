@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# mutants.sh: `make mutants` (root). Proves that the netns e2e suite catches
+# a broken plugin: copies the plugin's sources into a temp dir, builds them
+# unchanged (the baseline) and with each of a few small source mutations
+# (sed), with the Makefile's own flags, then runs the e2e script that should
+# notice each mutation against the mutant (NG_BIN) and checks that the named
+# tests FAIL there, and PASS with the baseline. One row per mutant:
+#
+#   mutant: metadata-rule-skipped   killed by: traffic.sh "metadata_denied counted exactly those 4" (4 tests broken)
+#
+# A mutant that survives (a named test passed against it), a mutation that
+# no longer applies to the sources (the code moved: update the sed), a
+# build that fails, or a named test failing on the baseline is a failure.
+# Ends with "N passed, N failed"; exit status non-zero on failure.
+#
+#   scripts/mutants.sh [NAME...]    only these mutants
+set -euo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$REPO"
+
+[[ $(id -u) -eq 0 ]] || { echo "mutants: needs root (the e2e scripts use network namespaces)" >&2 && exit 1; }
+
+# mutant NAME FILE SED-SCRIPT E2E-SCRIPT TEST...: the sed must change FILE
+# (checked); each TEST is a row label of the e2e script (its
+# E2E_RESULTS_FILE) that must fail against the mutant and pass without it.
+M_NAME=() M_FILE=() M_SED=() M_SCRIPT=() M_TESTS=()
+mutant() {
+	M_NAME+=("$1") M_FILE+=("$2") M_SED+=("$3") M_SCRIPT+=("$4")
+	shift 4
+	local IFS=$'\n'
+	M_TESTS+=("$*")
+}
+
+# The two metadata jump rules are never emitted: metadata falls to the
+# default deny (still refused, with reject), but is not counted as metadata
+# and is dropped silently under denyAction drop.
+mutant metadata-rule-skipped plugin/render.c '/&sets\[S_META4 + f\];/a (void)s; continue;' traffic.sh \
+	"metadata_denied counted exactly those 4" "drop: metadata 169.254.169.254:80 still refused at once"
+# The egress chain's last rule does not jump to refuse_egress: other egress
+# falls to the chain's policy drop, a timeout instead of a reset.
+mutant default-deny-skipped plugin/render.c \
+	's/ng_rb_verdict(&rb, NFT_JUMP, NG_CHAIN_REFUSE_EGRESS);/ng_rb_verdict(\&rb, NFT_CONTINUE, NULL);/' traffic.sh \
+	"forbidden 10.50.0.9:443 refused" "allow IP, other port 10.20.1.5:8443 refused"
+# Every grant is "inside" the envelope.
+mutant envelope-always-passes plugin/annotations.c 's/if (ng_dest_within(/if (1 || ng_dest_within(/' traffic.sh \
+	"grant outside the envelope: 100, no table"
+# DEL succeeds without removing the table.
+mutant del-does-nothing plugin/cni.c 's/rc = ng_ruleset_delete(&nl, NG_TABLE, &v->err);/rc = 0;/' traffic.sh \
+	"1.0.0: table gone after DEL" "no table left anywhere in the world"
+# CHECK never compares.
+mutant check-always-succeeds plugin/cni.c 's/rc = ng_ruleset_check(&nl, &v->policy, NG_TABLE, &v->err);/rc = 0;/' \
+	faults.sh "table deleted: CHECK fails naming it missing" "rule added: CHECK fails naming it" \
+	"names_v4_ttl flushed: CHECK fails"
+# The name rules look up the TTL twin only, not the pinned names set: an
+# element added by hand to names_v4_ttl opens traffic.
+mutant names-ttl-only plugin/render.c 's/&sets\[S_NAMES\([46]\)\], &sets\[S_TTL\([46]\)\],/\&sets[S_TTL\2], NULL,/' \
+	faults.sh "names_v4_ttl + 10.50.0.9: still refused" "names_v6_ttl + [fd00:50::9]: still refused"
+# The plugin's own namespace is not recognised as the node's (the PID 1
+# check stays, so the machine's namespace is never at risk here).
+mutant node-netns-accepted plugin/netns.c 's|same_ns(&st, "/proc/self/ns/net")|0|' hostile.sh \
+	"CNI_NETNS the node's netns: code 4, node untouched" "CNI_NETNS the plugin's own namespace"
+# Duplicate keys are accepted (the last one wins).
+mutant duplicate-keys-accepted plugin/cni.c 's/JSON_REJECT_DUPLICATES/0/' hostile.sh \
+	"duplicate key at the top (egress)" "duplicate key inside prevResult" "duplicate annotation key"
+
+want=("$@")
+T=$(mktemp -d /tmp/nge-mutants.XXXXXX)
+CHILD=''
+cleanup() {
+	[[ -n $CHILD ]] && kill -TERM "$CHILD" 2>/dev/null && wait "$CHILD" 2>/dev/null
+	[[ $T == /tmp/nge-mutants.* ]] && rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+PASS=0 FAIL=0
+row() { printf '%-34s %s\n' "$1" "$2"; }
+
+# The pristine sources and the Makefile, as they are in the repository now.
+mkdir -p "$T/src"
+cp -a plugin Makefile "$T/src/"
+build() { # DIR: builds DIR/build/boxxkite-netguard from DIR's sources
+	make -C "$1" --no-print-directory -j2 BUILD="$1/build" "$1/build/boxxkite-netguard" >"$1/build.log" 2>&1
+}
+
+# run_script SCRIPT BIN OUT: the e2e script against BIN; rows to OUT.
+# Shorter loops than CI's: only the named rows matter here.
+run_script() {
+	: >"$3"
+	E2E_PREFIX=nge- E2E_RESULTS_FILE=$3 NG_BIN=$2 NG_KILL_ITERS=20 NG_CONC_PODS=5 \
+		setsid timeout -k 20 600 bash "e2e/$1" >"$3.log" 2>&1 &
+	CHILD=$!
+	wait "$CHILD" || true
+	CHILD=''
+}
+verdict() { # RESULTS LABEL: PASS, FAIL or MISSING
+	awk -F'\t' -v l="$2" '$2 == l { v = $1 } END { print (v == "" ? "MISSING" : v) }' "$1"
+}
+
+cp -a "$T/src" "$T/base"
+if ! build "$T/base"; then
+	tail -20 "$T/base/build.log"
+	echo "mutants: the unmutated sources do not build"
+	exit 1
+fi
+
+declare -A BASE_DONE=()
+for ((k = 0; k < ${#M_NAME[@]}; k++)); do
+	name=${M_NAME[k]} file=${M_FILE[k]} sedx=${M_SED[k]} script=${M_SCRIPT[k]}
+	if ((${#want[@]})) && [[ " ${want[*]} " != *" $name "* ]]; then continue; fi
+	mapfile -t labels <<<"${M_TESTS[k]}"
+
+	# The baseline must pass every named test (run once per script).
+	if [[ -z ${BASE_DONE[$script]:-} ]]; then
+		run_script "$script" "$T/base/build/boxxkite-netguard" "$T/base.$script"
+		BASE_DONE[$script]=1
+	fi
+	bad=()
+	for l in "${labels[@]}"; do
+		[[ $(verdict "$T/base.$script" "$l") == PASS ]] || bad+=("$l: $(verdict "$T/base.$script" "$l") on the baseline")
+	done
+
+	d=$T/m-$name
+	cp -a "$T/src" "$d"
+	sed -i -e "$sedx" "$d/$file"
+	if cmp -s "$T/src/$file" "$d/$file"; then
+		bad+=("the mutation no longer applies to $file: update its sed")
+	elif ! build "$d"; then
+		bad+=("the mutant does not build: $(grep -m1 -E 'error' "$d/build.log")")
+	fi
+	if ((${#bad[@]} == 0)); then
+		run_script "$script" "$d/build/boxxkite-netguard" "$d/results"
+		killed=() survived=()
+		for l in "${labels[@]}"; do
+			case $(verdict "$d/results" "$l") in
+			FAIL) killed+=("$l") ;;
+			*) survived+=("$l ($(verdict "$d/results" "$l"))") ;;
+			esac
+		done
+		# Tests the mutant broke: failing against it, passing on the baseline.
+		total=$(awk -F'\t' 'NR == FNR { if ($1 == "PASS") ok[$2] = 1; next } $1 == "FAIL" && ok[$2] { n++ }
+			END { print n + 0 }' "$T/base.$script" "$d/results")
+		if ((${#survived[@]})); then
+			bad+=("survived: these passed against the mutant: ${survived[*]}")
+		else
+			PASS=$((PASS + 1))
+			row "mutant: $name" "killed by: $script \"${killed[0]}\" ($total tests broken)"
+		fi
+	fi
+	if ((${#bad[@]})); then
+		FAIL=$((FAIL + 1))
+		row "mutant: $name" "FAILED"
+		printf '    | %s\n' "${bad[@]}"
+	fi
+	rm -rf "$d"
+done
+
+printf '%d passed, %d failed\n' "$PASS" "$FAIL"
+((FAIL == 0 && PASS > 0))
