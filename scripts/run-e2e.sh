@@ -58,13 +58,27 @@ for s in "${scripts[@]}"; do
 	done
 	# A test that leaves processes behind fails: they would hold our stdout
 	# (hanging `make test | tail`) and outlive the namespaces they test.
-	mapfile -t left < <(pgrep -s "$CHILD" || true)
+	# Zombies are not left behind: they hold nothing and wait to be reaped
+	# (a process SIGKILLed by the fault tests may take a moment).
+	live() { pgrep -s "$CHILD" -r R,S,D,T,t,I 2>/dev/null || true; }
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		[[ -z $(live) ]] && break
+		sleep 0.1
+	done
+	mapfile -t left < <(live)
 	if ((${#left[@]})); then
 		echo "e2e: $s left processes behind, stopping them:"
 		ps -o pid=,args= -p "$(IFS=,; echo "${left[*]}")" | cut -c1-160 | sed 's/^/    /'
 		kill -TERM "${left[@]}" 2>/dev/null || true
 		sleep 1
-		mapfile -t left < <(pgrep -s "$CHILD" || true)
+		# Zombies are not left behind: they hold nothing and wait to be reaped
+	# (a process SIGKILLed by the fault tests may take a moment).
+	live() { pgrep -s "$CHILD" -r R,S,D,T,t,I 2>/dev/null || true; }
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		[[ -z $(live) ]] && break
+		sleep 0.1
+	done
+	mapfile -t left < <(live)
 		((${#left[@]} == 0)) || kill -KILL "${left[@]}" 2>/dev/null || true
 		((rc != 0)) || rc=1
 	fi
