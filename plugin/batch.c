@@ -59,7 +59,8 @@ static struct nlmsghdr *msg_v(struct ng_batch *b, size_t max_len, uint16_t type,
 	 * a NUL, and CHECK parses this very batch; and heap bytes have no
 	 * business reaching the kernel. So clear what the message may use: the
 	 * page always has NG_BATCH_MSG_LIMIT bytes past the current position. */
-	memset(at, 0, max_len < NG_BATCH_MSG_LIMIT ? max_len : NG_BATCH_MSG_LIMIT);
+	b->msg_max = max_len < NG_BATCH_MSG_LIMIT ? max_len : NG_BATCH_MSG_LIMIT;
+	memset(at, 0, b->msg_max);
 	/* Every body message asks for an ack, so the receiver can read exactly
 	 * one reply per message and know each one's fate. */
 	return nftnl_nlmsg_build_hdr(at, type, NFPROTO_INET, flags | NLM_F_ACK, b->seq_next++);
@@ -90,12 +91,18 @@ struct nlmsghdr *ng_batch_msg_sized(struct ng_batch *b, size_t max_len, uint16_t
 
 void ng_batch_commit_msg(struct ng_batch *b)
 {
+	const struct nlmsghdr *nlh = nftnl_batch_buffer(b->nb);
+
+	if (nlh->nlmsg_len > b->msg_max)
+		b->failed = 2;
 	if (nftnl_batch_update(b->nb) < 0)
 		b->failed = 1;
 }
 
 int ng_batch_finish(struct ng_batch *b, struct ng_err *err)
 {
+	if (b->failed == 2)
+		return ng_fail(err, NG_E_INTERNAL, "internal error: a netlink message outgrew its bound");
 	if (b->failed)
 		return ng_fail(err, NG_E_INTERNAL, "out of memory while building the netlink batch");
 	nftnl_batch_end(nftnl_batch_buffer(b->nb), b->seq_next);

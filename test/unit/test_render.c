@@ -444,6 +444,26 @@ static void test_create_batch(void **state)
 	ng_policy_free(&p);
 }
 
+static void test_message_bound(void **state)
+{
+	(void)state;
+	struct ng_batch b;
+	struct ng_err err = {0};
+	static char big[NG_BATCH_MSG_MAX];
+	struct nlmsghdr *nlh;
+
+	/* A message that outgrows the size it was cleared for fails the batch
+	 * instead of carrying uncleared bytes to the kernel. */
+	assert_int_equal(ng_batch_init(&b, NG_TABLE, 1, &err), 0);
+	nlh = ng_batch_msg(&b, NFT_MSG_NEWTABLE, 0, "too big");
+	mnl_attr_put(nlh, NFTA_TABLE_USERDATA, sizeof(big), big);
+	ng_batch_commit_msg(&b);
+	assert_int_equal(ng_batch_finish(&b, &err), -1);
+	assert_int_equal(err.code, NG_E_INTERNAL);
+	assert_contains(err.msg, "outgrew");
+	ng_batch_free(&b);
+}
+
 static void test_delete_batch(void **state)
 {
 	(void)state;
