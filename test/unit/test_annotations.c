@@ -224,6 +224,7 @@ static void test_selection(void **state)
 
 int main(void)
 {
+	/* clang-format off */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_absent_and_foreign, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_grants_inside_envelope, setup, teardown),
@@ -232,5 +233,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unknown_and_enforce_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_selection, setup, teardown),
 	};
+	/* clang-format on */
 	return cmocka_run_group_tests_name("annotations", tests, NULL, NULL);
 }

@@ -344,6 +344,7 @@ static void test_check_status_gc(void **state)
 
 int main(void)
 {
+	/* clang-format off */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_version),
 		cmocka_unit_test(test_bad_verb_and_env),
@@ -353,5 +354,6 @@ int main(void)
 		cmocka_unit_test(test_enforced_pod_bad_netns),
 		cmocka_unit_test(test_check_status_gc),
 	};
+	/* clang-format on */
 	return cmocka_run_group_tests_name("cni", tests, setup, teardown);
 }

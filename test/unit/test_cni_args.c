@@ -67,10 +67,12 @@ static void test_malformed(void **state)
 
 int main(void)
 {
+	/* clang-format off */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_any_order),
 		cmocka_unit_test(test_unknown_keys),
 		cmocka_unit_test(test_malformed),
 	};
+	/* clang-format on */
 	return cmocka_run_group_tests_name("cni_args", tests, NULL, NULL);
 }

@@ -82,8 +82,10 @@ static void test_examples_parse(void **state)
 
 int main(void)
 {
+	/* clang-format off */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_examples_parse),
 	};
+	/* clang-format on */
 	return cmocka_run_group_tests_name("conf_examples", tests, NULL, NULL);
 }

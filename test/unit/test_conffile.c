@@ -77,8 +77,10 @@ static void test_active_and_entry(void **state)
 
 int main(void)
 {
+	/* clang-format off */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_active_and_entry),
 	};
+	/* clang-format on */
 	return cmocka_run_group_tests_name("conffile", tests, setup, teardown);
 }

@@ -175,11 +175,17 @@ static void test_malformed_values(void **state)
 
 int main(void)
 {
+	/* clang-format off */
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_base_parses),       cmocka_unit_test(test_versions),
-		cmocka_unit_test(test_unknown_keys),      cmocka_unit_test(test_open_world_refusals),
-		cmocka_unit_test(test_metadata_refusals), cmocka_unit_test(test_placeholders),
-		cmocka_unit_test(test_selection_config),  cmocka_unit_test(test_malformed_values),
+		cmocka_unit_test(test_base_parses),
+		cmocka_unit_test(test_versions),
+		cmocka_unit_test(test_unknown_keys),
+		cmocka_unit_test(test_open_world_refusals),
+		cmocka_unit_test(test_metadata_refusals),
+		cmocka_unit_test(test_placeholders),
+		cmocka_unit_test(test_selection_config),
+		cmocka_unit_test(test_malformed_values),
 	};
+	/* clang-format on */
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
 }

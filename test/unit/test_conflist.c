@@ -716,6 +716,7 @@ static void test_fight(void **state)
 
 int main(void)
 {
+	/* clang-format off */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_merge_every_primary),
 		cmocka_unit_test(test_merge_replaces_and_dedups),
@@ -731,6 +732,7 @@ int main(void)
 		cmocka_unit_test(test_plan_refusals),
 		cmocka_unit_test(test_fight),
 	};
+	/* clang-format on */
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

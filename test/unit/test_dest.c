@@ -200,11 +200,16 @@ static void test_addr_arith(void **state)
 
 int main(void)
 {
+	/* clang-format off */
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ipv4_and_cidr),       cmocka_unit_test(test_ipv6_brackets),
-		cmocka_unit_test(test_names_and_wildcards), cmocka_unit_test(test_ports),
-		cmocka_unit_test(test_cidr_refusals),       cmocka_unit_test(test_within),
+		cmocka_unit_test(test_ipv4_and_cidr),
+		cmocka_unit_test(test_ipv6_brackets),
+		cmocka_unit_test(test_names_and_wildcards),
+		cmocka_unit_test(test_ports),
+		cmocka_unit_test(test_cidr_refusals),
+		cmocka_unit_test(test_within),
 		cmocka_unit_test(test_addr_arith),
 	};
+	/* clang-format on */
 	return cmocka_run_group_tests_name("dest", tests, NULL, NULL);
 }

@@ -161,11 +161,13 @@ static void test_resolve_all(void **state)
 
 int main(void)
 {
+	/* clang-format off */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_a_records),
 		cmocka_unit_test(test_aaaa_records),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_resolve_all),
 	};
+	/* clang-format on */
 	return cmocka_run_group_tests_name("dnsparse", tests, NULL, NULL);
 }

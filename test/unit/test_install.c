@@ -234,12 +234,14 @@ static void test_cli(void **state)
 
 int main(void)
 {
+	/* clang-format off */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_write_replaces_atomically, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_symlinks_never_followed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unsafe_files_and_dirs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cli, setup, teardown),
 	};
+	/* clang-format on */
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -400,11 +400,16 @@ static void test_apply_retry_policy(void **state)
 
 int main(void)
 {
+	/* clang-format off */
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_all_acked),          cmocka_unit_test(test_error_on_kth_message),
-		cmocka_unit_test(test_batch_refused),      cmocka_unit_test(test_lost_replies),
-		cmocka_unit_test(test_eintr_and_stale),    cmocka_unit_test(test_send_errors),
+		cmocka_unit_test(test_all_acked),
+		cmocka_unit_test(test_error_on_kth_message),
+		cmocka_unit_test(test_batch_refused),
+		cmocka_unit_test(test_lost_replies),
+		cmocka_unit_test(test_eintr_and_stale),
+		cmocka_unit_test(test_send_errors),
 		cmocka_unit_test(test_apply_retry_policy),
 	};
+	/* clang-format on */
 	return cmocka_run_group_tests_name("nl", tests, NULL, NULL);
 }

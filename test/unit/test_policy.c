@@ -348,12 +348,18 @@ static void test_normalize_property(void **state)
 
 int main(void)
 {
+	/* clang-format off */
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_compile_full),         cmocka_unit_test(test_unresolved_name),
-		cmocka_unit_test(test_names_list),           cmocka_unit_test(test_node_not_allowed),
-		cmocka_unit_test(test_pod_identity),         cmocka_unit_test(test_normalize_merge),
-		cmocka_unit_test(test_normalize_port_split), cmocka_unit_test(test_normalize_timeouts),
+		cmocka_unit_test(test_compile_full),
+		cmocka_unit_test(test_unresolved_name),
+		cmocka_unit_test(test_names_list),
+		cmocka_unit_test(test_node_not_allowed),
+		cmocka_unit_test(test_pod_identity),
+		cmocka_unit_test(test_normalize_merge),
+		cmocka_unit_test(test_normalize_port_split),
+		cmocka_unit_test(test_normalize_timeouts),
 		cmocka_unit_test(test_normalize_property),
 	};
+	/* clang-format on */
 	return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
 }

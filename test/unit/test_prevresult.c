@@ -128,11 +128,13 @@ static void test_convert_up(void **state)
 
 int main(void)
 {
+	/* clang-format off */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_convert_down),
 		cmocka_unit_test(test_convert_up),
 	};
+	/* clang-format on */
 	return cmocka_run_group_tests_name("prevresult", tests, NULL, NULL);
 }

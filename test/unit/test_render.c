@@ -631,13 +631,21 @@ static void test_snapshot_diff(void **state)
 
 int main(void)
 {
+	/* clang-format off */
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_message_sequence), cmocka_unit_test(test_egress_order),
-		cmocka_unit_test(test_ingress_order),    cmocka_unit_test(test_deny_actions),
-		cmocka_unit_test(test_logging_rules),    cmocka_unit_test(test_set_encoding),
-		cmocka_unit_test(test_create_batch),     cmocka_unit_test(test_delete_batch),
-		cmocka_unit_test(test_large_set_splits), cmocka_unit_test(test_golden),
+		cmocka_unit_test(test_message_sequence),
+		cmocka_unit_test(test_egress_order),
+		cmocka_unit_test(test_ingress_order),
+		cmocka_unit_test(test_deny_actions),
+		cmocka_unit_test(test_logging_rules),
+		cmocka_unit_test(test_set_encoding),
+		cmocka_unit_test(test_create_batch),
+		cmocka_unit_test(test_message_bound),
+		cmocka_unit_test(test_delete_batch),
+		cmocka_unit_test(test_large_set_splits),
+		cmocka_unit_test(test_golden),
 		cmocka_unit_test(test_snapshot_diff),
 	};
+	/* clang-format on */
 	return cmocka_run_group_tests_name("render", tests, NULL, NULL);
 }
