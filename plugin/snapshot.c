@@ -76,6 +76,18 @@ static void udata_comment(const void *data, uint32_t len, char *out, size_t outl
 	}
 }
 
+static void problem(struct ng_snapshot *s, const char *msg);
+
+/* A message libnftnl cannot parse must not vanish from the comparison: an
+ * object we cannot read is an object we cannot vouch for. */
+static void unreadable(struct ng_snapshot *s, const char *kind)
+{
+	char msg[128];
+
+	snprintf(msg, sizeof(msg), "a %s message could not be parsed", kind);
+	problem(s, msg);
+}
+
 static void snap_table(struct ng_snapshot *s, const struct nlmsghdr *nlh)
 {
 	struct nftnl_table *t = nftnl_table_alloc();
@@ -85,6 +97,7 @@ static void snap_table(struct ng_snapshot *s, const struct nlmsghdr *nlh)
 
 	if (!t || nftnl_table_nlmsg_parse(nlh, t) < 0) {
 		nftnl_table_free(t);
+		unreadable(s, "table");
 		return;
 	}
 	if (other_table(s, nftnl_table_get_str(t, NFTNL_TABLE_NAME))) {
@@ -93,7 +106,11 @@ static void snap_table(struct ng_snapshot *s, const struct nlmsghdr *nlh)
 	}
 	ud = nftnl_table_get_data(t, NFTNL_TABLE_USERDATA, &len);
 	udata_comment(ud, len, comment, sizeof(comment));
-	add_line(s, "table inet %s comment \"%s\"", nftnl_table_get_str(t, NFTNL_TABLE_NAME), comment);
+	/* Flags matter: `dormant` unregisters every base chain of the table
+	 * while leaving its rules exactly as they were. */
+	add_line(s, "table inet %s flags 0x%x comment \"%s\"", nftnl_table_get_str(t, NFTNL_TABLE_NAME),
+		 nftnl_table_is_set(t, NFTNL_TABLE_FLAGS) ? nftnl_table_get_u32(t, NFTNL_TABLE_FLAGS) : 0,
+		 comment);
 	nftnl_table_free(t);
 }
 
@@ -103,6 +120,7 @@ static void snap_obj(struct ng_snapshot *s, const struct nlmsghdr *nlh)
 
 	if (!o || nftnl_obj_nlmsg_parse(nlh, o) < 0) {
 		nftnl_obj_free(o);
+		unreadable(s, "object");
 		return;
 	}
 	if (other_table(s, nftnl_obj_get_str(o, NFTNL_OBJ_TABLE))) {
@@ -123,6 +141,7 @@ static void snap_set(struct ng_snapshot *s, const struct nlmsghdr *nlh)
 
 	if (!set || nftnl_set_nlmsg_parse(nlh, set) < 0) {
 		nftnl_set_free(set);
+		unreadable(s, "set");
 		return;
 	}
 	if (other_table(s, nftnl_set_get_str(set, NFTNL_SET_TABLE))) {
@@ -270,6 +289,7 @@ static void snap_elems(struct ng_snapshot *s, const struct nlmsghdr *nlh)
 
 	if (!set || nftnl_set_elems_nlmsg_parse(nlh, set) < 0) {
 		nftnl_set_free(set);
+		unreadable(s, "set element");
 		return;
 	}
 	if (other_table(s, nftnl_set_get_str(set, NFTNL_SET_TABLE))) {
@@ -310,9 +330,11 @@ static void snap_chain(struct ng_snapshot *s, const struct nlmsghdr *nlh)
 {
 	struct nftnl_chain *c = nftnl_chain_alloc();
 	const char *name;
+	uint32_t flags;
 
 	if (!c || nftnl_chain_nlmsg_parse(nlh, c) < 0) {
 		nftnl_chain_free(c);
+		unreadable(s, "chain");
 		return;
 	}
 	if (other_table(s, nftnl_chain_get_str(c, NFTNL_CHAIN_TABLE))) {
@@ -320,13 +342,19 @@ static void snap_chain(struct ng_snapshot *s, const struct nlmsghdr *nlh)
 		return;
 	}
 	name = nftnl_chain_get_str(c, NFTNL_CHAIN_NAME);
+	/* The kernel marks base chains NFT_CHAIN_BASE; any other flag is a change. */
+	flags = nftnl_chain_is_set(c, NFTNL_CHAIN_FLAGS) ? nftnl_chain_get_u32(c, NFTNL_CHAIN_FLAGS) : 0;
+	flags &= ~(uint32_t)NFT_CHAIN_BASE;
 	if (nftnl_chain_is_set(c, NFTNL_CHAIN_HOOKNUM))
-		add_line(s, "chain %s hook %u priority %d policy %u type %s", name,
+		add_line(s, "chain %s hook %u priority %d policy %u type %s device %s flags 0x%x", name,
 			 nftnl_chain_get_u32(c, NFTNL_CHAIN_HOOKNUM),
 			 nftnl_chain_get_s32(c, NFTNL_CHAIN_PRIO), nftnl_chain_get_u32(c, NFTNL_CHAIN_POLICY),
-			 nftnl_chain_get_str(c, NFTNL_CHAIN_TYPE));
+			 nftnl_chain_get_str(c, NFTNL_CHAIN_TYPE),
+			 nftnl_chain_is_set(c, NFTNL_CHAIN_DEV) ? nftnl_chain_get_str(c, NFTNL_CHAIN_DEV)
+								: "-",
+			 flags);
 	else
-		add_line(s, "chain %s", name);
+		add_line(s, "chain %s flags 0x%x", name, flags);
 	nftnl_chain_free(c);
 }
 
@@ -382,6 +410,7 @@ static void snap_rule(struct ng_snapshot *s, const struct nlmsghdr *nlh)
 	if (!r || !t || nftnl_rule_nlmsg_parse(nlh, r) < 0) {
 		nftnl_rule_free(r);
 		free(t);
+		unreadable(s, "rule");
 		return;
 	}
 	if (other_table(s, nftnl_rule_get_str(r, NFTNL_RULE_TABLE))) {
