@@ -52,36 +52,100 @@ static bool touches(const struct ng_ip *hi, const struct ng_ip *lo)
 	return ng_ip_inc(&next) && ng_ip_eq(&next, lo);
 }
 
-/* Merges the address ranges of the active boxes into one row. Overlapping
- * ranges merge, taking the longer timeout; adjacent ranges merge only when
- * their timeouts agree (so a name's lifetime is not stretched onto a
- * neighbouring address). */
+/* A boundary of the address line: an address, or the point past the last
+ * address of the family (the end of a range that runs to all-ones). */
+struct bound {
+	struct ng_ip ip;
+	bool past_end;
+};
+
+static int cmp_bound(const void *a, const void *b)
+{
+	const struct bound *x = a, *y = b;
+
+	if (x->past_end != y->past_end)
+		return x->past_end ? 1 : -1;
+	return x->past_end ? 0 : ng_ip_cmp(&x->ip, &y->ip);
+}
+
+static int push_span(span_vec *row, const struct ng_ip *lo, const struct ng_ip *hi, uint32_t timeout)
+{
+	struct span *last = row->n ? &row->v[row->n - 1] : NULL;
+
+	if (last && last->timeout == timeout && touches(&last->hi, lo)) {
+		if (ng_ip_cmp(hi, &last->hi) > 0)
+			last->hi = *hi;
+		return 0;
+	}
+	struct span s = {.lo = *lo, .hi = *hi, .timeout = timeout};
+	return ng_vec_push(row, &s);
+}
+
+/* Merges the address ranges of the active boxes into one row of disjoint
+ * spans. When every range has the same lifetime (always so for static
+ * sets) ranges that overlap or touch simply merge. When lifetimes differ
+ * (name sets), the line is cut at every start and every end + 1, each
+ * segment takes the longest lifetime of the ranges covering it, and
+ * neighbouring segments merge only when their lifetimes agree: one name's
+ * lifetime is never stretched onto a neighbouring address. */
 static int build_row(const struct ng_elem **act, size_t n, span_vec *row)
 {
+	NG_VEC(struct bound) bounds = {0};
+	bool same = true;
+	int rc = -1;
+
 	row->n = 0;
 	/* act is an array of pointers: sizeof(act[0]) is meant. */
 	qsort(act, n, sizeof(act[0]), cmp_addr_lo); // NOLINT(bugprone-sizeof-expression)
-	for (size_t i = 0; i < n; i++) {
-		const struct ng_elem *e = act[i];
-		struct span *last = row->n ? &row->v[row->n - 1] : NULL;
+	for (size_t i = 1; i < n; i++)
+		same &= act[i]->timeout == act[0]->timeout;
+	if (same) {
+		for (size_t i = 0; i < n; i++) {
+			struct span *last = row->n ? &row->v[row->n - 1] : NULL;
 
-		if (last && ng_ip_cmp(&e->lo, &last->hi) <= 0) {
-			if (ng_ip_cmp(&e->hi, &last->hi) > 0)
-				last->hi = e->hi;
-			if (e->timeout > last->timeout)
-				last->timeout = e->timeout;
-			continue;
+			if (last && ng_ip_cmp(&act[i]->lo, &last->hi) <= 0) {
+				if (ng_ip_cmp(&act[i]->hi, &last->hi) > 0)
+					last->hi = act[i]->hi;
+				continue;
+			}
+			if (push_span(row, &act[i]->lo, &act[i]->hi, act[i]->timeout) < 0)
+				return -1;
 		}
-		if (last && last->timeout == e->timeout && touches(&last->hi, &e->lo)) {
-			if (ng_ip_cmp(&e->hi, &last->hi) > 0)
-				last->hi = e->hi;
-			continue;
-		}
-		struct span s = {.lo = e->lo, .hi = e->hi, .timeout = e->timeout};
-		if (ng_vec_push(row, &s) < 0)
-			return -1;
+		return 0;
 	}
-	return 0;
+	for (size_t i = 0; i < n; i++) {
+		struct bound lo = {.ip = act[i]->lo}, end = {.ip = act[i]->hi};
+
+		end.past_end = !ng_ip_inc(&end.ip);
+		if (ng_vec_push(&bounds, &lo) < 0 || ng_vec_push(&bounds, &end) < 0)
+			goto out;
+	}
+	qsort(bounds.v, bounds.n, sizeof(*bounds.v), cmp_bound);
+	for (size_t k = 0; k + 1 < bounds.n; k++) {
+		struct ng_ip seg_lo = bounds.v[k].ip, seg_hi = bounds.v[k + 1].ip;
+		uint32_t best = 0;
+		bool covered = false;
+
+		if (bounds.v[k].past_end || cmp_bound(&bounds.v[k], &bounds.v[k + 1]) == 0)
+			continue;
+		if (bounds.v[k + 1].past_end)
+			memset(seg_hi.a, 0xff, ng_ip_len(seg_hi.fam));
+		else
+			ng_ip_dec(&seg_hi);
+		for (size_t i = 0; i < n; i++) {
+			if (ng_ip_cmp(&act[i]->lo, &seg_lo) <= 0 && ng_ip_cmp(&seg_lo, &act[i]->hi) <= 0) {
+				covered = true;
+				if (act[i]->timeout > best)
+					best = act[i]->timeout;
+			}
+		}
+		if (covered && push_span(row, &seg_lo, &seg_hi, best) < 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	ng_vec_free(&bounds);
+	return rc;
 }
 
 static bool rows_equal(const span_vec *a, const span_vec *b)

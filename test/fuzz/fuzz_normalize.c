@@ -54,8 +54,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				size_t hin = hits(&in, (uint8_t)proto, (uint8_t)a, (uint16_t)p, &tin);
 				size_t hout = hits(&out, (uint8_t)proto, (uint8_t)a, (uint16_t)p, &tout);
 
-				/* Same coverage, never overlapping, never a shorter life. */
-				if ((hin > 0) != (hout > 0) || hout > 1 || tout < tin)
+				/* Same coverage, never overlapping, exactly the longest life. */
+				if ((hin > 0) != (hout > 0) || hout > 1 || tout != tin)
 					__builtin_trap();
 			}
 	ng_vec_free(&in);

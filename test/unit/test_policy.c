@@ -286,19 +286,44 @@ static void test_normalize_timeouts(void **state)
 	assert_int_equal(v.v[0].timeout, 900);
 	assert_int_equal(v.v[1].timeout, 300);
 	ng_vec_free(&v);
+
+	/* A neighbour merged first must not inherit a later, longer life:
+	 * a(10.0.0.1, 1h), b(10.0.0.2, 1h), c(10.0.0.2, 1d). */
+	push(&v, box("10.0.0.1", "10.0.0.1", 6, 443, 443, 3600));
+	push(&v, box("10.0.0.2", "10.0.0.2", 6, 443, 443, 3600));
+	push(&v, box("10.0.0.2", "10.0.0.2", 6, 443, 443, 86400));
+	assert_int_equal(ng_elems_normalize(&v), 0);
+	assert_int_equal(v.n, 2);
+	assert_true(has_elem(&v, "10.0.0.1", "10.0.0.1", 6, 443, 443));
+	assert_int_equal(v.v[0].timeout, 3600);
+	assert_int_equal(v.v[1].timeout, 86400);
+	ng_vec_free(&v);
+
+	/* A range running to the last address of the family. */
+	push(&v, box("255.255.255.0", "255.255.255.255", 6, 443, 443, 60));
+	push(&v, box("255.255.255.255", "255.255.255.255", 6, 443, 443, 600));
+	assert_int_equal(ng_elems_normalize(&v), 0);
+	assert_int_equal(v.n, 2);
+	assert_true(has_elem(&v, "255.255.255.0", "255.255.255.254", 6, 443, 443));
+	assert_true(has_elem(&v, "255.255.255.255", "255.255.255.255", 6, 443, 443));
+	ng_vec_free(&v);
 }
 
 /* Property: for random boxes, the output is pairwise disjoint and covers
  * exactly the same points as the input (checked on every point of a small
  * address/port grid). */
-static bool covers(const ng_elem_vec *v, uint8_t proto, uint8_t a, uint16_t p, size_t *hits)
+static bool covers(const ng_elem_vec *v, uint8_t proto, uint8_t a, uint16_t p, size_t *hits, uint32_t *life)
 {
 	*hits = 0;
+	*life = 0;
 	for (size_t i = 0; i < v->n; i++) {
 		const struct ng_elem *e = &v->v[i];
 
-		if (e->proto == proto && e->lo.a[3] <= a && a <= e->hi.a[3] && e->p_lo <= p && p <= e->p_hi)
+		if (e->proto == proto && e->lo.a[3] <= a && a <= e->hi.a[3] && e->p_lo <= p && p <= e->p_hi) {
 			(*hits)++;
+			if (e->timeout > *life)
+				*life = e->timeout;
+		}
 	}
 	return *hits > 0;
 }
@@ -316,8 +341,10 @@ static void test_normalize_property(void **state)
 			uint8_t a = (uint8_t)(rand_r(&seed) % 40), b = (uint8_t)(a + rand_r(&seed) % 10);
 			uint16_t p = (uint16_t)(1 + rand_r(&seed) % 30),
 				 q = (uint16_t)(p + rand_r(&seed) % 8);
-			struct ng_elem e = {
-				.proto = (uint8_t)(rand_r(&seed) % 2 ? 6 : 17), .p_lo = p, .p_hi = q};
+			struct ng_elem e = {.proto = (uint8_t)(rand_r(&seed) % 2 ? 6 : 17),
+					    .p_lo = p,
+					    .p_hi = q,
+					    .timeout = 60u * (rand_r(&seed) % 4)};
 
 			e.lo.fam = e.hi.fam = NG_V4;
 			e.lo.a[0] = e.hi.a[0] = 10;
@@ -331,15 +358,20 @@ static void test_normalize_property(void **state)
 			for (int a = 0; a < 52; a++)
 				for (int p = 0; p < 40; p++) {
 					size_t hin, hout;
-					bool want =
-						covers(&in, (uint8_t)proto, (uint8_t)a, (uint16_t)p, &hin);
-					bool got =
-						covers(&out, (uint8_t)proto, (uint8_t)a, (uint16_t)p, &hout);
+					uint32_t lin, lout;
+					bool want = covers(&in, (uint8_t)proto, (uint8_t)a, (uint16_t)p, &hin,
+							   &lin);
+					bool got = covers(&out, (uint8_t)proto, (uint8_t)a, (uint16_t)p,
+							  &hout, &lout);
 
 					if (want != got || hout > 1)
 						fail_msg("round %d: point %d.%d/%d covered %zu times (want "
 							 "%d)",
 							 round, a, p, proto, hout, want);
+					/* A point keeps the longest lifetime any input gave it. */
+					if (lin != lout)
+						fail_msg("round %d: point %d.%d/%d lives %u s, want %u s",
+							 round, a, p, proto, lout, lin);
 				}
 		ng_vec_free(&in);
 		ng_vec_free(&out);
