@@ -178,22 +178,16 @@ static int add_metadata(struct ng_config *cfg, const struct ng_ip *ip)
 	return ng_vec_push(&cfg->metadata, ip);
 }
 
-/* Built-in metadata addresses, plus each IPv4 one in its IPv4-mapped
+/* Adds, for each IPv4 address from index `from` on, its IPv4-mapped
  * (::ffff:a.b.c.d) and NAT64 (64:ff9b::a.b.c.d, RFC 6052) IPv6 forms: a
  * cluster with NAT64 on the node would otherwise carry an IPv6 connect
- * through to the IPv4 endpoint. */
-int ng_config_builtin_metadata(struct ng_config *cfg, struct ng_err *err)
+ * through to the IPv4 endpoint. Applies to built-in and extra addresses. */
+static int add_v6_forms(struct ng_config *cfg, size_t from, struct ng_err *err)
 {
 	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 	static const uint8_t nat64[12] = {0, 0x64, 0xff, 0x9b};
 
-	for (int i = 0; builtin_metadata[i]; i++) {
-		struct ng_ip ip;
-
-		if (ng_ip_parse(builtin_metadata[i], &ip) < 0 || add_metadata(cfg, &ip) < 0)
-			return ng_fail(err, NG_E_INTERNAL, "metadata list: out of memory");
-	}
-	for (size_t i = 0, n = cfg->metadata.n; i < n; i++) {
+	for (size_t i = from, n = cfg->metadata.n; i < n; i++) {
 		struct ng_ip v4 = cfg->metadata.v[i], six = {.fam = NG_V6};
 
 		if (v4.fam != NG_V4)
@@ -207,6 +201,18 @@ int ng_config_builtin_metadata(struct ng_config *cfg, struct ng_err *err)
 			return ng_fail(err, NG_E_INTERNAL, "metadata list: out of memory");
 	}
 	return 0;
+}
+
+/* Built-in metadata addresses with the IPv6 forms of the IPv4 ones. */
+int ng_config_builtin_metadata(struct ng_config *cfg, struct ng_err *err)
+{
+	for (int i = 0; builtin_metadata[i]; i++) {
+		struct ng_ip ip;
+
+		if (ng_ip_parse(builtin_metadata[i], &ip) < 0 || add_metadata(cfg, &ip) < 0)
+			return ng_fail(err, NG_E_INTERNAL, "metadata list: out of memory");
+	}
+	return add_v6_forms(cfg, 0, err);
 }
 
 static int parse_enforce(const json_t *root, struct ng_config *cfg, struct ng_err *err)
@@ -428,10 +434,11 @@ static int parse_metadata(const json_t *root, struct ng_config *cfg, struct ng_e
 {
 	static const char *const keys[] = {"extra", NULL};
 	const json_t *md = json_object_get(root, "metadata"), *extra, *v;
-	size_t i;
+	size_t i, first_extra;
 
 	if (ng_config_builtin_metadata(cfg, err) < 0)
 		return -1;
+	first_extra = cfg->metadata.n;
 	if (!md)
 		return 0;
 	if (ng_json_check_object(md, "metadata", keys, err) < 0)
@@ -450,7 +457,7 @@ static int parse_metadata(const json_t *root, struct ng_config *cfg, struct ng_e
 		if (add_metadata(cfg, &ip) < 0)
 			return ng_fail(err, NG_E_INTERNAL, "out of memory");
 	}
-	return 0;
+	return add_v6_forms(cfg, first_extra, err);
 }
 
 /* log: NFLOG for denied packets, rate-limited per refuse category so a

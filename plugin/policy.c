@@ -80,6 +80,8 @@ static int add_dest(struct ng_policy *p, const struct ng_config *cfg, const stru
  * and the pod's own on-link prefixes and gateways, plus MLDv2 reports to
  * ff02::16. Nothing here can be routed off the link, so these packets cannot
  * carry data out, even when crafted by a process holding CAP_NET_RAW. */
+#define ND_MIN_PLEN 64 /* the widest on-link prefix ND is allowed to */
+
 static int add_nd(struct ng_policy *p, const struct ng_prev *prev)
 {
 	static const char *const link_scope[] = {"fe80::/10", "ff02::/16"};
@@ -104,9 +106,12 @@ static int add_nd(struct ng_policy *p, const struct ng_prev *prev)
 
 		if (a->ip.fam != NG_V6)
 			continue;
+		/* A prevResult claiming a wider on-link prefix than /64 (even
+		 * "/0") must not turn ND into an ICMPv6 path to anywhere: IPv6
+		 * subnets are /64, so ND beyond that is refused. */
 		pre.ip = a->ip;
-		pre.plen = a->plen;
-		ng_ip_mask(&pre.ip, a->plen);
+		pre.plen = a->plen < ND_MIN_PLEN ? ND_MIN_PLEN : a->plen;
+		ng_ip_mask(&pre.ip, pre.plen);
 		e = prefix_elem(&pre, 0, ICMPV6_ND_NS, ICMPV6_ND_NA, 0);
 		if (ng_vec_push(&p->nd6, &e) < 0)
 			return -1;

@@ -111,6 +111,32 @@ static void test_metadata_refusals(void **state)
 	assert_int_equal(tu_config_code(tu_conf_with("dns", "{\"servers\":[\"169.254.20.10\"]}"), &err), 0);
 }
 
+/* An extra IPv4 metadata address is refused in its IPv6 forms too, like
+ * the built-in ones. */
+static void test_metadata_extra_forms(void **state)
+{
+	(void)state;
+	static const char *const want[] = {"192.0.2.80", "::ffff:192.0.2.80", "64:ff9b::c000:250", NULL};
+	struct ng_config cfg;
+	struct ng_err err = {0};
+	json_t *root = tu_conf_with("metadata", "{\"extra\":[\"192.0.2.80\"]}");
+
+	assert_int_equal(ng_config_parse(root, &cfg, &err), 0);
+	assert_int_equal(cfg.metadata.n, 23);
+	for (int i = 0; want[i]; i++) {
+		struct ng_ip ip;
+		bool found = false;
+
+		assert_int_equal(ng_ip_parse(want[i], &ip), 0);
+		for (size_t j = 0; j < cfg.metadata.n; j++)
+			found |= ng_ip_eq(&cfg.metadata.v[j], &ip);
+		if (!found)
+			fail_msg("%s missing from the metadata list", want[i]);
+	}
+	ng_config_free(&cfg);
+	json_decref(root);
+}
+
 static void test_placeholders(void **state)
 {
 	(void)state;
@@ -182,6 +208,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_keys),
 		cmocka_unit_test(test_open_world_refusals),
 		cmocka_unit_test(test_metadata_refusals),
+		cmocka_unit_test(test_metadata_extra_forms),
 		cmocka_unit_test(test_placeholders),
 		cmocka_unit_test(test_selection_config),
 		cmocka_unit_test(test_malformed_values),

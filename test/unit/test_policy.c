@@ -124,6 +124,29 @@ static void test_compile_full(void **state)
 	fx_free(&f);
 }
 
+/* A prevResult with an absurdly wide on-link prefix (fd00::5/0) gives ND
+ * the address's /64, never ::/0. */
+static void test_nd_prefix_clamped(void **state)
+{
+	(void)state;
+	struct fx f;
+	struct ng_err err = {0};
+
+	fx_load(&f, NULL);
+	for (size_t i = 0; i < f.prev.addrs.n; i++)
+		if (f.prev.addrs.v[i].ip.fam == NG_V6)
+			f.prev.addrs.v[i].plen = 0;
+	assert_int_equal(ng_policy_compile(&f.cfg, &f.ann, &f.prev, NULL, NULL, &f.pol, &err), 0);
+	assert_true(has_elem(&f.pol.nd6, "fd00:244:1::", "fd00:244:1::ffff:ffff:ffff:ffff", 0, 135, 136));
+	for (size_t i = 0; i < f.pol.nd6.n; i++) {
+		struct ng_ip any;
+
+		ng_ip_parse("::", &any);
+		assert_false(ng_ip_eq(&f.pol.nd6.v[i].lo, &any));
+	}
+	fx_free(&f);
+}
+
 static void test_unresolved_name(void **state)
 {
 	(void)state;
@@ -383,6 +406,7 @@ int main(void)
 	/* clang-format off */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_compile_full),
+		cmocka_unit_test(test_nd_prefix_clamped),
 		cmocka_unit_test(test_unresolved_name),
 		cmocka_unit_test(test_names_list),
 		cmocka_unit_test(test_node_not_allowed),
