@@ -11,6 +11,8 @@
 #     also needs the constant names set, which cannot be extended);
 #   - ADD retried converges to one identical table (nft -j, minus handles,
 #     counters and expiry);
+#   - a node resolver that drops AAAA queries: the names of one ADD share a
+#     10 s budget, then code 11 and no table;
 #   - ADD killed with SIGKILL at random points (NG_KILL_ITERS, default 100):
 #     the pod holds the complete table (CHECK passes) or none, never a part;
 #     the retry then succeeds.
@@ -154,6 +156,53 @@ tampered_converges() {
 t_check "ADD over a tampered table: identical again" tampered_converges
 readd_after_del() { direct DEL r1 && direct ADD r1 && table_json r1 | diff -u "$W_TMP/r1.first" - && pod_check r1; }
 t_check "DEL then ADD: identical again" readd_after_del
+
+# ---- a DNS server that drops AAAA queries --------------------------------------------
+# Some resolvers answer A and silently drop AAAA. The node's resolver here
+# is a socket in the node's namespace that does exactly that, and the pod
+# names six names (the config's storage name and five granted ones): each
+# succeeds on its A record after the AAAA query's timeouts (2 tries of 2 s),
+# so without a bound ADD would hold pod start for 24 s (256 names: 17
+# minutes). With the 10 s budget for all names of one ADD (the timeouts
+# shrink to fit what is left), ADD fails with code 11 naming the budget
+# after 10 s and about 1 s more at most, and no table is left in the pod.
+echo "== DNS that drops AAAA queries"
+pod_add dn1 >/dev/null
+echo '{"netguard.boxxkite.io/egress":"a.world.test:443,b.world.test:443,c.world.test:443,d.world.test:443,e.world.test:443"}' \
+	>"$W_TMP/pods/dn1/annotations"
+pod_exec dn1 nft delete table "$T"
+cp "$W_TMP/resolv.conf" "$W_TMP/resolv.conf.real"
+printf 'nameserver 10.96.0.1\n' >"$W_TMP/resolv.conf"
+bg_start nsenter --net="$(_ns_path "$W_NODE")" "$PY" -c '
+import socket, struct
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("10.96.0.1", 53))
+while True:
+    q, peer = s.recvfrom(512)
+    end = q.index(b"\0", 12) + 5        # the question: name, type, class
+    if struct.unpack("!H", q[end - 4:end - 2])[0] != 1:
+        continue                        # not A: never answered
+    a = struct.pack("!HHHIH4s", 0xC00C, 1, 1, 300, 4, socket.inet_aton("10.20.1.7"))
+    s.sendto(q[:2] + b"\x81\x80\0\x01\0\x01\0\0\0\0" + q[12:end] + a, peer)' \
+	>"$W_TMP/log/dns-no-aaaa.log" 2>&1
+DROP_AAAA_PID=$BG_PID
+sleep 0.3
+slow_dns() {
+	local rc=0 t0
+	t0=$(date +%s%N)
+	ng_pod_call ADD dn1 || rc=$?
+	DNS_MS=$((($(date +%s%N) - t0) / 1000000))
+	ng_error_is 11 "ran out of its 10000 ms budget" "$rc" || return
+	((DNS_MS >= 10000 && DNS_MS < 11500)) || { echo "took $DNS_MS ms, want 10-11.5 s" && return 1; }
+	[[ -z $(pod_exec dn1 nft list tables) ]] || { echo "a table was left" && return 1; }
+}
+DNS_MS=0
+slow_dns >"$W_TMP/slow_dns.out" 2>&1
+t_row "DNS drops AAAA, 6 names: code 11 after the 10 s budget, no table" "ADD failed after $DNS_MS ms" $? \
+	"$(cat "$W_TMP/slow_dns.out")"
+bg_stop "$DROP_AAAA_PID"
+mv "$W_TMP/resolv.conf.real" "$W_TMP/resolv.conf"
+rm -f "$W_TMP/pods/dn1/annotations"
 
 # ---- SIGKILL at random points ------------------------------------------------------
 echo "== ADD killed with SIGKILL at random points ($KILL_ITERS times)"

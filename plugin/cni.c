@@ -225,7 +225,7 @@ static int cmd_add(struct inv *v, FILE *in)
 	/* DNS first, from the node's namespace, then the pure compile. */
 	rc = ng_policy_names(&v->cfg, &v->ann, &names);
 	if (rc == 0)
-		rc = ng_resolve_all(&names, ng_resolve_system, &v->resolved, &v->err);
+		rc = ng_resolve_all(&names, ng_resolve_system, NG_RESOLVE_BUDGET_MS, &v->resolved, &v->err);
 	else
 		ng_fail(&v->err, NG_E_INTERNAL, "out of memory");
 	ng_vec_free(&names);

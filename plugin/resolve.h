@@ -9,13 +9,23 @@
 #include "err.h"
 #include "policy.h"
 
-/* A resolver: fills `out` (name already set) for one name. Replaceable so
- * policy tests run without a network. */
-typedef int (*ng_resolver_fn)(const char *name, struct ng_resolved_name *out, struct ng_err *err);
+/* All names of one ADD share this much time. A pod may grant up to 256
+ * names; a node resolver that answers A but drops AAAA (each name then
+ * costs the AAAA query's timeouts, 4 s or more) would otherwise hold pod
+ * start for many minutes. Past the budget ADD fails with code 11 and the
+ * runtime retries. */
+#define NG_RESOLVE_BUDGET_MS 10000
 
-int ng_resolve_system(const char *name, struct ng_resolved_name *out, struct ng_err *err);
+/* A resolver: fills `out` (name already set) for one name, giving up
+ * after about `budget_ms` (it may overrun by one query's timeout).
+ * Replaceable so policy tests run without a network. */
+typedef int (*ng_resolver_fn)(const char *name, long budget_ms, struct ng_resolved_name *out,
+			      struct ng_err *err);
 
-/* Resolves every name in `names` with `fn`. */
-int ng_resolve_all(const ng_name_list *names, ng_resolver_fn fn, ng_resolved *out, struct ng_err *err);
+int ng_resolve_system(const char *name, long budget_ms, struct ng_resolved_name *out, struct ng_err *err);
+
+/* Resolves every name in `names` with `fn`, within `budget_ms` in all. */
+int ng_resolve_all(const ng_name_list *names, ng_resolver_fn fn, long budget_ms, ng_resolved *out,
+		   struct ng_err *err);
 
 #endif

@@ -128,9 +128,11 @@ static void test_malformed(void **state)
 	ng_vec_free(&out.answers);
 }
 
-static int fake_resolver(const char *name, struct ng_resolved_name *out, struct ng_err *err)
+static int fake_resolver(const char *name, long budget_ms, struct ng_resolved_name *out, struct ng_err *err)
 {
 	struct ng_answer a = {.ttl = 30};
+
+	assert_true(budget_ms > 0 && budget_ms <= 10000);
 
 	if (strcmp(name, "bad.example.com") == 0)
 		return ng_fail(err, NG_E_TRY_AGAIN, "DNS name %s did not resolve", name);
@@ -147,14 +149,55 @@ static void test_resolve_all(void **state)
 	const char *a = "s3.example.com", *b = "bad.example.com";
 
 	ng_vec_push(&names, &a);
-	assert_int_equal(ng_resolve_all(&names, fake_resolver, &res, &err), 0);
+	assert_int_equal(ng_resolve_all(&names, fake_resolver, 10000, &res, &err), 0);
 	assert_int_equal(res.n, 1);
 	assert_string_equal(res.v[0].name, "s3.example.com");
 	ng_resolved_free(&res);
 	ng_vec_push(&names, &b);
-	assert_int_equal(ng_resolve_all(&names, fake_resolver, &res, &err), -1);
+	assert_int_equal(ng_resolve_all(&names, fake_resolver, 10000, &res, &err), -1);
 	assert_int_equal(err.code, NG_E_TRY_AGAIN);
 	assert_contains(err.msg, "bad.example.com");
+	ng_resolved_free(&res);
+	ng_vec_free(&names);
+}
+
+/* A resolver that takes 30 ms per name and records the budget it got. */
+static long budgets[8];
+static int calls;
+
+static int slow_resolver(const char *name, long budget_ms, struct ng_resolved_name *out, struct ng_err *err)
+{
+	struct timespec ts = {.tv_nsec = 30 * 1000000};
+
+	budgets[calls++] = budget_ms;
+	nanosleep(&ts, NULL);
+	return fake_resolver(name, 1, out, err);
+}
+
+/* The names of one ADD share one budget: the third 30 ms name does not
+ * start after 50 ms, the error is code 11 and says how far it got, and
+ * each call is told how much is left. */
+static void test_resolve_budget(void **state)
+{
+	(void)state;
+	ng_name_list names = {0};
+	ng_resolved res = {0};
+	struct ng_err err = {0};
+	const char *n[] = {"a.example.com", "b.example.com", "c.example.com"};
+
+	for (int i = 0; i < 3; i++)
+		ng_vec_push(&names, &n[i]);
+	calls = 0;
+	assert_int_equal(ng_resolve_all(&names, slow_resolver, 50, &res, &err), -1);
+	assert_int_equal(err.code, NG_E_TRY_AGAIN);
+	assert_contains(err.msg, "budget at c.example.com (2 of 3 names resolved)");
+	assert_int_equal(calls, 2);
+	assert_true(budgets[0] <= 50 && budgets[1] < budgets[0] && budgets[1] <= 20);
+	ng_resolved_free(&res);
+
+	calls = 0;
+	assert_int_equal(ng_resolve_all(&names, slow_resolver, 1000, &res, &err), 0);
+	assert_int_equal(res.n, 3);
 	ng_resolved_free(&res);
 	ng_vec_free(&names);
 }
@@ -167,6 +210,7 @@ int main(void)
 		cmocka_unit_test(test_aaaa_records),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_resolve_all),
+		cmocka_unit_test(test_resolve_budget),
 	};
 	/* clang-format on */
 	return cmocka_run_group_tests_name("dnsparse", tests, NULL, NULL);
