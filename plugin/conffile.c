@@ -6,45 +6,38 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static int has_suffix(const char *s, const char *suf)
-{
-	size_t n = strlen(s), m = strlen(suf);
+#include "installplan.h"
 
-	return n > m && strcmp(s + n - m, suf) == 0;
-}
-
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
+/* The same choice as libcni's ConfFiles and the installer (installplan.c):
+ * every entry whose extension (from the last dot, so hidden files too) is
+ * .conf, .conflist or .json, except directories, first by byte order. */
 int ng_conffile_active(const char *dir, char *out, size_t len)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
-	char *names[1024];
-	size_t n = 0;
+	char *keep = NULL;
 	int rc = -1;
 
 	if (!d)
 		return -1;
-	while ((de = readdir(d)) && n < 1024) {
-		if (de->d_name[0] == '.' ||
-		    !(has_suffix(de->d_name, ".conf") || has_suffix(de->d_name, ".conflist") ||
-		      has_suffix(de->d_name, ".json")))
+	while ((de = readdir(d))) {
+		struct stat st;
+
+		if (!ng_is_conf_name(de->d_name) || (keep && strcmp(de->d_name, keep) >= 0))
 			continue;
-		names[n] = strdup(de->d_name);
-		if (names[n])
-			n++;
+		if (fstatat(dirfd(d), de->d_name, &st, 0) == 0 && S_ISDIR(st.st_mode))
+			continue;
+		free(keep);
+		keep = strdup(de->d_name);
+		if (!keep)
+			break;
 	}
 	closedir(d);
-	if (n > 0) {
-		qsort(names, n, sizeof(char *), cmp_names);
-		snprintf(out, len, "%s/%s", dir, names[0]);
+	if (keep) {
+		snprintf(out, len, "%s/%s", dir, keep);
 		rc = 0;
 	}
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
+	free(keep);
 	return rc;
 }
 

@@ -19,7 +19,8 @@
 json_t *ng_conffile_entry(const char *path, char *used, size_t used_len, struct ng_err *err);
 
 /* The active config file of a conf dir (first by name among .conf,
- * .conflist, .json), into `out`; -1 when there is none. */
+ * .conflist, .json, hidden files included, directories not), into `out`;
+ * -1 when there is none. */
 int ng_conffile_active(const char *dir, char *out, size_t len);
 
 #endif

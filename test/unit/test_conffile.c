@@ -62,6 +62,20 @@ static void test_active_and_entry(void **state)
 	assert_string_equal(json_string_value(json_object_get(e, "cniVersion")), "0.4.0");
 	json_decref(e);
 
+	/* As libcni: a hidden file with a config extension counts, a
+	 * directory does not, and the extension is what follows the last dot
+	 * (".conf.bak" is not a config). */
+	write_file("15-old.conf.bak", "{}");
+	snprintf(used, sizeof(used), "%s/12-dir.conflist", dir);
+	assert_int_equal(mkdir(used, 0700), 0);
+	assert_int_equal(ng_conffile_active(dir, active, sizeof(active)), 0);
+	assert_contains(active, "/20-ours.conflist");
+	write_file(".hidden.conf", "{\"cniVersion\":\"1.0.0\",\"name\":\"h\",\"type\":\"bridge\"}");
+	assert_int_equal(ng_conffile_active(dir, active, sizeof(active)), 0);
+	assert_contains(active, "/.hidden.conf");
+	snprintf(used, sizeof(used), "%s/.hidden.conf", dir);
+	assert_int_equal(unlink(used), 0);
+
 	write_file("05-first.conflist",
 		   "{\"cniVersion\":\"1.0.0\",\"name\":\"y\",\"plugins\":[{\"type\":\"ptp\"}]}");
 	assert_null(ng_conffile_entry(dir, used, sizeof(used), &err));
