@@ -9,7 +9,8 @@
 #     no veth on the bridge, no host-local lease, no process in the world's
 #     namespaces, no namespace beyond the world's own once the runtime
 #     removed the pods';
-#   - 10 concurrent ADDs racing on one pod converge to one table (CHECK).
+#   - 10 concurrent ADDs racing on one pod converge to one table and its
+#     packet-socket guard (CHECK).
 # Ends with "N passed, N failed"; exit status non-zero on failure.
 set -euo pipefail
 # shellcheck source=e2e/lib.sh
@@ -159,7 +160,8 @@ race() {
 	for i in "${pids[@]}"; do wait "$i" || rc=1; done
 	JOBS=()
 	((rc == 0)) || { cat "$C"/race.*.out && return 1; }
-	[[ $(pod_exec race nft list tables) == "table inet boxxkite_netguard" ]] || { pod_exec race nft list tables && return 1; }
+	[[ $(pod_exec race nft list tables) == $'table inet boxxkite_netguard\ntable netdev boxxkite_netguard' ]] ||
+		{ pod_exec race nft list tables && return 1; }
 	pod_check race
 }
 t_check "all 10 succeed, one table, CHECK passes" race

@@ -612,7 +612,9 @@ world_tables() {
 	local ns
 	while read -r ns; do
 		[[ -e /run/netns/$ns ]] || continue
-		nsenter --net="/run/netns/$ns" nft list table inet boxxkite_netguard >/dev/null 2>&1 && echo "$ns"
+		{ nsenter --net="/run/netns/$ns" nft list table inet boxxkite_netguard ||
+			nsenter --net="/run/netns/$ns" nft list table netdev boxxkite_netguard; } >/dev/null 2>&1 &&
+			echo "$ns"
 	done < <(sort -u "$W_TMP/netns")
 	return 0
 }

@@ -66,8 +66,8 @@ stats_to s0 --netns "$WEB"
 t_check "stats --netns: exit 0" test "$(cat "$W_TMP/s0.rc")" = 0
 t_check "JSON: netns, pod_namespace, pod_name" \
 	jtrue s0 'd["netns"] == "'"$WEB"'" and d["pod_namespace"] == "sandboxes" and d["pod_name"] == "web"'
-t_check "JSON: denied.{metadata,egress,ingress}.{packets,bytes} integers" \
-	jtrue s0 'sorted(d["denied"]) == ["egress", "ingress", "metadata"] and all(sorted(v) == ["bytes", "packets"] and all(type(x) is int and x >= 0 for x in v.values()) for v in d["denied"].values())'
+t_check "JSON: denied.{metadata,egress,ingress,raw}.{packets,bytes} integers" \
+	jtrue s0 'sorted(d["denied"]) == ["egress", "ingress", "metadata", "raw"] and all(sorted(v) == ["bytes", "packets"] and all(type(x) is int and x >= 0 for x in v.values()) for v in d["denied"].values())'
 
 N=5
 for ((i = 0; i < N; i++)); do
@@ -85,6 +85,13 @@ expect "stranger $STRANGER4 -> web:8080 dropped" timeout - peer:stranger -- tcp 
 stats_to s2 --netns "$WEB"
 b=$(jget s1 'd["denied"]["ingress"]["packets"]') a=$(jget s2 'd["denied"]["ingress"]["packets"]')
 t_check "the stranger's attempt: ingress packets +1 or more ($b -> $a)" ge $((a - b)) 1
+# A frame written through a packet socket, to a forbidden host: the
+# netdev guard's counter.
+pod_exec web "$PY" "$E2E_DIR/rawframe.py" send --ifname eth0 --dst-mac ff:ff:ff:ff:ff:ff --src "$IP4" \
+	--dst "$FORBID4" --marker NGRAW-stats >/dev/null
+stats_to s3 --netns "$WEB"
+b=$(jget s2 'd["denied"]["raw"]["packets"]') a=$(jget s3 'd["denied"]["raw"]["packets"]')
+t_check "a packet-socket frame to $FORBID4: raw packets +1 ($b -> $a)" ge $((a - b)) 1
 
 # --pid, as on a node: a process in the pod.
 bg_start nsenter --net="$WEB" sleep 30

@@ -215,6 +215,15 @@ section "tampering: a rule inserted by hand (metadata accepted before anything)"
 t_check "ADD ins" pod_add ins
 pod_default_route ins
 pod_exec ins nft insert rule inet boxxkite_netguard egress ip daddr "$MD4" accept
+# With the packet-socket guard still there, the wire stays shut: the
+# metadata connect leaves the policy table and dies at the netdev hook.
+run_verify insg --netns "$(pod_netns_path ins)" --config "$CONF" --denied-probe "$DENIED" --timeout 300
+t_check "guard intact: metadata $MD4:80 not CONNECTED (dropped on the wire)" \
+	vrow insg "metadata $MD4:80" AMBIGUOUS "no answer"
+t_check "...rules match policy FAIL naming the unexpected rule" \
+	vrow insg "layer 2: rules match policy" FAIL "unexpected rule at position 1 of chain egress:"
+# An attacker able to edit the table can remove the guard as well.
+pod_exec ins nft delete table netdev boxxkite_netguard
 run_verify ins --netns "$(pod_netns_path ins)" --config "$CONF" --denied-probe "$DENIED"
 t_check "--json ok=false" vexpr ins 'd["ok"] is False'
 t_check "...exit status 1" rc_is ins 1
@@ -234,6 +243,7 @@ pod_default_route mdacc
 h=$(rule_handle mdacc '@metadata_v4')
 t_check "metadata_v4 rule found (handle $h)" test -n "$h"
 pod_exec mdacc nft replace rule inet boxxkite_netguard egress handle "$h" ip daddr "$MD4" accept
+pod_exec mdacc nft delete table netdev boxxkite_netguard
 run_verify mdacc --netns "$(pod_netns_path mdacc)" --config "$CONF" --denied-probe "$DENIED"
 t_check "exit 1" rc_is mdacc 1
 t_check "...metadata $MD4:80 FAIL: CONNECTED" vrow mdacc "metadata $MD4:80" FAIL CONNECTED
@@ -261,6 +271,7 @@ t_check "...metadata [$MD6]:80 PASS, by the metadata counter" \
 section "tampering: the table deleted; and a pod that is not enforced"
 t_check "ADD gone" pod_add gone
 pod_exec gone nft delete table inet boxxkite_netguard
+pod_exec gone nft delete table netdev boxxkite_netguard
 t_check "ADD plain (namespace default: not selected)" pod_add plain default
 # verify_bg OUT ARGS...: run_verify in the background (the binary itself is
 # the tracked child, so a signal's cleanup stops it); verify_wait OUT PID.

@@ -25,6 +25,7 @@ int ng_batch_init(struct ng_batch *b, const char *table, uint32_t seq_begin, str
 	b->seq_begin = seq_begin;
 	b->seq_next = seq_begin + 1;
 	b->next_set_id = 1;
+	b->family = NFPROTO_INET;
 	nftnl_batch_begin(nftnl_batch_buffer(b->nb), seq_begin);
 	if (nftnl_batch_update(b->nb) < 0)
 		return ng_fail(err, NG_E_INTERNAL, "out of memory growing the netlink batch");
@@ -63,7 +64,7 @@ static struct nlmsghdr *msg_v(struct ng_batch *b, size_t max_len, uint16_t type,
 	memset(at, 0, b->msg_max);
 	/* Every body message asks for an ack, so the receiver can read exactly
 	 * one reply per message and know each one's fate. */
-	return nftnl_nlmsg_build_hdr(at, type, NFPROTO_INET, flags | NLM_F_ACK, b->seq_next++);
+	return nftnl_nlmsg_build_hdr(at, type, b->family, flags | NLM_F_ACK, b->seq_next++);
 }
 
 struct nlmsghdr *ng_batch_msg(struct ng_batch *b, uint16_t type, uint16_t flags, const char *what_fmt, ...)

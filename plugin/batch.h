@@ -22,6 +22,9 @@ struct ng_batch {
 	int failed;     /* 1: out of memory; 2: a message outgrew its size */
 	size_t msg_max; /* the size the message being built was given */
 	char table[64];
+	/* The family of the table the next messages are about: inet for the
+	 * policy, netdev for the packet-socket guard (render.c). */
+	uint8_t family;
 };
 
 /* Starts a batch (writes BEGIN). seq_begin must be non-zero: a sequence

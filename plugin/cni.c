@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "annotations.h"
@@ -13,6 +14,7 @@
 #include "config.h"
 #include "err.h"
 #include "json_util.h"
+#include "kernelver.h"
 #include "log.h"
 #include "netns.h"
 #include "policy.h"
@@ -125,6 +127,12 @@ static int need_env(struct inv *v, bool netns)
 		return ng_fail(&v->err, NG_E_ENV, "CNI_CONTAINERID is required for %s", v->verb);
 	if (!v->ifname)
 		return ng_fail(&v->err, NG_E_ENV, "CNI_IFNAME is required for %s", v->verb);
+	/* The kernel's rule for interface names (dev_valid_name): the netdev
+	 * guard chain is bound to this device by name. DEL does not use it. */
+	if (netns && (!*v->ifname || strlen(v->ifname) >= 16 || !strcmp(v->ifname, ".") ||
+		      !strcmp(v->ifname, "..") || strpbrk(v->ifname, "/: \t\n\r\v\f")))
+		return ng_fail(&v->err, NG_E_ENV, "CNI_IFNAME \"%.40s\" is not a valid interface name",
+			       v->ifname);
 	if (netns && !v->netns_path)
 		return ng_fail(&v->err, NG_E_ENV, "CNI_NETNS is required for %s", v->verb);
 	return 0;
@@ -165,9 +173,24 @@ static int load_prev(struct inv *v)
 
 static struct ng_pod_id pod_id(const struct inv *v)
 {
-	struct ng_pod_id id = {v->args.pod_namespace, v->args.pod_name, v->container_id};
+	struct ng_pod_id id = {v->args.pod_namespace, v->args.pod_name, v->container_id, v->ifname};
 
 	return id;
+}
+
+/* The packet-socket guard needs the netdev egress hook as it is since
+ * 5.17; an older kernel would leave packet sockets open without a word. */
+static int guard_kernel(struct inv *v)
+{
+	struct utsname u = {.release = "(unknown)"};
+
+	if (uname(&u) == 0 && ng_kernel_at_least(u.release, NG_RAW_GUARD_MAJOR, NG_RAW_GUARD_MINOR))
+		return 0;
+	return ng_fail(&v->err, NG_E_KERNEL,
+		       "kernel %s is older than %d.%d: its netdev egress hook does not hold packet sockets "
+		       "(rawPacketGuard); upgrade, or drop NET_RAW from sandbox pods and set rawPacketGuard "
+		       "to false",
+		       u.release, NG_RAW_GUARD_MAJOR, NG_RAW_GUARD_MINOR);
 }
 
 /* A netfilter socket in the pod's namespace, which must exist (ADD, CHECK;
@@ -235,6 +258,8 @@ static int cmd_add(struct inv *v, FILE *in)
 	if (ng_policy_compile(&v->cfg, &v->ann, &v->prev, &v->resolved, &pod, &v->policy, &v->err) < 0)
 		return fail(v, "refused");
 	v->policy.names_at = time(NULL); /* for the pinned name sets' expiry comments */
+	if (v->policy.raw_guard && guard_kernel(v) < 0)
+		return fail(v, "error");
 
 	if (open_pod_socket(v, &nl) < 0)
 		return fail(v, "error");
@@ -319,7 +344,7 @@ static int cmd_check(struct inv *v, FILE *in)
 	if (open_pod_socket(v, &nl) < 0)
 		return fail(v, "error");
 	if (enforced) {
-		rc = ng_ruleset_check(&nl, &v->policy, NG_TABLE, &v->err);
+		rc = ng_ruleset_check(&nl, &v->policy, NG_TABLE, NULL, &v->err);
 	} else {
 		rc = ng_ruleset_snapshot(&nl, NG_TABLE, &snap, &v->err);
 		if (rc == 0)

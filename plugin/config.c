@@ -563,6 +563,7 @@ int ng_config_parse(const json_t *root, struct ng_config *cfg, struct ng_err *er
 		"metadata",
 		"denyAction",
 		"log",
+		"rawPacketGuard",
 		NULL,
 	};
 	json_t *ours;
@@ -599,7 +600,8 @@ int ng_config_parse(const json_t *root, struct ng_config *cfg, struct ng_err *er
 	    parse_dns(root, cfg, err) < 0 || parse_egress(root, cfg, err) < 0 ||
 	    parse_ingress(root, cfg, err) < 0 || parse_log(root, cfg, err) < 0)
 		return -1;
-	return 0;
+	/* On unless the platform says otherwise (and has dropped NET_RAW). */
+	return ng_json_opt_bool(root, "rawPacketGuard", "rawPacketGuard", true, &cfg->raw_guard, err);
 }
 
 void ng_config_free(struct ng_config *cfg)

@@ -41,6 +41,9 @@ struct ng_config {
 	NG_VEC(uint16_t) ingress_ports;           /* ingress.ports */
 	NG_VEC(struct ng_prefix) ingress_sources; /* ingress.sources */
 	bool allow_node;                          /* ingress.allowNode */
+	/* rawPacketGuard: the netdev egress table that holds packet sockets
+	 * (AF_PACKET, open to any pod with NET_RAW) to the same destinations. */
+	bool raw_guard;
 
 	NG_VEC(struct ng_ip) metadata; /* built-in list + metadata.extra */
 	enum ng_deny_action deny;

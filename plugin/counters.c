@@ -46,7 +46,8 @@ int ng_counters_read(struct ng_nl *nl, const char *table, ng_counter_vec *out, s
 
 	/* libmnl leaves attribute padding as it finds it: never send stack bytes. */
 	memset(buf, 0, sizeof(buf));
-	nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETOBJ, NFPROTO_INET, NLM_F_DUMP, 0);
+	/* Any family: the inet table's counters and the netdev guard's. */
+	nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETOBJ, NFPROTO_UNSPEC, NLM_F_DUMP, 0);
 
 	mnl_attr_put_strz(nlh, NFTA_OBJ_TABLE, table);
 	mnl_attr_put_u32(nlh, NFTA_OBJ_TYPE, htonl(NFT_OBJECT_COUNTER));

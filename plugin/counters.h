@@ -1,5 +1,6 @@
-/* The deny counters of a pod's table (named counter objects), read over
- * the netfilter transport: what `verify` and `stats` report. */
+/* The deny counters of a pod's tables (named counter objects: the inet
+ * table's and the netdev guard's raw_denied), read over the netfilter
+ * transport: what `verify` and `stats` report. */
 #ifndef NG_COUNTERS_H
 #define NG_COUNTERS_H
 

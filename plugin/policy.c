@@ -230,6 +230,8 @@ int ng_policy_compile(const struct ng_config *cfg, const struct ng_annotations *
 	out->nflog_group = out->nflog ? (uint16_t)cfg->nflog_group : 0;
 	out->log_rate = cfg->log_rate;
 	out->log_burst = cfg->log_burst;
+	out->raw_guard = cfg->raw_guard;
+	snprintf(out->ifname, sizeof(out->ifname), "%s", pod && pod->ifname ? pod->ifname : "eth0");
 	describe_pod(pod, out);
 
 	for (size_t i = 0; i < cfg->metadata.n; i++) {

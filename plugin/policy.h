@@ -35,6 +35,7 @@ typedef NG_VEC(struct ng_ip) ng_ip_vec;
 /* Who a table is for: named in its comment and in log prefixes. */
 struct ng_pod_id {
 	const char *ns, *name, *container_id; /* each may be NULL or "" */
+	const char *ifname;                   /* CNI_IFNAME; NULL: "eth0" */
 };
 
 #define NG_LOG_PREFIX_MAX 64
@@ -46,6 +47,10 @@ struct ng_policy {
 	bool nflog;        /* log denied packets to NFLOG */
 	uint16_t nflog_group;
 	unsigned log_rate, log_burst;
+	/* The packet-socket guard (rawPacketGuard): a netdev egress table on
+	 * the pod's interface `ifname` mirroring the egress sets. */
+	bool raw_guard;
+	char ifname[16];
 	ng_ip_vec metadata[2];  /* refused first */
 	ng_elem_vec dns[2];     /* addr . proto . 53 */
 	ng_elem_vec allow[2];   /* egress.allow + grants (addresses), disjoint */

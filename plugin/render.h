@@ -1,8 +1,10 @@
 /* Policy -> nftables batch. The ruleset's shape is fixed here, in one place,
- * in the order of guide section 2; the policy only fills the sets. The batch
- * replaces the table atomically: create-if-missing, delete, create anew, all
- * in one transaction, so a retried ADD converges and a failed one leaves the
- * previous state (usually: nothing). */
+ * in the order of guide section 2; the policy only fills the sets. Two
+ * tables of the same name: inet (the policy) and, with rawPacketGuard,
+ * netdev (the same egress sets on the pod's interface, for packet sockets
+ * that never pass the inet hooks). One transaction creates or replaces
+ * both (create-if-missing, delete, create anew), so a retried ADD converges
+ * and a failed one leaves the previous state (usually: nothing). */
 #ifndef NG_RENDER_H
 #define NG_RENDER_H
 
@@ -28,6 +30,12 @@
 #define NG_SET_NAMES_V4          "names_v4"
 #define NG_SET_NAMES_V6          "names_v6"
 #define NG_TTL_SUFFIX            "_ttl"
+/* The packet-socket guard: table netdev NG_TABLE (same name, other family). */
+#define NG_RAW_CHAIN_EGRESS      "egress"
+#define NG_RAW_CHAIN_V4          "raw_v4"
+#define NG_RAW_CHAIN_V6          "raw_v6"
+#define NG_RAW_CHAIN_REFUSE      "refuse_raw"
+#define NG_COUNTER_RAW           "raw_denied"
 
 /* Appends the messages that create table `b->table` holding `p`, failing
  * (EEXIST on the first message) if the table exists. The first ADD of a pod

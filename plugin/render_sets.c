@@ -168,7 +168,7 @@ int ng_set_render(struct ng_batch *b, struct ng_set_spec *s)
 
 	nftnl_set_set_str(set, NFTNL_SET_TABLE, b->table);
 	nftnl_set_set_str(set, NFTNL_SET_NAME, s->name);
-	nftnl_set_set_u32(set, NFTNL_SET_FAMILY, NFPROTO_INET);
+	nftnl_set_set_u32(set, NFTNL_SET_FAMILY, b->family);
 	nftnl_set_set_u32(set, NFTNL_SET_ID, s->id);
 	nftnl_set_set_u32(set, NFTNL_SET_FLAGS, flags);
 	nftnl_set_set_u32(set, NFTNL_SET_KEY_TYPE, key_type(s));

@@ -86,6 +86,21 @@ void ng_rb_verdict(struct ng_rb *rb, int verdict, const char *chain)
 		nftnl_expr_set_str(e, NFTNL_EXPR_IMM_CHAIN, chain);
 }
 
+void ng_rb_masked_cmp(struct ng_rb *rb, uint32_t op, const void *mask, const void *value, uint32_t len)
+{
+	struct nftnl_expr *e = ng_rb_add(rb, "bitwise");
+	static const uint8_t zero[16];
+
+	if (!e)
+		return;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_SREG, ng_reg(NG_W0));
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_DREG, ng_reg(NG_W0));
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, len);
+	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_MASK, mask, len);
+	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_XOR, zero, len);
+	ng_rb_cmp(rb, op, value, len);
+}
+
 /* ct state & mask != 0 */
 void ng_rb_ct_state(struct ng_rb *rb, uint32_t mask)
 {
@@ -96,15 +111,7 @@ void ng_rb_ct_state(struct ng_rb *rb, uint32_t mask)
 		return;
 	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_STATE);
 	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, ng_reg(NG_W0));
-	e = ng_rb_add(rb, "bitwise");
-	if (!e)
-		return;
-	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_SREG, ng_reg(NG_W0));
-	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_DREG, ng_reg(NG_W0));
-	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, 4);
-	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_MASK, &mask, 4);
-	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_XOR, &zero, 4);
-	ng_rb_cmp(rb, NFT_CMP_NEQ, &zero, 4);
+	ng_rb_masked_cmp(rb, NFT_CMP_NEQ, &mask, &zero, 4);
 }
 
 void ng_rb_counter(struct ng_rb *rb, const char *name)
@@ -184,7 +191,7 @@ void ng_rb_begin(struct ng_rb *rb, const struct ng_batch *b, const char *chain)
 	}
 	nftnl_rule_set_str(rb->r, NFTNL_RULE_TABLE, b->table);
 	nftnl_rule_set_str(rb->r, NFTNL_RULE_CHAIN, chain);
-	nftnl_rule_set_u32(rb->r, NFTNL_RULE_FAMILY, NFPROTO_INET);
+	nftnl_rule_set_u32(rb->r, NFTNL_RULE_FAMILY, b->family);
 }
 
 int ng_rb_end(struct ng_rb *rb, struct ng_batch *b, const char *comment)

@@ -41,8 +41,10 @@ int ng_nl_open_netns(int netns_fd, struct ng_nl *nl, struct ng_err *err)
  * retry never confuses a late reply of the first attempt with its own. */
 typedef int (*render_fn)(const struct ng_policy *p, struct ng_batch *b, struct ng_err *err);
 
+/* `table_exists`, when not NULL, says whether a refusal was EEXIST on
+ * creating one of the tables (so the other form, replace, applies). */
 static int commit(struct ng_nl *nl, const struct ng_policy *p, const char *table, render_fn fn,
-		  struct ng_err *err)
+		  bool *table_exists, struct ng_err *err)
 {
 	for (int attempt = 0; attempt < 2; attempt++) {
 		struct ng_batch b;
@@ -54,6 +56,11 @@ static int commit(struct ng_nl *nl, const struct ng_policy *p, const char *table
 		nl->seq = b.seq_next + 1;
 		if (rc == 0)
 			rc = ng_nl_commit(nl, &b, err);
+		if (rc < 0 && table_exists && nl->refused_errno == EEXIST) {
+			const char *what = ng_batch_describe(&b, b.seq_begin + 1 + nl->refused_index);
+
+			*table_exists = what && !strncmp(what, "table ", 6) && strstr(what, "(create)");
+		}
 		ng_batch_free(&b);
 		if (rc == 0 || err->code != NG_E_TRY_AGAIN)
 			return rc;
@@ -73,17 +80,21 @@ int ng_ruleset_apply(struct ng_nl *nl, const struct ng_policy *p, const char *ta
 	 * there (a retried ADD), the kernel refuses that first message with
 	 * EEXIST and applies nothing; then replace it, again in one
 	 * transaction. Either way the pod holds all of the table or none. */
-	if (commit(nl, p, table, ng_render_create, err) == 0)
+	bool exists = false;
+
+	/* EEXIST on the inet table (the first message) or, when only that one
+	 * is missing, on the netdev guard's; anywhere else it is a refusal. */
+	if (commit(nl, p, table, ng_render_create, &exists, err) == 0)
 		return 0;
-	if (nl->refused_errno != EEXIST || nl->refused_index != 0)
+	if (!exists)
 		return -1;
 	memset(err, 0, sizeof(*err));
-	return commit(nl, p, table, ng_render_replace, err);
+	return commit(nl, p, table, ng_render_replace, NULL, err);
 }
 
 int ng_ruleset_delete(struct ng_nl *nl, const char *table, struct ng_err *err)
 {
-	return commit(nl, NULL, table, render_delete, err);
+	return commit(nl, NULL, table, render_delete, NULL, err);
 }
 
 /* ---- reading the kernel's table ------------------------------------------- */
@@ -123,15 +134,15 @@ static int set_cb(const struct nlmsghdr *nlh, void *data)
 }
 
 /* One GET request for `table`, each reply added to the snapshot. */
-static int dump(struct ng_nl *nl, uint16_t type, uint16_t flags, const char *table, const char *set,
-		ng_nl_dump_cb cb, void *data, struct ng_err *err)
+static int dump(struct ng_nl *nl, uint8_t family, uint16_t type, uint16_t flags, const char *table,
+		const char *set, ng_nl_dump_cb cb, void *data, struct ng_err *err)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh;
 
 	/* libmnl leaves attribute padding as it finds it: never send stack bytes. */
 	memset(buf, 0, sizeof(buf));
-	nlh = nftnl_nlmsg_build_hdr(buf, type, NFPROTO_INET, flags, 0);
+	nlh = nftnl_nlmsg_build_hdr(buf, type, family, flags, 0);
 
 	switch (type) {
 	case NFT_MSG_GETTABLE: mnl_attr_put_strz(nlh, NFTA_TABLE_NAME, table); break;
@@ -151,16 +162,17 @@ static int snapshot_once(struct ng_nl *nl, const char *table, struct ng_snapshot
 {
 	static const uint16_t kinds[] = {NFT_MSG_GETOBJ, NFT_MSG_GETCHAIN, NFT_MSG_GETRULE};
 	struct set_dump sets = {.snap = s};
+	uint8_t fam = s->family ? s->family : NFPROTO_INET;
 	int rc;
 
-	rc = dump(nl, NFT_MSG_GETTABLE, NLM_F_ACK, table, NULL, snap_cb, s, err);
+	rc = dump(nl, fam, NFT_MSG_GETTABLE, NLM_F_ACK, table, NULL, snap_cb, s, err);
 	if (rc != 0)
 		return rc;
-	rc = dump(nl, NFT_MSG_GETSET, NLM_F_DUMP, table, NULL, set_cb, &sets, err);
+	rc = dump(nl, fam, NFT_MSG_GETSET, NLM_F_DUMP, table, NULL, set_cb, &sets, err);
 	for (size_t i = 0; rc == 0 && i < sets.names.n; i++)
-		rc = dump(nl, NFT_MSG_GETSETELEM, NLM_F_DUMP, table, sets.names.v[i], snap_cb, s, err);
+		rc = dump(nl, fam, NFT_MSG_GETSETELEM, NLM_F_DUMP, table, sets.names.v[i], snap_cb, s, err);
 	for (size_t i = 0; rc == 0 && i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		rc = dump(nl, kinds[i], NLM_F_DUMP, table, NULL, snap_cb, s, err);
+		rc = dump(nl, fam, kinds[i], NLM_F_DUMP, table, NULL, snap_cb, s, err);
 	for (size_t i = 0; i < sets.names.n; i++)
 		free(sets.names.v[i]);
 	ng_vec_free(&sets.names);
@@ -182,36 +194,60 @@ int ng_ruleset_snapshot(struct ng_nl *nl, const char *table, struct ng_snapshot 
 			return rc;
 		/* Someone committed while we read: read again from scratch. */
 		const ng_elem_vec *np = s->name_ports;
+		uint8_t family = s->family;
 		ng_snapshot_free(s);
 		memset(s, 0, sizeof(*s));
 		s->name_ports = np;
 		s->table = table;
+		s->family = family;
 	}
 	return ng_fail(err, NG_E_TRY_AGAIN, "the ruleset kept changing while it was being read");
 }
 
-int ng_ruleset_check(struct ng_nl *nl, const struct ng_policy *p, const char *table, struct ng_err *err)
+/* One family's table: what the batch leaves there against the kernel's. */
+static int check_family(struct ng_nl *nl, const struct ng_policy *p, const struct ng_batch *b,
+			const char *table, uint8_t family, size_t *objects, struct ng_err *err)
 {
-	struct ng_snapshot want = {.table = table}, have = {.table = table, .name_ports = &p->name_ports};
+	struct ng_snapshot want = {.table = table, .family = family},
+			   have = {.table = table, .family = family, .name_ports = &p->name_ports};
+	const char *fname = family == NFPROTO_NETDEV ? "netdev" : "inet";
+	int rc = ng_snapshot_from_batch(&want, b);
+
+	if (rc == 0)
+		rc = ng_ruleset_snapshot(nl, table, &have, err);
+	if (rc == -ENOENT && want.lines.n == 0) {
+		rc = 0; /* no guard wanted, none there */
+	} else if (rc == -ENOENT) {
+		rc = ng_fail(err, NG_E_CHECK, "table %s %s is missing from the pod's network namespace",
+			     fname, table);
+	} else if (rc == 0) {
+		ng_snapshot_check_names(&have, time(NULL));
+		rc = ng_snapshot_diff(&want, &have, err);
+		if (rc < 0 && family != NFPROTO_INET)
+			ng_err_prefix(err, "table %s: ", fname);
+	}
+	*objects += want.lines.n;
+	ng_snapshot_free(&want);
+	ng_snapshot_free(&have);
+	return rc;
+}
+
+int ng_ruleset_check(struct ng_nl *nl, const struct ng_policy *p, const char *table, size_t *objects,
+		     struct ng_err *err)
+{
 	struct ng_batch b;
+	size_t n = 0;
 	int rc;
 
 	if (ng_batch_init(&b, table, 1, err) < 0)
 		return -1;
 	rc = ng_render_replace(p, &b, err);
 	if (rc == 0)
-		rc = ng_snapshot_from_batch(&want, &b);
-	ng_batch_free(&b);
+		rc = check_family(nl, p, &b, table, NFPROTO_INET, &n, err);
 	if (rc == 0)
-		rc = ng_ruleset_snapshot(nl, table, &have, err);
-	if (rc == -ENOENT)
-		rc = ng_fail(err, NG_E_CHECK, "table inet %s is missing from the pod's network namespace",
-			     table);
-	else if (rc == 0) {
-		ng_snapshot_check_names(&have, time(NULL));
-		rc = ng_snapshot_diff(&want, &have, err);
-	}
-	ng_snapshot_free(&want);
-	ng_snapshot_free(&have);
+		rc = check_family(nl, p, &b, table, NFPROTO_NETDEV, &n, err);
+	ng_batch_free(&b);
+	if (objects)
+		*objects = n;
 	return rc;
 }

@@ -18,13 +18,17 @@ int ng_ruleset_apply(struct ng_nl *nl, const struct ng_policy *p, const char *ta
 /* One transaction removing `table` if present. */
 int ng_ruleset_delete(struct ng_nl *nl, const char *table, struct ng_err *err);
 
-/* Reads `table` from the kernel into a snapshot. Returns 0, -ENOENT when the
- * table does not exist, or -1 with err. Repeats the dump (up to 3 times) if
- * the ruleset generation changed while reading. */
+/* Reads `table` of family s->family (0: inet) from the kernel into a
+ * snapshot. Returns 0, -ENOENT when the table does not exist, or -1 with
+ * err. Repeats the dump (up to 3 times) if the ruleset generation changed
+ * while reading. */
 int ng_ruleset_snapshot(struct ng_nl *nl, const char *table, struct ng_snapshot *s, struct ng_err *err);
 
-/* CHECK: 0 when the kernel's table is exactly what `p` renders to (name-set
- * elements bounded by their entries); code 111 naming what differs. */
-int ng_ruleset_check(struct ng_nl *nl, const struct ng_policy *p, const char *table, struct ng_err *err);
+/* CHECK: 0 when the kernel's tables (inet, and netdev with the guard) are
+ * exactly what `p` renders to (name-set elements bounded by their
+ * entries); code 111 naming what differs. `objects`, when not NULL,
+ * receives the number of objects compared. */
+int ng_ruleset_check(struct ng_nl *nl, const struct ng_policy *p, const char *table, size_t *objects,
+		     struct ng_err *err);
 
 #endif

@@ -108,7 +108,9 @@ static void snap_table(struct ng_snapshot *s, const struct nlmsghdr *nlh)
 	udata_comment(ud, len, comment, sizeof(comment));
 	/* Flags matter: `dormant` unregisters every base chain of the table
 	 * while leaving its rules exactly as they were. */
-	add_line(s, "table inet %s flags 0x%x comment \"%s\"", nftnl_table_get_str(t, NFTNL_TABLE_NAME),
+	add_line(s, "table %s %s flags 0x%x comment \"%s\"",
+		 nftnl_table_get_u32(t, NFTNL_TABLE_FAMILY) == NFPROTO_NETDEV ? "netdev" : "inet",
+		 nftnl_table_get_str(t, NFTNL_TABLE_NAME),
 		 nftnl_table_is_set(t, NFTNL_TABLE_FLAGS) ? nftnl_table_get_u32(t, NFTNL_TABLE_FLAGS) : 0,
 		 comment);
 	nftnl_table_free(t);
@@ -432,11 +434,13 @@ static void reset(struct ng_snapshot *s)
 {
 	const ng_elem_vec *np = s->name_ports;
 	const char *table = s->table;
+	uint8_t family = s->family;
 
 	ng_snapshot_free(s);
 	memset(s, 0, sizeof(*s));
 	s->name_ports = np;
 	s->table = table;
+	s->family = family;
 }
 
 void ng_snapshot_add(struct ng_snapshot *s, const struct nlmsghdr *nlh)
@@ -444,6 +448,12 @@ void ng_snapshot_add(struct ng_snapshot *s, const struct nlmsghdr *nlh)
 	uint16_t type = nlh->nlmsg_type & 0xff;
 
 	if ((nlh->nlmsg_type >> 8) != NFNL_SUBSYS_NFTABLES)
+		return;
+	/* The inet and netdev tables share a name; each snapshot holds one
+	 * (a replace batch's netdev DELTABLE must not empty the inet one). */
+	if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(struct nfgenmsg)) ||
+	    ((const struct nfgenmsg *)mnl_nlmsg_get_payload(nlh))->nfgen_family !=
+		    (s->family ? s->family : NFPROTO_INET))
 		return;
 	switch (type) {
 	case NFT_MSG_DELTABLE: reset(s); break;

@@ -8,6 +8,7 @@
 
 #include <linux/netlink.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "batch.h"
@@ -38,6 +39,7 @@ struct ng_snapshot {
 	const ng_elem_vec *name_ports;
 	NG_VEC(struct ng_name_elem) name_elems;
 	const char *table; /* when set, objects of other tables are ignored */
+	uint8_t family;    /* objects of other families are ignored; 0: inet */
 	bool oom;
 };
 

@@ -142,6 +142,15 @@ static void test_bad_verb_and_env(void **state)
 	r = run_cni("ADD", conf(PREV), 0);
 	expect_error(&r, NG_E_ENV, "CNI_NETNS is required");
 	run_free(&r);
+	/* The guard chain is bound to CNI_IFNAME by name: the kernel's rules. */
+	static const char *const bad_ifnames[] = {"0123456789abcdef", "..", "eth/0", "eth 0", "a:b", NULL};
+	for (int i = 0; bad_ifnames[i]; i++) {
+		env_pod("/var/run/netns/x", "sandboxes");
+		setenv("CNI_IFNAME", bad_ifnames[i], 1);
+		r = run_cni("ADD", conf(PREV), 0);
+		expect_error(&r, NG_E_ENV, "is not a valid interface name");
+		run_free(&r);
+	}
 	env_pod("/var/run/netns/x", "sandboxes");
 	setenv("CNI_ARGS", "K8S_POD_NAMESPACE", 1);
 	r = run_cni("ADD", conf(PREV), 0);

@@ -158,6 +158,8 @@ static void small_policy(struct ng_policy *p)
 	memset(p, 0, sizeof(*p));
 	ng_ip_parse("169.254.169.254", &ip);
 	ng_vec_push(&p->metadata[0], &ip);
+	p->raw_guard = true;
+	snprintf(p->ifname, sizeof(p->ifname), "eth0");
 }
 
 /* Commits the small policy's batch through the fake; returns rc. */
@@ -380,7 +382,29 @@ static void test_apply_retry_policy(void **state)
 	assert_int_equal(f->types[2], (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_DELTABLE);
 	free(f);
 
-	/* EEXIST elsewhere than the table is a real refusal. */
+	/* Only the netdev guard is there (the inet table was deleted by
+	 * hand): EEXIST on the guard's create, and the replace follows. */
+	{
+		struct ng_batch cb;
+		int guard = -1;
+
+		assert_int_equal(ng_batch_init(&cb, NG_TABLE, 1, &err), 0);
+		assert_int_equal(ng_render_create(&p, &cb, &err), 0);
+		for (uint32_t i = 0; i < ng_batch_count(&cb); i++)
+			if (strstr(ng_batch_describe(&cb, 2 + i), "table netdev"))
+				guard = (int)i;
+		ng_batch_free(&cb);
+		assert_true(guard > 0);
+		f = fake_new();
+		f->sc[0].fail_index = guard;
+		f->sc[0].fail_errno = EEXIST;
+		ng_nl_init_ops(&nl, &fake_ops, f);
+		assert_int_equal(ng_ruleset_apply(&nl, &p, NG_TABLE, &err), 0);
+		assert_int_equal(f->sends, 2);
+		free(f);
+	}
+
+	/* EEXIST elsewhere than a table is a real refusal. */
 	f = fake_new();
 	f->sc[0].fail_index = 3;
 	f->sc[0].fail_errno = EEXIST;
@@ -393,7 +417,8 @@ static void test_apply_retry_policy(void **state)
 	f = fake_new();
 	ng_nl_init_ops(&nl, &fake_ops, f);
 	assert_int_equal(ng_ruleset_delete(&nl, NG_TABLE, &err), 0);
-	assert_int_equal(f->nmsg, 4); /* BEGIN, NEWTABLE, DELTABLE, END */
+	/* BEGIN, NEWTABLE + DELTABLE for inet, the same for netdev, END */
+	assert_int_equal(f->nmsg, 6);
 	free(f);
 	ng_policy_free(&p);
 }

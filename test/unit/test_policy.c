@@ -202,7 +202,7 @@ static void test_pod_identity(void **state)
 	(void)state;
 	struct fx f;
 	struct ng_err err = {0};
-	struct ng_pod_id id = {"sandboxes", "p-1", "0123456789abcdef"}, back;
+	struct ng_pod_id id = {"sandboxes", "p-1", "0123456789abcdef", "eth0"}, back;
 	char buf[256];
 
 	fx_load(&f, NULL);

@@ -10,6 +10,7 @@
 #include <libnftnl/expr.h>
 #include <libnftnl/rule.h>
 #include <libnftnl/set.h>
+#include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>
 
@@ -52,19 +53,30 @@ static void sample_policy(struct ng_policy *p, enum ng_deny_action deny)
 	add_elem(&p->nd6, "fe80::", "febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff", 0, 135, 136, 0);
 	add_elem(&p->ingress[0], "10.244.0.0", "10.244.255.255", 0, 8080, 8080, 0);
 	add_ip(&p->node[0], "10.244.1.1");
+	p->raw_guard = true;
+	snprintf(p->ifname, sizeof(p->ifname), "eth0");
 }
 
 struct msgs {
 	uint16_t type[256];
+	uint8_t family[256];
 	int n;
 };
+
+/* The nf_tables family a message is about (BEGIN/END: AF_UNSPEC). */
+static uint8_t fam_of(const struct nlmsghdr *nlh)
+{
+	return ((const struct nfgenmsg *)mnl_nlmsg_get_payload(nlh))->nfgen_family;
+}
 
 static int collect(const struct nlmsghdr *nlh, void *data)
 {
 	struct msgs *m = data;
 
-	if (m->n < 256)
+	if (m->n < 256) {
+		m->family[m->n] = fam_of(nlh);
 		m->type[m->n++] = nlh->nlmsg_type;
+	}
 	return 0;
 }
 
@@ -93,15 +105,31 @@ static void test_message_sequence(void **state)
 	assert_int_equal(m.type[1], nft(NFT_MSG_NEWTABLE));
 	assert_int_equal(m.type[2], nft(NFT_MSG_DELTABLE));
 	assert_int_equal(m.type[3], nft(NFT_MSG_NEWTABLE));
-	/* Every set and element before the first rule (constant sets). */
-	int first_rule = -1, last_set = -1;
-	for (int i = 0; i < m.n; i++) {
-		if (m.type[i] == nft(NFT_MSG_NEWRULE) && first_rule < 0)
-			first_rule = i;
-		if (m.type[i] == nft(NFT_MSG_NEWSET) || m.type[i] == nft(NFT_MSG_NEWSETELEM))
-			last_set = i;
+	/* In each table, every set and element before the first rule
+	 * (constant sets); the inet table first, then the netdev guard, each
+	 * replaced the same way. */
+	int first_netdev = -1;
+	for (int f = 0; f < 2; f++) {
+		uint8_t fam = f == 0 ? NFPROTO_INET : NFPROTO_NETDEV;
+		int first_rule = -1, last_set = -1;
+
+		for (int i = 0; i < m.n; i++) {
+			if (m.family[i] != fam)
+				continue;
+			if (f == 1 && first_netdev < 0)
+				first_netdev = i;
+			if (m.type[i] == nft(NFT_MSG_NEWRULE) && first_rule < 0)
+				first_rule = i;
+			if (m.type[i] == nft(NFT_MSG_NEWSET) || m.type[i] == nft(NFT_MSG_NEWSETELEM))
+				last_set = i;
+		}
+		assert_true(first_rule > last_set && last_set > 0);
 	}
-	assert_true(first_rule > last_set);
+	for (int i = 1; i < first_netdev; i++)
+		assert_int_equal(m.family[i], NFPROTO_INET);
+	assert_int_equal(m.type[first_netdev], nft(NFT_MSG_NEWTABLE));
+	assert_int_equal(m.type[first_netdev + 1], nft(NFT_MSG_DELTABLE));
+	assert_int_equal(m.type[first_netdev + 2], nft(NFT_MSG_NEWTABLE));
 	/* Acked body messages are all but BEGIN and END. */
 	assert_int_equal(ng_batch_count(&b), (uint32_t)(m.n - 2));
 	assert_string_equal(ng_batch_describe(&b, 100), "batch begin");
@@ -116,6 +144,7 @@ static void test_message_sequence(void **state)
 /* Rule comments of one chain, in order, from the parsed-back batch. */
 struct chain_rules {
 	const char *chain;
+	uint8_t family; /* 0: inet */
 	char comments[32][128];
 	char exprs[32][2048];
 	int n;
@@ -141,7 +170,7 @@ static int rules_cb(const struct nlmsghdr *nlh, void *data)
 	uint32_t len = 0;
 	const uint8_t *ud;
 
-	if (nlh->nlmsg_type != nft(NFT_MSG_NEWRULE))
+	if (nlh->nlmsg_type != nft(NFT_MSG_NEWRULE) || fam_of(nlh) != (c->family ? c->family : NFPROTO_INET))
 		return 0;
 	r = nftnl_rule_alloc();
 	assert_int_equal(nftnl_rule_nlmsg_parse(nlh, r), 0);
@@ -168,6 +197,91 @@ static void render_chain(enum ng_deny_action deny, struct chain_rules *c)
 	assert_int_equal(ng_batch_init(&b, NG_TABLE, 1, &err), 0);
 	assert_int_equal(ng_render_replace(&p, &b, &err), 0);
 	assert_int_equal(ng_batch_walk(&b, rules_cb, c), 0);
+	ng_batch_free(&b);
+	ng_policy_free(&p);
+}
+
+/* The packet-socket guard: a netdev egress chain on the pod's interface
+ * that lets a frame out only when the frame's own EtherType and the
+ * kernel's parse agree, then only to the egress sets (no metadata set:
+ * nothing accepts it) and as replies that never carry a bare SYN. */
+static void test_raw_guard(void **state)
+{
+	(void)state;
+	struct chain_rules eg = {.chain = NG_RAW_CHAIN_EGRESS, .family = NFPROTO_NETDEV},
+			   v4 = {.chain = NG_RAW_CHAIN_V4, .family = NFPROTO_NETDEV},
+			   v6 = {.chain = NG_RAW_CHAIN_V6, .family = NFPROTO_NETDEV};
+	static const char *const want_eg[] = {"ARP", "IPv4", "IPv6", "default deny"};
+	static const char *const want_v4[] = {
+		"DNS",         "egress.allow", "DNS names", "replies from ingress.ports", "TCP to the node",
+		"default deny"};
+	struct ng_snapshot raw = {.table = NG_TABLE, .family = NFPROTO_NETDEV};
+	struct ng_policy p;
+	struct ng_batch b;
+	struct ng_err err = {0};
+	struct msgs m = {0};
+
+	render_chain(NG_DENY_REJECT, &eg);
+	render_chain(NG_DENY_REJECT, &v4);
+	render_chain(NG_DENY_REJECT, &v6);
+	assert_int_equal(eg.n, 4);
+	for (int i = 0; i < 4; i++)
+		assert_contains(eg.comments[i], want_eg[i]);
+	/* ether type at link-layer offset 12, and meta protocol, both 0x0800. */
+	assert_contains(eg.exprs[1],
+			"[ payload load 2b @ link header + 12 => reg 1 ] [ cmp eq reg 1 0x00000008 ]");
+	assert_contains(eg.exprs[1], "[ meta load protocol => reg 1 ] [ cmp eq reg 1 0x00000008 ]");
+	assert_contains(eg.exprs[1], "jump -> raw_v4");
+	assert_contains(eg.exprs[2], "0x0000dd86");
+	assert_int_equal(v4.n, 6);
+	for (int i = 0; i < 6; i++)
+		assert_contains(v4.comments[i], want_v4[i]);
+	for (int i = 0; i < v4.n; i++)
+		assert_true(strstr(v4.exprs[i], "metadata") == NULL);
+	/* Replies: tcp flags & (syn|ack) != syn, then daddr . sport. */
+	assert_contains(v4.exprs[3],
+			"[ payload load 1b @ transport header + 13 => reg 1 ] [ bitwise reg 1 = ( reg 1 "
+			"& 0x00000012 ) ^ 0x00000000 ] [ cmp neq reg 1 0x00000002 ]");
+	assert_contains(v4.exprs[3], "[ payload load 2b @ transport header + 0 => reg 9 ]");
+	assert_contains(v4.exprs[4], "[ cmp neq reg 1 0x00000002 ]");
+	assert_int_equal(v6.n, 7);
+	assert_contains(v6.comments[5], "neighbour discovery");
+
+	/* The base chain: netdev egress hook on CNI_IFNAME, policy drop. */
+	sample_policy(&p, NG_DENY_REJECT);
+	snprintf(p.ifname, sizeof(p.ifname), "net1");
+	assert_int_equal(ng_batch_init(&b, NG_TABLE, 1, &err), 0);
+	assert_int_equal(ng_render_create(&p, &b, &err), 0);
+	assert_int_equal(ng_snapshot_from_batch(&raw, &b), 0);
+	bool base = false;
+	for (size_t i = 0; i < raw.lines.n; i++)
+		base |= strcmp(raw.lines.v[i],
+			       "chain egress hook 1 priority 0 policy 0 type filter device net1 "
+			       "flags 0x0") == 0;
+	assert_true(base);
+	ng_snapshot_free(&raw);
+	ng_batch_free(&b);
+
+	/* Off: the create form has no netdev message at all; the replace
+	 * form removes a guard left from before. */
+	p.raw_guard = false;
+	assert_int_equal(ng_batch_init(&b, NG_TABLE, 1, &err), 0);
+	assert_int_equal(ng_render_create(&p, &b, &err), 0);
+	assert_int_equal(ng_batch_walk(&b, collect, &m), 0);
+	for (int i = 0; i < m.n; i++)
+		assert_int_not_equal(m.family[i], NFPROTO_NETDEV);
+	ng_batch_free(&b);
+	memset(&m, 0, sizeof(m));
+	assert_int_equal(ng_batch_init(&b, NG_TABLE, 1, &err), 0);
+	assert_int_equal(ng_render_replace(&p, &b, &err), 0);
+	assert_int_equal(ng_batch_walk(&b, collect, &m), 0);
+	int netdev = 0;
+	for (int i = 0; i < m.n; i++)
+		netdev += m.family[i] == NFPROTO_NETDEV;
+	assert_int_equal(netdev, 2); /* create if missing, delete */
+	assert_int_equal(ng_snapshot_from_batch(&raw, &b), 0);
+	assert_int_equal(raw.lines.n, 0);
+	ng_snapshot_free(&raw);
 	ng_batch_free(&b);
 	ng_policy_free(&p);
 }
@@ -315,6 +429,8 @@ static int elems_cb(const struct nlmsghdr *nlh, void *data)
 	struct nftnl_set_elems_iter *it;
 	struct nftnl_set_elem *el;
 
+	if (fam_of(nlh) != NFPROTO_INET)
+		return 0; /* the netdev guard's copies: test_raw_guard */
 	if (nlh->nlmsg_type == nft(NFT_MSG_NEWSET)) {
 		s = nftnl_set_alloc();
 		assert_int_equal(nftnl_set_nlmsg_parse(nlh, s), 0);
@@ -474,9 +590,15 @@ static void test_delete_batch(void **state)
 	assert_int_equal(ng_batch_init(&b, NG_TABLE, 7, &err), 0);
 	assert_int_equal(ng_render_delete(&b, &err), 0);
 	assert_int_equal(ng_batch_walk(&b, collect, &m), 0);
-	assert_int_equal(m.n, 4);
-	assert_int_equal(m.type[1], nft(NFT_MSG_NEWTABLE));
-	assert_int_equal(m.type[2], nft(NFT_MSG_DELTABLE));
+	/* Both tables, each created if missing and deleted: no "get, then
+	 * delete" race, and DEL removes a guard whatever the config says now. */
+	assert_int_equal(m.n, 6);
+	for (int f = 0; f < 2; f++) {
+		assert_int_equal(m.type[1 + 2 * f], nft(NFT_MSG_NEWTABLE));
+		assert_int_equal(m.type[2 + 2 * f], nft(NFT_MSG_DELTABLE));
+		assert_int_equal(m.family[1 + 2 * f], f == 0 ? NFPROTO_INET : NFPROTO_NETDEV);
+		assert_int_equal(m.family[2 + 2 * f], f == 0 ? NFPROTO_INET : NFPROTO_NETDEV);
+	}
 	ng_batch_free(&b);
 }
 
@@ -503,8 +625,9 @@ static void test_large_set_splits(void **state)
 		elem_msgs += m.type[i] == nft(NFT_MSG_NEWSETELEM);
 	/* 2001 allow elements in chunks of 256 (an element list is one 16-bit
 	 * netlink attribute), plus one message per other non-empty set
-	 * (metadata x2, dns, allow_v6, names and names_ttl, nd, ingress, node). */
-	assert_int_equal(elem_msgs, 8 + 9);
+	 * (metadata x2, dns, allow_v6, names and names_ttl, nd, ingress, node);
+	 * the netdev guard has the same but metadata. */
+	assert_int_equal(elem_msgs, (8 + 9) + (8 + 7));
 	struct ng_snapshot s = {0};
 	assert_int_equal(ng_snapshot_from_batch(&s, &b), 0);
 	int n = 0;
@@ -539,7 +662,7 @@ static void test_golden(void **state)
 	struct ng_policy p;
 	struct ng_batch b;
 	struct ng_err err = {0};
-	struct ng_snapshot s = {.table = NG_TABLE};
+	struct ng_snapshot s = {.table = NG_TABLE}, raw = {.table = NG_TABLE, .family = NFPROTO_NETDEV};
 	char *got = NULL, *want = NULL;
 	size_t got_len = 0;
 	FILE *f;
@@ -548,10 +671,15 @@ static void test_golden(void **state)
 	assert_int_equal(ng_batch_init(&b, NG_TABLE, 1, &err), 0);
 	assert_int_equal(ng_render_replace(&p, &b, &err), 0);
 	assert_int_equal(ng_snapshot_from_batch(&s, &b), 0);
+	assert_int_equal(ng_snapshot_from_batch(&raw, &b), 0);
 	qsort(s.lines.v, s.lines.n, sizeof(char *), cmp_lines);
+	qsort(raw.lines.v, raw.lines.n, sizeof(char *), cmp_lines);
 	f = open_memstream(&got, &got_len);
 	for (size_t i = 0; i < s.lines.n; i++)
 		fprintf(f, "%s\n", s.lines.v[i]);
+	/* The packet-socket guard: table netdev of the same name. */
+	for (size_t i = 0; i < raw.lines.n; i++)
+		fprintf(f, "netdev: %s\n", raw.lines.v[i]);
 	fclose(f);
 
 	if (getenv("UPDATE_GOLDEN")) {
@@ -571,6 +699,7 @@ static void test_golden(void **state)
 	free(want);
 	free(got);
 	ng_snapshot_free(&s);
+	ng_snapshot_free(&raw);
 	ng_batch_free(&b);
 	ng_policy_free(&p);
 }
@@ -635,6 +764,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_message_sequence),
 		cmocka_unit_test(test_egress_order),
+		cmocka_unit_test(test_raw_guard),
 		cmocka_unit_test(test_ingress_order),
 		cmocka_unit_test(test_deny_actions),
 		cmocka_unit_test(test_logging_rules),

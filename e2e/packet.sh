@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# packet: packet sockets against the guard (rawPacketGuard). A process with
+# CAP_NET_RAW (every container by default) writes whole Ethernet frames to
+# the pod's interface through an AF_PACKET socket; those frames never pass
+# the inet hooks of the policy table. The netdev egress table must hold them
+# to the same destinations:
+#   - hand-made frames to allowed destinations arrive (the sender and the
+#     sniffers work), to a forbidden host or the metadata endpoint they do
+#     not, also with PACKET_QDISC_BYPASS, over IPv6, in a VLAN tag, or when
+#     the frame says IPv4 while the socket tells the kernel it is IPv6;
+#   - replies from the ingress port to a gateway source pass, a bare SYN
+#     from that port (a new connection) does not, nor one to the node;
+#   - with rawPacketGuard false the same frame reaches the forbidden host
+#     (the hole is real, and this test can fail);
+#   - CHECK sees the guard deleted or changed, a re-ADD repairs it, a
+#     replace without the guard removes it, DEL removes it.
+# Sniffers (AF_PACKET, in the destination namespaces) report which marked
+# frames arrived. Ends with "N passed, N failed".
+set -euo pipefail
+# shellcheck source=e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+[[ $(id -u) -eq 0 ]] || { echo "packet.sh: needs root (network namespaces)" >&2 && exit 1; }
+world_up "${E2E_PREFIX:-nge-}"
+RAW=$E2E_DIR/rawframe.py
+T=boxxkite_netguard
+
+t_check "ADD p1 (guard on by default)" pod_add p1
+t_check "table netdev: egress chain on the pod's eth0" \
+	sh -c "nsenter --net='$(pod_netns_path p1)' nft list chain netdev $T egress | grep -q 'hook egress device \"eth0\"'"
+t_check "CHECK passes with the guard" pod_check p1
+
+# ---- sniffers in the destinations -------------------------------------------
+SEEN=$W_TMP/raw-seen
+: >"$SEEN"
+sniff() { # NETNS IFNAME: a sniffer, waited for until it listens
+	bg_start nsenter --net="$(_ns_path "$1")" "$PY" "$RAW" sniff --ifname "$2" --out "$SEEN" \
+		>"$W_TMP/sniff-$1.out" 2>&1
+	local i
+	for i in $(seq 100); do
+		grep -q ready "$W_TMP/sniff-$1.out" && return 0
+		sleep 0.02
+	done
+	echo "sniffer in $1 did not start" >&2 && return 1
+}
+sniff "$W_ID-storage" eth0
+sniff "$W_ID-forbidden" eth0
+sniff "$W_ID-gateway" eth0
+sniff "$W_ID-metadata" eth0
+sniff "$W_NODE" ngbr0
+GW_MAC=$(node_exec ip -o link show dev ngbr0 | sed -n 's|.*link/ether \([0-9a-f:]*\).*|\1|p')
+
+N=0
+# raw POD ARGS...: one frame from POD to the node's bridge (the gateway),
+# from the pod's own address, marked with $MARK (set by next_mark).
+next_mark() { N=$((N + 1)) && MARK=NGRAW-$N-$RANDOM; }
+raw() {
+	local pod=$1 v=4 src
+	shift
+	[[ $* == *--dst\ *:* ]] && v=6
+	src=$(pod_ip "$pod" "$v")
+	pod_exec "$pod" "$PY" "$RAW" send --ifname eth0 --dst-mac "$GW_MAC" --src "$src" --marker "$MARK" "$@"
+}
+# arrived: the frame with $MARK reached a sniffer (within 500 ms).
+arrived() {
+	local i
+	for i in $(seq 25); do
+		grep -qx "$MARK" "$SEEN" && return 0
+		sleep 0.02
+	done
+	return 1
+}
+raw_denied() { pod_exec "$1" nft list counter netdev "$T" raw_denied | sed -n 's/.*packets \([0-9]*\).*/\1/p'; }
+# What the sender saw: the egress hook's drop fails the send with ENOBUFS.
+said() { [[ $1 == *"No buffer space"* ]] && echo "send: ENOBUFS" || echo "${1:0:30}"; }
+# passes LABEL POD ARGS...: the frame arrives. blocked LABEL POD ARGS...: it
+# does not, and the guard counted it.
+passes() {
+	local label=$1 pod=$2 out
+	shift 2
+	next_mark
+	out=$(raw "$pod" "$@" 2>&1)
+	arrived
+	t_row "$label" "$(said "$out")" $? "$out"
+}
+blocked() {
+	local label=$1 pod=$2 out before after ok=0
+	shift 2
+	before=$(raw_denied "$pod")
+	next_mark
+	out=$(raw "$pod" "$@" 2>&1)
+	arrived && ok=1
+	after=$(raw_denied "$pod")
+	((after > before)) || ok=1
+	t_row "$label" "$(said "$out")" $ok "arrived: $(grep -cx "$MARK" "$SEEN"), raw_denied $before -> $after; $out"
+}
+
+echo "== frames from a packet socket, guard on"
+passes "raw TCP SYN to storage $STORE4:443 arrives" p1 --dst "$STORE4" --proto tcp --dport 443
+passes "raw TCP SYN to [$STORE6]:443 arrives" p1 --dst "$STORE6" --proto tcp --dport 443
+blocked "raw UDP to forbidden $FORBID4:9999: held" p1 --dst "$FORBID4"
+blocked "  the same, PACKET_QDISC_BYPASS: held" p1 --dst "$FORBID4" --bypass
+blocked "raw UDP to [$FORBID6]:9999: held" p1 --dst "$FORBID6"
+blocked "raw TCP to forbidden $FORBID4:443: held" p1 --dst "$FORBID4" --proto tcp --dport 443
+blocked "raw UDP to metadata $MD4:80: held" p1 --dst "$MD4" --dport 80
+blocked "VLAN-tagged frame to storage: held" p1 --dst "$STORE4" --proto tcp --dport 443 --vlan 7
+blocked "IPv4 frame, socket says IPv6: held" p1 --dst "$STORE4" --proto tcp --dport 443 \
+	--skb-protocol 86dd
+passes "SYN-ACK 8080 -> gateway $GW4 arrives" p1 --dst "$GW4" --proto tcp --sport 8080 \
+	--dport 40000 --flags SA
+blocked "bare SYN 8080 -> gateway $GW4:22: held" p1 --dst "$GW4" --proto tcp --sport 8080 --dport 22
+blocked "bare SYN to the node $POD_GW4:10250: held" p1 --dst "$POD_GW4" --proto tcp --dport 10250
+passes "ACK (a probe reply) to the node arrives" p1 --dst "$POD_GW4" --proto tcp --sport 8080 \
+	--dport 40000 --flags A
+expect "the pod's own stack still reaches storage" connected 1000 pod:p1 -- tcp "$STORE4" 443 2000
+expect "  and over IPv6" connected 1000 pod:p1 -- tcp "$STORE6" 443 2000
+
+echo "== rawPacketGuard false: the hole it closes"
+NOGUARD=$(conf_variant noguard 'e["rawPacketGuard"] = False')
+POD_CONFLIST=$NOGUARD t_check "ADD p2 without the guard" pod_add p2
+t_check_not "  no netdev table" pod_exec p2 nft list table netdev "$T"
+passes "  raw UDP to forbidden $FORBID4 arrives" p2 --dst "$FORBID4"
+POD_CONFLIST=$NOGUARD t_check "  CHECK passes (no guard wanted, none there)" pod_check p2
+
+echo "== the guard under CHECK, replace and DEL"
+direct() { ng_pod_call "$1" "$2" || { cat "$W_TMP/ng.out" "$W_TMP/ng.err" && return 1; }; }
+check_fails() { # POD TEXT: CHECK through the chain fails naming TEXT
+	local out rc=0
+	out=$(pod_check "$1" 2>&1) || rc=$?
+	((rc != 0)) || { echo "CHECK passed" && return 1; }
+	[[ $out == *"$2"* ]] || { echo "$out" && return 1; }
+}
+repaired() { direct ADD "$1" && pod_check "$1"; }
+pod_exec p1 nft delete table netdev "$T"
+t_check "guard deleted by hand: CHECK fails naming it" check_fails p1 "table netdev boxxkite_netguard is missing"
+t_check "  re-ADD repairs it" repaired p1
+pod_exec p1 nft insert rule netdev "$T" egress accept
+t_check "accept rule added to the guard: CHECK fails" check_fails p1 "table netdev: ruleset differs"
+t_check "  re-ADD repairs it" repaired p1
+pod_exec p1 nft add table netdev "$T" '{ flags dormant; }'
+t_check "guard made dormant: CHECK fails" check_fails p1 "table netdev"
+t_check "  re-ADD repairs it" repaired p1
+POD_CONFLIST=$NOGUARD t_check "ADD again without the guard (a replace)" direct ADD p1
+t_check_not "  netdev table gone" pod_exec p1 nft list table netdev "$T"
+t_check "  inet table still there" pod_has_table p1
+t_check "ADD with the guard again: CHECK passes" repaired p1
+t_check "DEL" pod_del p1
+t_check_not "  netdev table gone" pod_exec p1 nft list table netdev "$T"
+t_check_not "  inet table gone" pod_has_table p1
+t_check "DEL p2" pod_del p2
+
+t_summary

@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""rawframe: what a process with CAP_NET_RAW can do with an AF_PACKET socket,
+for e2e/packet.sh.
+
+  rawframe.py send --ifname IF --dst-mac MAC --src IP --dst IP --marker M
+                   [--proto tcp|udp] [--sport N] [--dport N] [--flags S|SA|A]
+                   [--bypass] [--vlan ID] [--skb-protocol HEX]
+      writes one hand-made Ethernet frame (IPv4 or IPv6 by the addresses)
+      carrying the text M to interface IF. --bypass sets PACKET_QDISC_BYPASS
+      (the socket skips the qdisc layer); --vlan wraps the frame in an
+      802.1Q tag; --skb-protocol binds the socket to another EtherType than
+      the frame's own (what the kernel then parses the frame as). Prints
+      "sent" or "send failed: ERRNO" (a frame dropped by the egress hook
+      fails the send with ENOBUFS); exit 0 either way.
+
+  rawframe.py sniff --ifname IF --out FILE
+      prints "ready" once listening, then appends to FILE every marker
+      ("NGRAW-...") seen in a frame arriving on IF, one per line, until
+      killed.
+"""
+import argparse
+import ipaddress
+import re
+import socket
+import struct
+import sys
+
+ETH_P_ALL = 0x0003
+SOL_PACKET = 263
+PACKET_QDISC_BYPASS = 20
+MARKER = re.compile(rb"NGRAW-[A-Za-z0-9-]+")
+
+
+def checksum(data):
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
+    s = (s >> 16) + (s & 0xFFFF)
+    s += s >> 16
+    return ~s & 0xFFFF
+
+
+def transport(args, src, dst, payload):
+    proto = 6 if args.proto == "tcp" else 17
+    if proto == 6:
+        flags = {"S": 0x02, "SA": 0x12, "A": 0x10}[args.flags]
+        hdr = struct.pack("!HHIIBBHHH", args.sport, args.dport, 1000, 0 if flags == 0x02 else 2000,
+                          5 << 4, flags, 65535, 0, 0)
+    else:
+        hdr = struct.pack("!HHHH", args.sport, args.dport, 8 + len(payload), 0)
+    seg = hdr + payload
+    if src.version == 4:
+        pseudo = src.packed + dst.packed + struct.pack("!BBH", 0, proto, len(seg))
+    else:
+        pseudo = src.packed + dst.packed + struct.pack("!I3xB", len(seg), proto)
+    c = checksum(pseudo + seg)
+    off = 16 if proto == 6 else 6
+    return proto, seg[:off] + struct.pack("!H", c) + seg[off + 2:]
+
+
+def packet(args):
+    src, dst = ipaddress.ip_address(args.src), ipaddress.ip_address(args.dst)
+    proto, seg = transport(args, src, dst, args.marker.encode())
+    if src.version == 4:
+        h = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(seg), 1, 0, 64, proto, 0, src.packed, dst.packed)
+        h = h[:10] + struct.pack("!H", checksum(h)) + h[12:]
+        return 0x0800, h + seg
+    h = struct.pack("!IHBB16s16s", 6 << 28, len(seg), proto, 64, src.packed, dst.packed)
+    return 0x86DD, h + seg
+
+
+def send(args):
+    ethertype, ip = packet(args)
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
+    skb_proto = int(args.skb_protocol, 16) if args.skb_protocol else ethertype
+    s.bind((args.ifname, skb_proto))
+    if args.bypass:
+        s.setsockopt(SOL_PACKET, PACKET_QDISC_BYPASS, 1)
+    src_mac = s.getsockname()[4]
+    tag = struct.pack("!HH", 0x8100, args.vlan) if args.vlan is not None else b""
+    frame = bytes.fromhex(args.dst_mac.replace(":", "")) + src_mac + tag + struct.pack("!H", ethertype) + ip
+    try:
+        s.send(frame)
+        print("sent")
+    except OSError as e:
+        print("send failed: %s" % e.strerror)
+
+
+def sniff(args):
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+    s.bind((args.ifname, 0))
+    print("ready", flush=True)
+    with open(args.out, "ab", buffering=0) as out:
+        while True:
+            data, addr = s.recvfrom(65535)
+            if addr[2] == socket.PACKET_OUTGOING:
+                continue
+            for m in MARKER.findall(data):
+                out.write(m + b"\n")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    sub = p.add_subparsers(dest="cmd", required=True)
+    a = sub.add_parser("send")
+    a.add_argument("--ifname", required=True)
+    a.add_argument("--dst-mac", required=True)
+    a.add_argument("--src", required=True)
+    a.add_argument("--dst", required=True)
+    a.add_argument("--marker", required=True)
+    a.add_argument("--proto", choices=("tcp", "udp"), default="udp")
+    a.add_argument("--sport", type=int, default=40000)
+    a.add_argument("--dport", type=int, default=9999)
+    a.add_argument("--flags", choices=("S", "SA", "A"), default="S")
+    a.add_argument("--bypass", action="store_true")
+    a.add_argument("--vlan", type=int)
+    a.add_argument("--skb-protocol")
+    b = sub.add_parser("sniff")
+    b.add_argument("--ifname", required=True)
+    b.add_argument("--out", required=True)
+    args = p.parse_args()
+    if not args.cmd == "sniff" and not args.marker.startswith("NGRAW-"):
+        sys.exit("markers start with NGRAW-")
+    send(args) if args.cmd == "send" else sniff(args)
+
+
+if __name__ == "__main__":
+    main()
