@@ -39,6 +39,21 @@ expect "storage $STORE4:8443 (port not allowed)" refused 1000 pod:web -- tcp "$S
 expect "forbidden $FORBID4:443" refused 1000 pod:web -- tcp "$FORBID4" 443 2000
 expect "forbidden [$FORBID6]:443" refused 1000 pod:web -- tcp "$FORBID6" 443 2000
 
+# A process with NET_RAW writes a whole frame through a packet socket: it
+# never passes the inet table; the netdev guard holds it (the send fails
+# with ENOBUFS and the guard's counter counts it).
+# shellcheck disable=SC2317 # run through t_check
+raw_held() {
+	local before after out
+	before=$(pod_exec web nft list counter netdev boxxkite_netguard raw_denied | sed -n 's/.*packets \([0-9]*\).*/\1/p')
+	out=$(pod_exec web "$PY" "$E2E_DIR/rawframe.py" send --ifname eth0 --dst-mac ff:ff:ff:ff:ff:ff \
+		--src "$IP4" --dst "$FORBID4" --proto tcp --dport 443 --marker NGRAW-demo)
+	after=$(pod_exec web nft list counter netdev boxxkite_netguard raw_denied | sed -n 's/.*packets \([0-9]*\).*/\1/p')
+	echo "$out; raw_denied $before -> $after"
+	[[ $out == *"No buffer space"* ]] && ((after == before + 1))
+}
+t_check "packet socket: a hand-made frame to $FORBID4:443 held by the guard" raw_held
+
 section "ingress to the pod"
 expect "gateway $GW4 -> :8080 (ingress.sources)" connected - peer:gateway -- tcp "$IP4" 8080 2000
 expect "gateway [$GW6] -> :8080" connected - peer:gateway -- tcp "$IP6" 8080 2000
@@ -59,6 +74,9 @@ t_check_not "no netguard table in the control pod" pod_has_table plain
 
 section "ruleset in pod web (nft list table inet boxxkite_netguard)"
 pod_exec web nft list table inet boxxkite_netguard
+section "packet-socket guard in pod web (nft list chain netdev boxxkite_netguard egress, raw_v4)"
+pod_exec web nft list chain netdev boxxkite_netguard egress
+pod_exec web nft list chain netdev boxxkite_netguard raw_v4
 
 section "decision log ($W_TMP/netguard.log)"
 grep '"verb":"ADD"' "$W_TMP/netguard.log"
@@ -67,6 +85,7 @@ section "CHECK, DEL"
 t_check "CHECK: ruleset matches the policy" pod_check web
 t_check "DEL" pod_del web
 t_check_not "table inet boxxkite_netguard gone from pod web" pod_has_table web
+t_check_not "table netdev boxxkite_netguard gone too" pod_exec web nft list table netdev boxxkite_netguard
 
 section "result"
 rc=0

@@ -165,7 +165,28 @@ static int open_temp(int dirfd, char *name, size_t n)
 	return -1;
 }
 
-int ng_write_at(int dirfd, const char *name, const void *data, size_t len, unsigned mode, struct ng_err *err)
+/* Does `name` still hold what `e` says? */
+static bool still(int dirfd, const char *name, const struct ng_expect *e)
+{
+	struct ng_err ignore = {0};
+	struct stat st;
+	char *text = NULL;
+	size_t len = 0;
+	bool same;
+
+	if (!e->exists)
+		return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
+	if (!e->text)
+		return false; /* nothing to compare with: never assume it unchanged */
+	if (ng_read_at(dirfd, name, e->len + 1, &text, &len, NULL, &ignore) < 0)
+		return false;
+	same = text && len == e->len && memcmp(text, e->text, len) == 0;
+	free(text);
+	return same;
+}
+
+int ng_write_at(int dirfd, const char *name, const void *data, size_t len, unsigned mode,
+		const struct ng_expect *expect, struct ng_err *err)
 {
 	char tmp[64];
 	const char *step = "create a temp file";
@@ -188,6 +209,12 @@ int ng_write_at(int dirfd, const char *name, const void *data, size_t len, unsig
 		goto fail;
 	}
 	fd = -1;
+	/* As late as possible: the window left is this check to the rename. */
+	if (expect && !still(dirfd, name, expect)) {
+		unlinkat(dirfd, tmp, 0);
+		return ng_fail(err, NG_E_TRY_AGAIN,
+			       "%s changed while it was being rewritten (another writer)", name);
+	}
 	step = "rename";
 	if (renameat(dirfd, tmp, dirfd, name) < 0)
 		goto fail;

@@ -27,8 +27,19 @@ int ng_read_at(int dirfd, const char *name, size_t max, char **text, size_t *len
  * (O_EXCL, random name that runtimes never read as a config), written,
  * chmod'ed, fsync'ed, renamed over `name`, then the directory fsync'ed so
  * the rename survives a crash. On failure the temp file is removed and
- * `name` is untouched. */
-int ng_write_at(int dirfd, const char *name, const void *data, size_t len, unsigned mode, struct ng_err *err);
+ * `name` is untouched.
+ *
+ * With `expect`, `name` must still be what the caller planned from just
+ * before the rename (the same bytes, or absent): a primary CNI that
+ * rewrote its config meanwhile must not lose its write to ours. Otherwise
+ * nothing is renamed and the error is code 11 (plan again). */
+struct ng_expect {
+	bool exists;
+	const char *text; /* when exists */
+	size_t len;
+};
+int ng_write_at(int dirfd, const char *name, const void *data, size_t len, unsigned mode,
+		const struct ng_expect *expect, struct ng_err *err);
 
 /* Removes `name` (not a directory) and fsyncs the directory; a missing
  * file is success. */

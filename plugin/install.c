@@ -65,7 +65,10 @@ struct inst {
 	char *bin; /* the bytes of the binary to install */
 	size_t bin_len;
 	json_t *entry; /* the last entry a pass accepted */
+	bool raced;    /* the last pass found a file changed under it */
 };
+
+#define RACE_RETRIES 5 /* immediate re-plans after another writer's change */
 
 /* ---- steps ----------------------------------------------------------------- */
 
@@ -86,7 +89,7 @@ static int ensure_binary(struct inst *in, bool *changed, struct ng_err *err)
 	*changed = true;
 	if (in->dry_run)
 		return 0;
-	if (ng_write_at(in->bin_fd, BIN_NAME, in->bin, in->bin_len, 0755, err) < 0) {
+	if (ng_write_at(in->bin_fd, BIN_NAME, in->bin, in->bin_len, 0755, NULL, err) < 0) {
 		ng_err_prefix(err, "%s: ", in->bin_dir);
 		return -1;
 	}
@@ -146,10 +149,21 @@ static int list_dir(int dirfd, ng_dir_listing *out, struct ng_err *err)
 	return rc;
 }
 
-static int apply(struct inst *in, const struct ng_plan *plan, struct ng_err *err)
+/* What the plan assumed `name` holds: the listed bytes, or nothing. */
+static struct ng_expect expected(const ng_dir_listing *dir, const char *name)
+{
+	for (size_t i = 0; i < dir->n; i++)
+		if (!strcmp(dir->v[i].name, name))
+			return (struct ng_expect){
+				.exists = true, .text = dir->v[i].text, .len = dir->v[i].len};
+	return (struct ng_expect){.exists = false};
+}
+
+static int apply(struct inst *in, const struct ng_plan *plan, const ng_dir_listing *dir, struct ng_err *err)
 {
 	for (size_t i = 0; i < plan->acts.n; i++) {
 		const struct ng_action *a = &plan->acts.v[i];
+		struct ng_expect e = expected(dir, a->name);
 
 		if (in->dry_run) {
 			if (a->op == NG_ACT_WRITE &&
@@ -162,8 +176,11 @@ static int apply(struct inst *in, const struct ng_plan *plan, struct ng_err *err
 				printf("would remove %s/%s\n", in->conf_dir, a->name);
 			continue;
 		}
-		if ((a->op == NG_ACT_WRITE ? ng_write_at(in->conf_fd, a->name, a->text, a->len, a->mode, err)
+		/* A listed file that is not a regular one has no bytes to compare. */
+		if ((a->op == NG_ACT_WRITE ? ng_write_at(in->conf_fd, a->name, a->text, a->len, a->mode,
+							 e.exists && !e.text ? NULL : &e, err)
 					   : ng_remove_at(in->conf_fd, a->name, err)) < 0) {
+			in->raced = err->code == NG_E_TRY_AGAIN;
 			ng_err_prefix(err, "%s: ", in->conf_dir);
 			return -1;
 		}
@@ -219,8 +236,8 @@ static int reconcile(void *ctx, char *file, size_t file_len, struct ng_err *err)
 		entry = json_incref(in->entry);
 		rc = ng_plan_install(&dir, entry, &plan, err);
 	}
-	ng_listing_free(&dir);
 	if (rc < 0) {
+		ng_listing_free(&dir);
 		json_decref(entry);
 		return -1;
 	}
@@ -230,12 +247,14 @@ static int reconcile(void *ctx, char *file, size_t file_len, struct ng_err *err)
 	json_decref(in->entry);
 	in->entry = entry;
 	if (ensure_binary(in, &bin_changed, err) < 0) {
+		ng_listing_free(&dir);
 		ng_plan_free(&plan);
 		return -1;
 	}
 	if (bin_changed)
 		ng_say("%s %s/%s", in->dry_run ? "would install" : "installed", in->bin_dir, BIN_NAME);
-	rc = apply(in, &plan, err);
+	rc = apply(in, &plan, &dir, err);
+	ng_listing_free(&dir);
 	snprintf(file, file_len, "%s", plan.active);
 	if (rc == 0 && in->dry_run)
 		ng_say("dry run: %s/%s would be the active network config; nothing was changed", in->conf_dir,
@@ -370,10 +389,21 @@ int ng_install_main(int argc, char **argv)
 		return rc;
 	}
 	deadline = time(NULL) + in.wait_s;
-	while ((rc = reconcile(&in, file, sizeof(file), &err)) < 0 && err.code == NG_E_TRY_AGAIN &&
-	       time(NULL) < deadline) {
+	for (int races = 0;;) {
 		static bool said;
 
+		in.raced = false;
+		rc = reconcile(&in, file, sizeof(file), &err);
+		if (rc >= 0 || err.code != NG_E_TRY_AGAIN)
+			break;
+		/* Another writer changed a file between our read and our rename:
+		 * read it again at once, from its new bytes. */
+		if (in.raced && races++ < RACE_RETRIES) {
+			ng_say("%s; planning again", err.msg);
+			continue;
+		}
+		if (in.raced || time(NULL) >= deadline)
+			break;
 		if (!said)
 			ng_say("waiting up to %lds for a network config in %s", in.wait_s, in.conf_dir);
 		said = true;
@@ -400,19 +430,32 @@ int ng_uninstall_main(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	if ((in.conf_fd = ng_dir_open(in.conf_dir, &err)) < 0 ||
-	    (in.bin_fd = ng_dir_open(in.bin_dir, &err)) < 0 || list_dir(in.conf_fd, &dir, &err) < 0) {
+	    (in.bin_fd = ng_dir_open(in.bin_dir, &err)) < 0) {
 		inst_close(&in);
 		return fail("uninstall", &err);
 	}
-	rc = ng_plan_uninstall(&dir, &plan, &err);
-	ng_listing_free(&dir);
 	/* Config first: while a conflist still names the plugin, its binary
-	 * must stay, or pods fail to start. */
-	if (rc < 0 || apply(&in, &plan, &err) < 0) {
-		if (rc == 0)
+	 * must stay, or pods fail to start. A file another writer changed
+	 * under us is read and planned again. */
+	for (int races = 0;; races++) {
+		in.raced = false;
+		if (list_dir(in.conf_fd, &dir, &err) < 0) {
+			inst_close(&in);
+			return fail("uninstall", &err);
+		}
+		rc = ng_plan_uninstall(&dir, &plan, &err);
+		if (rc == 0 && apply(&in, &plan, &dir, &err) < 0) {
 			ng_plan_free(&plan);
-		inst_close(&in);
-		return fail("uninstall", &err);
+			rc = -1;
+		}
+		ng_listing_free(&dir);
+		if (rc == 0)
+			break;
+		if (!in.raced || races >= RACE_RETRIES) {
+			inst_close(&in);
+			return fail("uninstall", &err);
+		}
+		ng_say("%s; planning again", err.msg);
 	}
 	if (fstatat(in.bin_fd, BIN_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (in.dry_run)

@@ -184,6 +184,12 @@ int ng_render_lookup_accept(struct ng_batch *b, const struct ng_lookup_rule *r)
 		ng_rb_l4proto(&rb, r->l4proto);
 	if (r->nfproto)
 		ng_rb_nfproto(&rb, s->fam);
+	if (r->protocol) {
+		uint16_t be = htons(s->fam == NG_V4 ? 0x0800 : 0x86dd);
+
+		ng_rb_meta(&rb, NFT_META_PROTOCOL, NG_W0);
+		ng_rb_cmp(&rb, NFT_CMP_EQ, &be, 2);
+	}
 	if (r->no_syn_only) {
 		uint8_t syn_ack = 0x12, syn = 0x02;
 

@@ -56,7 +56,8 @@ struct ng_lookup_rule {
 	const char *chain;
 	const struct ng_set_spec *set, *also;
 	bool dst;         /* the destination address (egress) or the source */
-	bool nfproto;     /* check meta nfproto (inet; the netdev chains check the frame first) */
+	bool nfproto;     /* check meta nfproto (inet) */
+	bool protocol;    /* check meta protocol (netdev: nft then shows "ip daddr", not "@nh,128,32") */
 	bool sport;       /* addr . port sets: the source port (replies from a listening port) */
 	bool no_syn_only; /* TCP replies only: a segment with SYN and no ACK never passes */
 	uint8_t l4proto;  /* check it (NG_SK_ADDR sets; the others imply theirs) */

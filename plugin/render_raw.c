@@ -77,15 +77,21 @@ static int family_chain(struct ng_batch *b, const char *chain, const struct ng_s
 	snprintf(c[2], sizeof(c[2]), "DNS names resolved at ADD, within their TTL %s", v);
 	snprintf(c[3], sizeof(c[3]), "replies from ingress.ports to ingress.sources, never a bare SYN %s", v);
 	snprintf(c[4], sizeof(c[4]), "TCP to the node, never a bare SYN: replies to kubelet probes %s", v);
+	/* meta protocol again in each rule (the chain was entered on it):
+	 * it costs a compare and lets `nft list` print "ip daddr". */
+#define RAW(s, ...)                                                                    \
+	{                                                                              \
+		.chain = chain, .set = (s), .dst = true, .protocol = true, __VA_ARGS__ \
+	}
 	const struct ng_lookup_rule rules[] = {
-		{chain, &sets[NG_S_DNS4 + f], NULL, true, false, false, false, 0, c[0]},
-		{chain, &sets[NG_S_ALLOW4 + f], NULL, true, false, false, false, 0, c[1]},
-		{chain, &sets[NG_S_NAMES4 + f], &sets[NG_S_TTL4 + f], true, false, false, false, 0, c[2]},
-		{chain, &sets[NG_S_IN4 + f], NULL, true, false, true, true, 0, c[3]},
-		{chain, &sets[NG_S_NODE4 + f], NULL, true, false, false, true, IPPROTO_TCP, c[4]},
-		{chain, &sets[NG_S_ND6], NULL, true, false, false, false, 0,
-		 "IPv6 neighbour discovery, on-link only"},
+		RAW(&sets[NG_S_DNS4 + f], .comment = c[0]),
+		RAW(&sets[NG_S_ALLOW4 + f], .comment = c[1]),
+		RAW(&sets[NG_S_NAMES4 + f], .also = &sets[NG_S_TTL4 + f], .comment = c[2]),
+		RAW(&sets[NG_S_IN4 + f], .sport = true, .no_syn_only = true, .comment = c[3]),
+		RAW(&sets[NG_S_NODE4 + f], .no_syn_only = true, .l4proto = IPPROTO_TCP, .comment = c[4]),
+		RAW(&sets[NG_S_ND6], .comment = "IPv6 neighbour discovery, on-link only"),
 	};
+#undef RAW
 	size_t n = sizeof(rules) / sizeof(rules[0]) - (f == 0);
 
 	for (size_t i = 0; i < n; i++)

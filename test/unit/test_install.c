@@ -77,7 +77,7 @@ static void test_write_replaces_atomically(void **state)
 	put("10-x.conflist", "old");
 	path_of(p, sizeof(p), "10-x.conflist");
 	assert_int_equal(stat(p, &a), 0);
-	assert_int_equal(ng_write_at(dfd, "10-x.conflist", "new\n", 4, 0640, &err), 0);
+	assert_int_equal(ng_write_at(dfd, "10-x.conflist", "new\n", 4, 0640, NULL, &err), 0);
 	assert_int_equal(stat(p, &b), 0);
 	/* A new inode renamed over the old one, never the old one rewritten. */
 	assert_true(a.st_ino != b.st_ino);
@@ -87,7 +87,7 @@ static void test_write_replaces_atomically(void **state)
 	free(text);
 	/* The umask does not decide modes. */
 	umask(077);
-	assert_int_equal(ng_write_at(dfd, "bin", "x", 1, 0755, &err), 0);
+	assert_int_equal(ng_write_at(dfd, "bin", "x", 1, 0755, NULL, &err), 0);
 	path_of(p, sizeof(p), "bin");
 	assert_int_equal(stat(p, &b), 0);
 	assert_int_equal(b.st_mode & 07777, 0755);
@@ -95,6 +95,41 @@ static void test_write_replaces_atomically(void **state)
 	assert_int_equal(count_entries(top), 2); /* no temp file left */
 	assert_int_equal(ng_remove_at(dfd, "bin", &err), 0);
 	assert_int_equal(ng_remove_at(dfd, "bin", &err), 0); /* already gone: fine */
+	close(dfd);
+}
+
+/* The rename happens only if the file still holds what the plan was made
+ * from: a primary CNI's rewrite in between is never overwritten. */
+static void test_write_only_over_what_was_planned(void **state)
+{
+	(void)state;
+	struct ng_err err = {0};
+	char *text;
+	size_t len;
+	int dfd = ng_dir_open(top, &err);
+	struct ng_expect old = {.exists = true, .text = "old", .len = 3}, none = {.exists = false};
+
+	assert_true(dfd >= 0);
+	put("10-p.conflist", "old");
+	assert_int_equal(ng_write_at(dfd, "10-p.conflist", "ours", 4, 0644, &old, &err), 0);
+	/* Rewritten by someone else since: refused, code 11, theirs kept. */
+	put("10-p.conflist", "theirs");
+	assert_int_equal(ng_write_at(dfd, "10-p.conflist", "ours2", 5, 0644, &old, &err), -1);
+	assert_int_equal(err.code, NG_E_TRY_AGAIN);
+	assert_contains(err.msg, "changed while it was being rewritten");
+	assert_int_equal(ng_read_at(dfd, "10-p.conflist", 100, &text, &len, NULL, &err), 0);
+	assert_string_equal(text, "theirs");
+	free(text);
+	/* Same length, other bytes: refused too. */
+	put("10-p.conflist", "odd");
+	assert_int_equal(ng_write_at(dfd, "10-p.conflist", "ours", 4, 0644, &old, &err), -1);
+	/* Expected absent, now present; expected present, now gone. */
+	assert_int_equal(ng_write_at(dfd, "10-p.conflist", "ours", 4, 0644, &none, &err), -1);
+	assert_int_equal(ng_remove_at(dfd, "10-p.conflist", &err), 0);
+	assert_int_equal(ng_write_at(dfd, "10-p.conflist", "ours", 4, 0644, &old, &err), -1);
+	assert_int_equal(ng_write_at(dfd, "10-p.conflist", "ours", 4, 0644, &none, &err), 0);
+	assert_int_equal(ng_remove_at(dfd, "10-p.conflist", &err), 0);
+	assert_int_equal(count_entries(top), 0); /* no temp file left */
 	close(dfd);
 }
 
@@ -114,7 +149,7 @@ static void test_symlinks_never_followed(void **state)
 	assert_int_equal(ng_read_at(dfd, "10-link.conflist", 100, &text, &len, NULL, &err), -1);
 	assert_contains(err.msg, "symlink");
 	/* ...and writing replaces the link, not what it points at. */
-	assert_int_equal(ng_write_at(dfd, "10-link.conflist", "mine", 4, 0644, &err), 0);
+	assert_int_equal(ng_write_at(dfd, "10-link.conflist", "mine", 4, 0644, NULL, &err), 0);
 	assert_int_equal(ng_read_path(strcat(target, "/secret"), 100, &text, &len, &err), 0);
 	assert_string_equal(text, "keep");
 	free(text);
@@ -237,6 +272,7 @@ int main(void)
 	/* clang-format off */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_write_replaces_atomically, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_only_over_what_was_planned, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_symlinks_never_followed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unsafe_files_and_dirs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cli, setup, teardown),
