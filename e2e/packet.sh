@@ -13,7 +13,9 @@
 #   - with rawPacketGuard false the same frame reaches the forbidden host
 #     (the hole is real, and this test can fail);
 #   - CHECK sees the guard deleted or changed, a re-ADD repairs it, a
-#     replace without the guard removes it, DEL removes it.
+#     replace without the guard removes it, DEL removes it;
+#   - ADD naming an interface the namespace lacks fails (since 6.16 the
+#     kernel would hook a chain to a device that does not exist).
 # Sniffers (AF_PACKET, in the destination namespaces) report which marked
 # frames arrived. Ends with "N passed, N failed".
 set -euo pipefail
@@ -144,6 +146,15 @@ POD_CONFLIST=$NOGUARD t_check "ADD again without the guard (a replace)" direct A
 t_check_not "  netdev table gone" pod_exec p1 nft list table netdev "$T"
 t_check "  inet table still there" pod_has_table p1
 t_check "ADD with the guard again: CHECK passes" repaired p1
+missing_if() { # ADD naming an interface the namespace lacks: code 112, nothing changed
+	local in=$W_TMP/pods/p1/stdin.json vars rc=0
+	ng_stdin p1 >"$in" || return
+	mapfile -t vars < <(ng_pod_env p1 | sed 's/^CNI_IFNAME=.*/CNI_IFNAME=eth9/')
+	ng_call ADD "$in" "${vars[@]}" || rc=$?
+	ng_error_is 112 "interface eth9 (CNI_IFNAME) is not in the pod's network namespace" "$rc"
+}
+t_check "ADD naming a missing interface: code 112 (the guard would hook nothing)" missing_if
+t_check "  the tables in place are untouched: CHECK passes" pod_check p1
 t_check "DEL" pod_del p1
 t_check_not "  netdev table gone" pod_exec p1 nft list table netdev "$T"
 t_check_not "  inet table gone" pod_has_table p1

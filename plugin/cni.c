@@ -194,7 +194,8 @@ static int guard_kernel(struct inv *v)
 }
 
 /* A netfilter socket in the pod's namespace, which must exist (ADD, CHECK;
- * DEL has its own rules for a namespace that is gone). */
+ * DEL has its own rules for a namespace that is gone), and so must the
+ * interface the packet-socket guard hooks. */
 static int open_pod_socket(struct inv *v, struct ng_nl *nl)
 {
 	enum ng_netns_status st;
@@ -204,7 +205,7 @@ static int open_pod_socket(struct inv *v, struct ng_nl *nl)
 		return -1;
 	if (st == NG_NETNS_GONE)
 		return ng_fail(&v->err, NG_E_NETNS, "CNI_NETNS %s is not a network namespace", v->netns_path);
-	rc = ng_nl_open_netns(fd, nl, &v->err);
+	rc = ng_nl_open_netns(fd, v->policy.raw_guard ? v->policy.ifname : NULL, nl, &v->err);
 	close(fd);
 	return rc;
 }
@@ -306,7 +307,7 @@ static int cmd_del(struct inv *v, FILE *in)
 		ng_log_emit(&v->log, "deleted", "the network namespace is already gone", 0);
 		return 0;
 	}
-	rc = ng_nl_open_netns(fd, &nl, &v->err);
+	rc = ng_nl_open_netns(fd, NULL, &nl, &v->err);
 	close(fd);
 	if (rc < 0)
 		return fail(v, "error");

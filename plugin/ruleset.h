@@ -8,8 +8,9 @@
 #include "policy.h"
 #include "snapshot.h"
 
-/* Opens a netfilter socket inside the namespace `netns_fd`. */
-int ng_nl_open_netns(int netns_fd, struct ng_nl *nl, struct ng_err *err);
+/* Opens a netfilter socket inside the namespace `netns_fd`; with `link`,
+ * that interface must exist there (code 112 otherwise). */
+int ng_nl_open_netns(int netns_fd, const char *link, struct ng_nl *nl, struct ng_err *err);
 
 /* One transaction replacing `table` with the policy. Retried once, with a
  * freshly numbered batch, when replies were lost (the batch is idempotent). */

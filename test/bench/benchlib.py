@@ -79,12 +79,16 @@ class World:
     def path(self, name):
         return "/run/netns/" + name
 
-    def add_netns(self, short):
+    def add_netns(self, short, pod_if=True):
         name = "%s-%s" % (self.id, short)
         self.netns.append(name)
         with open(os.path.join(self.tmp, "netns"), "a") as f:  # for run.sh's trap
             f.write(name + "\n")
         subprocess.run(["ip", "netns", "add", name], check=True)
+        # The pod's interface (CNI_IFNAME): the packet-socket guard hooks it,
+        # and ADD refuses a namespace without it.
+        if pod_if:
+            subprocess.run(["ip", "-n", name, "link", "add", "eth0", "type", "dummy"], check=True)
         return self.path(name)
 
     def del_netns(self, path):
@@ -107,7 +111,7 @@ class World:
 
     def enter_node(self):
         """Moves this process (single-threaded) into our node namespace."""
-        self.node = self.add_netns("node")
+        self.node = self.add_netns("node", pod_if=False)
         subprocess.run(["ip", "-n", os.path.basename(self.node), "link", "set", "lo", "up"], check=True)
         libc = ctypes.CDLL(None, use_errno=True)
         fd = os.open(self.node, os.O_RDONLY | os.O_CLOEXEC)

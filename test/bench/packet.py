@@ -48,7 +48,7 @@ def iptables_rules(entries, stateful):
 
 
 def section_packet(world, R):
-    pod, peer = world.add_netns("pkt-pod"), world.add_netns("pkt-peer")
+    pod, peer = world.add_netns("pkt-pod", False), world.add_netns("pkt-peer", False)
     npod, npeer = os.path.basename(pod), os.path.basename(peer)
     sh = lambda *a: subprocess.run(list(a), check=True, env=BASE_ENV)  # noqa: E731
     # Created inside the pod namespace with its peer end in the peer's: nothing
