@@ -36,6 +36,7 @@ DNS4=10.96.0.10 DNS6=fd00:10:96::a
 MD4=169.254.169.254 MD6=fd00:ec2::254
 STORE4=10.20.1.5 STORE6=fd00:20::5 STORE_NAME4=10.20.1.6 STORE_NAME6=fd00:20::6
 STORE_NAME=storage.world.test STORE_TTL=300
+IMDS_NAME=imds.world.test # resolves to the metadata address (MD4)
 FORBID4=10.50.0.9 FORBID6=fd00:50::9
 GW4=10.99.0.2 GW6=fd00:99::2
 STRANGER4=10.98.0.2 STRANGER6=fd00:98::2
@@ -172,13 +173,15 @@ _peer_add() {
 }
 
 _services_start() {
-	# DNS: dnsmasq answers storage.world.test (A + AAAA, with a TTL) over UDP and
-	# TCP, and nothing else: no upstream, no /etc/hosts, no config file.
+	# DNS: dnsmasq answers storage.world.test (A + AAAA, with a TTL) and
+	# imds.world.test (the metadata address, as a hostile resolver would) over
+	# UDP and TCP, and nothing else: no upstream, no /etc/hosts, no config file.
 	_spawn "$W_ID-dns" dnsmasq dnsmasq --keep-in-foreground --conf-file=/dev/null \
 		--no-resolv --no-hosts --no-poll --user=root --group=root \
 		--bind-interfaces --listen-address="$DNS4,$DNS6" \
 		--pid-file="$W_TMP/dnsmasq.pid" --log-facility="$W_TMP/log/dnsmasq-queries.log" --log-queries \
-		--host-record="$STORE_NAME,$STORE_NAME4,$STORE_NAME6,$STORE_TTL"
+		--host-record="$STORE_NAME,$STORE_NAME4,$STORE_NAME6,$STORE_TTL" \
+		--host-record="$IMDS_NAME,$MD4"
 	# Listeners accept and hang up at once: a probe only needs the connect.
 	local l='reuseaddr,fork' sink=OPEN:/dev/null
 	_spawn "$W_ID-metadata" md4 socat "TCP4-LISTEN:80,bind=$MD4,$l" $sink

@@ -8,6 +8,8 @@
 #     sniffers work), to a forbidden host or the metadata endpoint they do
 #     not, also with PACKET_QDISC_BYPASS, over IPv6, in a VLAN tag, or when
 #     the frame says IPv4 while the socket tells the kernel it is IPv6;
+#   - ARP leaves only as the stack sends it: a request or reply from the
+#     pod's own address, short (no spoofed sender, no payload, no other op);
 #   - replies from the ingress port to a gateway source pass, a bare SYN
 #     from that port (a new connection) does not, nor one to the node;
 #   - with rawPacketGuard false the same frame reaches the forbidden host
@@ -114,6 +116,10 @@ blocked "bare SYN 8080 -> gateway $GW4:22: held" p1 --dst "$GW4" --proto tcp --s
 blocked "bare SYN to the node $POD_GW4:10250: held" p1 --dst "$POD_GW4" --proto tcp --dport 10250
 passes "ACK (a probe reply) to the node arrives" p1 --dst "$POD_GW4" --proto tcp --sport 8080 \
 	--dport 40000 --flags A
+passes "ARP request from the pod's own address arrives" p1 --dst "$POD_GW4" --arp 1
+blocked "ARP reply claiming the gateway's address: held" p1 --src "$POD_GW4" --dst "$POD_GW4" --arp 2
+blocked "ARP carrying 200 more bytes: held" p1 --dst "$POD_GW4" --arp 1 --pad 200
+blocked "ARP operation 3: held" p1 --dst "$POD_GW4" --arp 3
 expect "the pod's own stack still reaches storage" connected 1000 pod:p1 -- tcp "$STORE4" 443 2000
 expect "  and over IPv6" connected 1000 pod:p1 -- tcp "$STORE6" 443 2000
 

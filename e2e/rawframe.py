@@ -4,12 +4,14 @@ for e2e/packet.sh.
 
   rawframe.py send --ifname IF --dst-mac MAC --src IP --dst IP --marker M
                    [--proto tcp|udp] [--sport N] [--dport N] [--flags S|SA|A]
-                   [--bypass] [--vlan ID] [--skb-protocol HEX]
+                   [--bypass] [--vlan ID] [--skb-protocol HEX] [--arp OP [--pad N]]
       writes one hand-made Ethernet frame (IPv4 or IPv6 by the addresses)
       carrying the text M to interface IF. --bypass sets PACKET_QDISC_BYPASS
       (the socket skips the qdisc layer); --vlan wraps the frame in an
       802.1Q tag; --skb-protocol binds the socket to another EtherType than
-      the frame's own (what the kernel then parses the frame as). Prints
+      the frame's own (what the kernel then parses the frame as). --arp
+      sends an ARP frame instead (operation OP, sender --src, target --dst,
+      the marker after the ARP body, plus N more bytes with --pad). Prints
       "sent" or "send failed: ERRNO" (a frame dropped by the egress hook
       fails the send with ENOBUFS); exit 0 either way.
 
@@ -69,14 +71,24 @@ def packet(args):
     return 0x86DD, h + seg
 
 
+def arp(args, src_mac):
+    spa, tpa = ipaddress.ip_address(args.src).packed, ipaddress.ip_address(args.dst).packed
+    body = struct.pack("!HHBBH6s4s6s4s", 1, 0x0800, 6, 4, args.arp, src_mac, spa, b"\0" * 6, tpa)
+    return body + args.marker.encode() + b"\0" * args.pad
+
+
 def send(args):
-    ethertype, ip = packet(args)
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
+    s.bind((args.ifname, 0))
+    src_mac = s.getsockname()[4]
+    if args.arp is not None:
+        ethertype, ip = 0x0806, arp(args, src_mac)
+    else:
+        ethertype, ip = packet(args)
     skb_proto = int(args.skb_protocol, 16) if args.skb_protocol else ethertype
     s.bind((args.ifname, skb_proto))
     if args.bypass:
         s.setsockopt(SOL_PACKET, PACKET_QDISC_BYPASS, 1)
-    src_mac = s.getsockname()[4]
     tag = struct.pack("!HH", 0x8100, args.vlan) if args.vlan is not None else b""
     frame = bytes.fromhex(args.dst_mac.replace(":", "")) + src_mac + tag + struct.pack("!H", ethertype) + ip
     try:
@@ -115,6 +127,8 @@ def main():
     a.add_argument("--bypass", action="store_true")
     a.add_argument("--vlan", type=int)
     a.add_argument("--skb-protocol")
+    a.add_argument("--arp", type=int)
+    a.add_argument("--pad", type=int, default=0)
     b = sub.add_parser("sniff")
     b.add_argument("--ifname", required=True)
     b.add_argument("--out", required=True)

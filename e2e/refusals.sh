@@ -157,6 +157,8 @@ refuse "ingress.ports without sources" 7 "ingress.sources" 'del e["ingress"]["so
 refuse "log without nflogGroup" 7 "log.nflogGroup" 'e["log"] = {"ratePerSecond": 5}'
 refuse "allowNode \"yes\" (not a bool)" 7 "ingress.allowNode" 'e["ingress"]["allowNode"] = "yes"'
 refuse "allow name that does not resolve: 11 (retry)" 11 "nothere.world.test" "$A = [\"nothere.world.test:443\"]"
+refuse "allow name resolving to metadata" 7 "$MD4 (an address of $IMDS_NAME): covers the cloud metadata" \
+	"$A = [\"$IMDS_NAME:80\"]"
 
 flush
 # README "Decision log": pod_namespace and pod_name come from CNI_ARGS; a
@@ -179,6 +181,7 @@ refuse "grant evil.example.com:443 (name)" 100 '"evil.example.com:443"' - "$(g e
 refuse "grant world.test:443 (the suffix itself)" 100 '"world.test:443"' - "$(g world.test:443)"
 refuse "grant storage.world.testx:443" 100 '"storage.world.testx:443"' - "$(g storage.world.testx:443)"
 refuse "grant 169.254.169.254:443 (metadata)" 100 "metadata address" - "$(g 169.254.169.254:443)"
+refuse "grant name resolving to metadata" 100 "$MD4 (an address of $IMDS_NAME)" - "$(g "$IMDS_NAME:443")"
 refuse "grant 10.0.0.0/7:443 (prefix floor)" 100 "shorter than the minimum" - "$(g 10.0.0.0/7:443)"
 refuse "good grant + bad grant: whole ADD refused" 100 '"192.0.2.1:443"' - "$(g '10.20.1.7:443, 192.0.2.1:443')"
 refuse "grant with empty envelope" 100 "egress.envelope is empty" 'e["egress"]["envelope"] = []' "$(g 10.20.1.7:443)"

@@ -42,9 +42,10 @@ static const struct ng_resolved_name *find_answer(const ng_resolved *r, const ch
 	return NULL;
 }
 
-/* Adds one destination (allow entry or grant) to the allow or name sets. */
+/* Adds one destination (allow entry or grant) to the allow or name sets.
+ * `code` is the refusal code for its source (config or annotation). */
 static int add_dest(struct ng_policy *p, const struct ng_config *cfg, const struct ng_dest *d,
-		    const ng_resolved *resolved, struct ng_err *err)
+		    const ng_resolved *resolved, int code, struct ng_err *err)
 {
 	const struct ng_resolved_name *ans;
 
@@ -69,7 +70,16 @@ static int add_dest(struct ng_policy *p, const struct ng_config *cfg, const stru
 		const struct ng_answer *a = &ans->answers.v[i];
 		uint32_t t = a->ttl > cfg->min_name_ttl ? a->ttl : cfg->min_name_ttl;
 		struct ng_elem e = host_elem(&a->ip, d->proto, d->port_lo, d->port_hi, t);
+		struct ng_prefix host = {.ip = a->ip, .plen = a->ip.fam == NG_V4 ? 32 : 128};
+		char what[NG_IP_STRLEN + 320];
 
+		/* Whoever answers DNS (or owns the name) must not open the
+		 * metadata endpoint: refused like an allow entry covering it. */
+		ng_ip_format(&a->ip, what, NG_IP_STRLEN);
+		snprintf(what + strlen(what), sizeof(what) - strlen(what), " (an address of %.250s)",
+			 d->name);
+		if (ng_check_not_metadata(cfg, &host, what, code, err) < 0)
+			return -1;
 		if (ng_vec_push(&p->names[NG_FAM_IDX(a->ip.fam)], &e) < 0)
 			return ng_fail(err, NG_E_INTERNAL, "out of memory");
 	}
@@ -243,13 +253,16 @@ int ng_policy_compile(const struct ng_config *cfg, const struct ng_annotations *
 	if (add_dns(out, cfg) < 0)
 		goto oom;
 	for (size_t i = 0; i < cfg->allow.n; i++)
-		if (add_dest(out, cfg, &cfg->allow.v[i], resolved, err) < 0)
+		if (add_dest(out, cfg, &cfg->allow.v[i], resolved, NG_E_CONFIG, err) < 0)
 			return -1;
 	for (size_t i = 0; ann && i < ann->grants.n; i++)
-		if (add_dest(out, cfg, &ann->grants.v[i], resolved, err) < 0)
+		if (add_dest(out, cfg, &ann->grants.v[i], resolved, NG_E_ENVELOPE, err) < 0)
 			return -1;
 	if (add_nd(out, prev) < 0 || add_ingress(out, cfg, prev) < 0)
 		goto oom;
+	for (size_t i = 0; i < prev->addrs.n; i++)
+		if (prev->addrs.v[i].ip.fam == NG_V4 && push_ip_once(&out->pod4, &prev->addrs.v[i].ip) < 0)
+			goto oom;
 
 	for (int f = 0; f < 2; f++) {
 		if (ng_elems_normalize(&out->allow[f]) < 0 || ng_elems_normalize(&out->names[f]) < 0 ||
@@ -275,6 +288,7 @@ void ng_policy_free(struct ng_policy *p)
 	}
 	ng_vec_free(&p->nd6);
 	ng_vec_free(&p->name_ports);
+	ng_vec_free(&p->pod4);
 }
 
 int ng_policy_names(const struct ng_config *cfg, const struct ng_annotations *ann, ng_name_list *out)

@@ -59,6 +59,7 @@ struct ng_policy {
 	ng_elem_vec nd6;        /* ip6 daddr . icmpv6 type, egress ND */
 	ng_elem_vec ingress[2]; /* saddr . dport (proto 0) */
 	ng_ip_vec node[2];      /* gateways, when ingress.allowNode */
+	ng_ip_vec pod4;         /* the pod's IPv4 addresses: the only ARP senders the guard lets out */
 	/* What a name element may look like (proto and ports of every name
 	 * entry), so CHECK can bound the dynamic name sets it cannot recompute. */
 	ng_elem_vec name_ports;

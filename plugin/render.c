@@ -155,7 +155,7 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b, struct ng_
 			 .comment = "IPv6 neighbour discovery, on-link only"},
 		};
 		for (size_t i = 0; i < sizeof(out) / sizeof(out[0]); i++)
-			rc |= ng_render_lookup_accept(b, &out[i]);
+			rc |= ng_render_lookup_rule(b, &out[i]);
 	}
 	ng_rb_begin(&rb, b, eg);
 	ng_rb_verdict(&rb, NFT_JUMP, NG_CHAIN_REFUSE_EGRESS);
@@ -184,7 +184,7 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b, struct ng_
 			 .comment = "the node, any TCP port: kubelet probes (IPv6)"},
 		};
 		for (size_t i = 0; i < sizeof(inbound) / sizeof(inbound[0]); i++)
-			rc |= ng_render_lookup_accept(b, &inbound[i]);
+			rc |= ng_render_lookup_rule(b, &inbound[i]);
 	}
 	/* Neighbour discovery in: hop limit 255 proves it came from the link. */
 	ng_rb_begin(&rb, b, in);

@@ -169,7 +169,7 @@ int ng_render_refuse_chain(const struct ng_policy *p, struct ng_batch *b, const 
 	return ng_rb_end(&rb, b, c);
 }
 
-int ng_render_lookup_accept(struct ng_batch *b, const struct ng_lookup_rule *r)
+int ng_render_lookup_rule(struct ng_batch *b, const struct ng_lookup_rule *r)
 {
 	const struct ng_set_spec *s = r->set;
 	struct ng_rb rb;
@@ -210,6 +210,6 @@ int ng_render_lookup_accept(struct ng_batch *b, const struct ng_lookup_rule *r)
 	ng_rb_lookup(&rb, s->name, s->id);
 	if (r->also)
 		ng_rb_lookup(&rb, r->also->name, r->also->id);
-	ng_rb_verdict(&rb, NF_ACCEPT, NULL);
+	ng_rb_verdict(&rb, r->jump ? NFT_JUMP : NF_ACCEPT, r->jump);
 	return ng_rb_end(&rb, b, r->comment);
 }

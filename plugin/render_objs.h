@@ -51,7 +51,7 @@ int ng_render_refuse_chain(const struct ng_policy *p, struct ng_batch *b, const 
 int ng_render_raw_body(const struct ng_policy *p, struct ng_batch *b, const struct ng_set_spec *inet_sets);
 
 /* `[meta l4proto P] [meta nfproto F] [tcp flags & (syn|ack) != syn]
- * <key> @set [@also] accept`. */
+ * <key> @set [@also] accept` (or `jump <jump>`). */
 struct ng_lookup_rule {
 	const char *chain;
 	const struct ng_set_spec *set, *also;
@@ -61,8 +61,9 @@ struct ng_lookup_rule {
 	bool sport;       /* addr . port sets: the source port (replies from a listening port) */
 	bool no_syn_only; /* TCP replies only: a segment with SYN and no ACK never passes */
 	uint8_t l4proto;  /* check it (NG_SK_ADDR sets; the others imply theirs) */
+	const char *jump; /* the verdict: jump to this chain; NULL: accept */
 	const char *comment;
 };
-int ng_render_lookup_accept(struct ng_batch *b, const struct ng_lookup_rule *r);
+int ng_render_lookup_rule(struct ng_batch *b, const struct ng_lookup_rule *r);
 
 #endif

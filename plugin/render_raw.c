@@ -13,12 +13,14 @@
  *
  * table netdev boxxkite_netguard {
  *   chain egress { type filter hook egress device "<CNI_IFNAME>" priority 0; policy drop;
- *     ether type arp accept
+ *     ether type arp meta protocol arp arp htype 1 arp ptype ip arp hlen 6 arp plen 4
+ *       arp operation 1-2 arp saddr ip <pod's address> meta len < 64 accept   (one per address)
  *     ether type ip meta protocol ip jump raw_v4        (the frame's type and skb's agree)
  *     ether type ip6 meta protocol ip6 jump raw_v6
  *     jump refuse_raw
  *   }
  *   chain raw_v4 {
+ *     ip daddr @metadata_v4 jump refuse_raw
  *     ip daddr . meta l4proto . th dport @dns_v4 accept
  *     ip daddr . meta l4proto . th dport @allow_v4 accept
  *     ip daddr . meta l4proto . th dport @names_v4 @names_v4_ttl accept
@@ -36,8 +38,9 @@
  * a connection through them. Not mirrored, so dropped on the wire: ICMP
  * errors the pod's stack sends about allowed flows, and non-first IP
  * fragments (no ports to match; TCP does not fragment, and UDP payloads to
- * allowed destinations must fit the MTU). The metadata sets are not needed:
- * nothing here accepts them. */
+ * allowed destinations must fit the MTU). The metadata rules come first, as
+ * in the policy table, so that no set accepting something (a DNS server, a
+ * name's address) can ever let a frame to them out. */
 #include <arpa/inet.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
@@ -65,13 +68,45 @@ static void frame_is(struct ng_rb *rb, uint16_t type, bool and_protocol)
 	}
 }
 
+/* ARP as the pod's stack sends it, nothing more: Ethernet/IPv4 (htype 1,
+ * ptype 0x0800, hlen 6, plen 4), a request or a reply, from one of the
+ * pod's own addresses, at most 63 bytes on the wire (the stack's are 42;
+ * a packet socket may pad to 60). Without this, ARP would carry ~1.5 KB of
+ * anything per frame to the node's segment, and a packet socket could
+ * claim the gateway's address there (ARP spoofing the pod's neighbours). */
+static int arp_rule(struct ng_batch *b, const struct ng_ip *pod)
+{
+	static const uint8_t fixed[6] = {0x00, 0x01, 0x08, 0x00, 0x06, 0x04};
+	uint16_t op_lo = htons(1), op_hi = htons(2);
+	uint32_t len_mask = ~(uint32_t)63, zero = 0; /* meta len is host order: mask, not compare */
+	char ip[NG_IP_STRLEN], c[NG_IP_STRLEN + 64];
+	struct ng_rb rb;
+
+	ng_rb_begin(&rb, b, NG_RAW_CHAIN_EGRESS);
+	frame_is(&rb, 0x0806, true);
+	ng_rb_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, 0, 6, NG_W0);
+	ng_rb_cmp(&rb, NFT_CMP_EQ, fixed, 6);
+	ng_rb_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, 6, 2, NG_W0);
+	ng_rb_cmp(&rb, NFT_CMP_GTE, &op_lo, 2);
+	ng_rb_cmp(&rb, NFT_CMP_LTE, &op_hi, 2);
+	ng_rb_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, 14, 4, NG_W0);
+	ng_rb_cmp(&rb, NFT_CMP_EQ, pod->a, 4);
+	ng_rb_meta(&rb, NFT_META_LEN, NG_W0);
+	ng_rb_masked_cmp(&rb, NFT_CMP_EQ, &len_mask, &zero, 4);
+	ng_rb_verdict(&rb, NF_ACCEPT, NULL);
+	ng_ip_format(pod, ip, sizeof(ip));
+	snprintf(c, sizeof(c), "ARP request or reply from the pod's %s, no more than 63 bytes", ip);
+	return ng_rb_end(&rb, b, c);
+}
+
 static int family_chain(struct ng_batch *b, const char *chain, const struct ng_set_spec *sets, int f)
 {
 	const char *v = f == 0 ? "(IPv4)" : "(IPv6)";
-	char c[5][96];
+	char c[6][96];
 	struct ng_rb rb;
 	int rc = 0;
 
+	snprintf(c[5], sizeof(c[5]), "cloud metadata %s: always refused, before any allow rule", v);
 	snprintf(c[0], sizeof(c[0]), "DNS to dns.servers %s", v);
 	snprintf(c[1], sizeof(c[1]), "egress.allow and pod grants %s", v);
 	snprintf(c[2], sizeof(c[2]), "DNS names resolved at ADD, within their TTL %s", v);
@@ -84,6 +119,7 @@ static int family_chain(struct ng_batch *b, const char *chain, const struct ng_s
 		.chain = chain, .set = (s), .dst = true, .protocol = true, __VA_ARGS__ \
 	}
 	const struct ng_lookup_rule rules[] = {
+		RAW(&sets[NG_S_META4 + f], .jump = NG_RAW_CHAIN_REFUSE, .comment = c[5]),
 		RAW(&sets[NG_S_DNS4 + f], .comment = c[0]),
 		RAW(&sets[NG_S_ALLOW4 + f], .comment = c[1]),
 		RAW(&sets[NG_S_NAMES4 + f], .also = &sets[NG_S_TTL4 + f], .comment = c[2]),
@@ -95,7 +131,7 @@ static int family_chain(struct ng_batch *b, const char *chain, const struct ng_s
 	size_t n = sizeof(rules) / sizeof(rules[0]) - (f == 0);
 
 	for (size_t i = 0; i < n; i++)
-		rc |= ng_render_lookup_accept(b, &rules[i]);
+		rc |= ng_render_lookup_rule(b, &rules[i]);
 	ng_rb_begin(&rb, b, chain);
 	ng_rb_verdict(&rb, NFT_JUMP, NG_RAW_CHAIN_REFUSE);
 	rc |= ng_rb_end(&rb, b, "default deny");
@@ -113,7 +149,7 @@ int ng_render_raw_body(const struct ng_policy *p, struct ng_batch *b, const stru
 	/* The same sets and elements, in this table (sets are per table). */
 	for (int i = 0; i < NG_S_COUNT; i++) {
 		sets[i] = inet_sets[i];
-		if (i != NG_S_META4 && i != NG_S_META6 && ng_set_render(b, &sets[i]) < 0)
+		if (ng_set_render(b, &sets[i]) < 0)
 			return -1;
 	}
 	if (ng_render_chain(b, NG_RAW_CHAIN_REFUSE, -1, NULL) < 0 ||
@@ -126,10 +162,8 @@ int ng_render_raw_body(const struct ng_policy *p, struct ng_batch *b, const stru
 	rc |= family_chain(b, NG_RAW_CHAIN_V4, sets, 0);
 	rc |= family_chain(b, NG_RAW_CHAIN_V6, sets, 1);
 
-	ng_rb_begin(&rb, b, NG_RAW_CHAIN_EGRESS);
-	frame_is(&rb, 0x0806, false);
-	ng_rb_verdict(&rb, NF_ACCEPT, NULL);
-	rc |= ng_rb_end(&rb, b, "ARP");
+	for (size_t i = 0; i < p->pod4.n; i++)
+		rc |= arp_rule(b, &p->pod4.v[i]);
 	ng_rb_begin(&rb, b, NG_RAW_CHAIN_EGRESS);
 	frame_is(&rb, 0x0800, true);
 	ng_rb_verdict(&rb, NFT_JUMP, NG_RAW_CHAIN_V4);

@@ -88,7 +88,9 @@ class World:
         # The pod's interface (CNI_IFNAME): the packet-socket guard hooks it,
         # and ADD refuses a namespace without it.
         if pod_if:
-            subprocess.run(["ip", "-n", name, "link", "add", "eth0", "type", "dummy"], check=True)
+            # (a veth pair inside the namespace: not every kernel has dummy)
+            subprocess.run(["ip", "-n", name, "link", "add", "eth0", "type", "veth", "peer", "name", "eth0p"],
+                           check=True)
         return self.path(name)
 
     def del_netns(self, path):

@@ -168,6 +168,41 @@ static void test_unresolved_name(void **state)
 	fx_free(&f);
 }
 
+/* A name whose DNS answer is a metadata address (an attacker's DNS, a
+ * poisoned cache, a grant under a suffix the pod author controls) fails
+ * ADD like an allow entry covering it: its address must not reach a set
+ * that accepts (the packet-socket guard's mirror would let it out). */
+static void test_name_resolving_to_metadata(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *annotations, *name, *ip;
+		int code;
+	} cases[] = {
+		{NULL, "s3.example.com", "169.254.169.254", NG_E_CONFIG},
+		{NULL, "s3.example.com", "::ffff:169.254.169.254", NG_E_CONFIG},
+		{"{\"netguard.boxxkite.io/egress\":\"a.example.com:443\"}", "a.example.com",
+		 "169.254.169.254", NG_E_ENVELOPE},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fx f;
+		struct ng_err err = {0};
+
+		fx_load(&f, cases[i].annotations);
+		fx_answer(&f, "s3.example.com", "10.50.0.1", 30);
+		if (strcmp(cases[i].name, "s3.example.com") != 0)
+			fx_answer(&f, cases[i].name, "10.60.0.1", 30);
+		fx_answer(&f, cases[i].name, cases[i].ip, 30);
+		assert_int_equal(ng_policy_compile(&f.cfg, &f.ann, &f.prev, &f.res, NULL, &f.pol, &err), -1);
+		assert_int_equal(err.code, cases[i].code);
+		assert_contains(err.msg, cases[i].ip);
+		assert_contains(err.msg, cases[i].name);
+		assert_contains(err.msg, "metadata");
+		fx_free(&f);
+	}
+}
+
 static void test_names_list(void **state)
 {
 	(void)state;
@@ -408,6 +443,7 @@ int main(void)
 		cmocka_unit_test(test_compile_full),
 		cmocka_unit_test(test_nd_prefix_clamped),
 		cmocka_unit_test(test_unresolved_name),
+		cmocka_unit_test(test_name_resolving_to_metadata),
 		cmocka_unit_test(test_names_list),
 		cmocka_unit_test(test_node_not_allowed),
 		cmocka_unit_test(test_pod_identity),

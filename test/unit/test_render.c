@@ -53,6 +53,7 @@ static void sample_policy(struct ng_policy *p, enum ng_deny_action deny)
 	add_elem(&p->nd6, "fe80::", "febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff", 0, 135, 136, 0);
 	add_elem(&p->ingress[0], "10.244.0.0", "10.244.255.255", 0, 8080, 8080, 0);
 	add_ip(&p->node[0], "10.244.1.1");
+	add_ip(&p->pod4, "10.244.1.5");
 	p->raw_guard = true;
 	snprintf(p->ifname, sizeof(p->ifname), "eth0");
 }
@@ -203,18 +204,20 @@ static void render_chain(enum ng_deny_action deny, struct chain_rules *c)
 
 /* The packet-socket guard: a netdev egress chain on the pod's interface
  * that lets a frame out only when the frame's own EtherType and the
- * kernel's parse agree, then only to the egress sets (no metadata set:
- * nothing accepts it) and as replies that never carry a bare SYN. */
+ * kernel's parse agree, then refuses the metadata endpoints first (as the
+ * policy table does, so no allow set can reach them), then lets out only
+ * the egress sets and replies that never carry a bare SYN. */
 static void test_raw_guard(void **state)
 {
 	(void)state;
 	struct chain_rules eg = {.chain = NG_RAW_CHAIN_EGRESS, .family = NFPROTO_NETDEV},
 			   v4 = {.chain = NG_RAW_CHAIN_V4, .family = NFPROTO_NETDEV},
 			   v6 = {.chain = NG_RAW_CHAIN_V6, .family = NFPROTO_NETDEV};
-	static const char *const want_eg[] = {"ARP", "IPv4", "IPv6", "default deny"};
+	static const char *const want_eg[] = {"ARP request or reply from the pod's 10.244.1.5", "IPv4",
+					      "IPv6", "default deny"};
 	static const char *const want_v4[] = {
-		"DNS",         "egress.allow", "DNS names", "replies from ingress.ports", "TCP to the node",
-		"default deny"};
+		"cloud metadata",  "DNS",         "egress.allow", "DNS names", "replies from ingress.ports",
+		"TCP to the node", "default deny"};
 	struct ng_snapshot raw = {.table = NG_TABLE, .family = NFPROTO_NETDEV};
 	struct ng_policy p;
 	struct ng_batch b;
@@ -227,25 +230,39 @@ static void test_raw_guard(void **state)
 	assert_int_equal(eg.n, 4);
 	for (int i = 0; i < 4; i++)
 		assert_contains(eg.comments[i], want_eg[i]);
+	/* ARP: Ethernet/IPv4 sizes, operation 1-2, sender = the pod, < 64 bytes. */
+	assert_contains(eg.exprs[0],
+			"[ payload load 6b @ network header + 0 => reg 1 ] [ cmp eq reg 1 0x00080100 "
+			"0x00000406 ]");
+	assert_contains(eg.exprs[0], "[ cmp gte reg 1 0x00000100 ] [ cmp lte reg 1 0x00000200 ]");
+	assert_contains(eg.exprs[0],
+			"[ payload load 4b @ network header + 14 => reg 1 ] [ cmp eq reg 1 0x0501f40a ]");
+	assert_contains(eg.exprs[0], "[ meta load len => reg 1 ] [ bitwise reg 1 = ( reg 1 & 0xffffffc0 ) ^ "
+				     "0x00000000 ] [ cmp eq reg 1 0x00000000 ]");
 	/* ether type at link-layer offset 12, and meta protocol, both 0x0800. */
 	assert_contains(eg.exprs[1],
 			"[ payload load 2b @ link header + 12 => reg 1 ] [ cmp eq reg 1 0x00000008 ]");
 	assert_contains(eg.exprs[1], "[ meta load protocol => reg 1 ] [ cmp eq reg 1 0x00000008 ]");
 	assert_contains(eg.exprs[1], "jump -> raw_v4");
 	assert_contains(eg.exprs[2], "0x0000dd86");
-	assert_int_equal(v4.n, 6);
-	for (int i = 0; i < 6; i++)
+	assert_int_equal(v4.n, 7);
+	for (int i = 0; i < 7; i++)
 		assert_contains(v4.comments[i], want_v4[i]);
-	for (int i = 0; i < v4.n; i++)
+	/* Metadata first: daddr in the metadata set jumps to the refusal. */
+	assert_contains(v4.exprs[0], "[ payload load 4b @ network header + 16 => reg 1 ] [ lookup reg 1 set "
+				     "metadata_v4 0x0 ] [ immediate reg 0 jump -> refuse_raw ]");
+	assert_contains(v6.exprs[0],
+			"[ lookup reg 1 set metadata_v6 0x0 ] [ immediate reg 0 jump -> refuse_raw ]");
+	for (int i = 1; i < v4.n; i++)
 		assert_true(strstr(v4.exprs[i], "metadata") == NULL);
 	/* Replies: tcp flags & (syn|ack) != syn, then daddr . sport. */
-	assert_contains(v4.exprs[3],
+	assert_contains(v4.exprs[4],
 			"[ payload load 1b @ transport header + 13 => reg 1 ] [ bitwise reg 1 = ( reg 1 "
 			"& 0x00000012 ) ^ 0x00000000 ] [ cmp neq reg 1 0x00000002 ]");
-	assert_contains(v4.exprs[3], "[ payload load 2b @ transport header + 0 => reg 9 ]");
-	assert_contains(v4.exprs[4], "[ cmp neq reg 1 0x00000002 ]");
-	assert_int_equal(v6.n, 7);
-	assert_contains(v6.comments[5], "neighbour discovery");
+	assert_contains(v4.exprs[4], "[ payload load 2b @ transport header + 0 => reg 9 ]");
+	assert_contains(v4.exprs[5], "[ cmp neq reg 1 0x00000002 ]");
+	assert_int_equal(v6.n, 8);
+	assert_contains(v6.comments[6], "neighbour discovery");
 
 	/* The base chain: netdev egress hook on CNI_IFNAME, policy drop. */
 	sample_policy(&p, NG_DENY_REJECT);
@@ -626,8 +643,8 @@ static void test_large_set_splits(void **state)
 	/* 2001 allow elements in chunks of 256 (an element list is one 16-bit
 	 * netlink attribute), plus one message per other non-empty set
 	 * (metadata x2, dns, allow_v6, names and names_ttl, nd, ingress, node);
-	 * the netdev guard has the same but metadata. */
-	assert_int_equal(elem_msgs, (8 + 9) + (8 + 7));
+	 * the netdev guard has the same. */
+	assert_int_equal(elem_msgs, (8 + 9) + (8 + 9));
 	struct ng_snapshot s = {0};
 	assert_int_equal(ng_snapshot_from_batch(&s, &b), 0);
 	int n = 0;
