@@ -43,7 +43,7 @@ LIB := $(BUILD)/libnetguard.a
 
 TEST_SRC := $(wildcard test/unit/test_*.c)
 TEST_BIN := $(patsubst test/unit/%.c,$(BUILD)/test/%,$(TEST_SRC))
-TOOLS := $(BUILD)/nprobe
+TOOLS := $(BUILD)/nprobe $(BUILD)/xsktx
 
 .PHONY: all test unit e2e e2e-cri demo deps asan valgrind fuzz bench mutants install clean static image manifests e2e-install e2e-kind lint
 all: $(BIN)
@@ -67,6 +67,10 @@ $(BUILD)/nprobe: test/tools/nprobe.c | $(BUILD)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
 
+$(BUILD)/xsktx: test/tools/xsktx.c | $(BUILD)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
+
 $(BUILD) $(BUILD)/obj $(BUILD)/test:
 	mkdir -p $@
 
@@ -78,7 +82,7 @@ unit: $(TEST_BIN)
 	@scripts/run-unit.sh $(TEST_BIN)
 
 e2e: $(BIN) $(TOOLS)
-	@NG_BIN=$(abspath $(BIN)) NPROBE=$(abspath $(BUILD)/nprobe) scripts/run-e2e.sh
+	@NG_BIN=$(abspath $(BIN)) NPROBE=$(abspath $(BUILD)/nprobe) XSKTX=$(abspath $(BUILD)/xsktx) scripts/run-e2e.sh
 
 # containerd 1.6 CRI end-to-end test (root): the runtime kind uses, as the client.
 e2e-cri: $(BIN)

@@ -11,7 +11,8 @@ for e2e/packet.sh.
       802.1Q tag; --skb-protocol binds the socket to another EtherType than
       the frame's own (what the kernel then parses the frame as). --arp
       sends an ARP frame instead (operation OP, sender --src, target --dst,
-      the marker after the ARP body, plus N more bytes with --pad). Prints
+      the marker after the ARP body, plus N more bytes with --pad).
+      --stdout writes the frame to stdout instead of sending it. Prints
       "sent" or "send failed: ERRNO" (a frame dropped by the egress hook
       fails the send with ENOBUFS); exit 0 either way.
 
@@ -91,6 +92,9 @@ def send(args):
         s.setsockopt(SOL_PACKET, PACKET_QDISC_BYPASS, 1)
     tag = struct.pack("!HH", 0x8100, args.vlan) if args.vlan is not None else b""
     frame = bytes.fromhex(args.dst_mac.replace(":", "")) + src_mac + tag + struct.pack("!H", ethertype) + ip
+    if args.stdout:  # for another sender (test/tools/xsktx.c)
+        sys.stdout.buffer.write(frame)
+        return
     try:
         s.send(frame)
         print("sent")
@@ -128,6 +132,7 @@ def main():
     a.add_argument("--vlan", type=int)
     a.add_argument("--skb-protocol")
     a.add_argument("--arp", type=int)
+    a.add_argument("--stdout", action="store_true")
     a.add_argument("--pad", type=int, default=0)
     b = sub.add_parser("sniff")
     b.add_argument("--ifname", required=True)

@@ -18,7 +18,7 @@ for tool in ip nsenter unshare mount sysctl socat dnsmasq nft timeout awk sha256
 	command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
 done
 for p in /usr/lib/cni/loopback /usr/lib/cni/bridge /usr/lib/cni/host-local /usr/bin/python3 \
-	build/boxxkite-netguard build/nprobe; do
+	"${NG_BIN:-build/boxxkite-netguard}" "${NPROBE:-build/nprobe}" "${XSKTX:-build/xsktx}"; do
 	[[ -x $p ]] || missing+=("$p")
 done
 if ((${#missing[@]})); then
