@@ -230,8 +230,11 @@ fail:
 	return ng_fail(err, NG_E_INTERNAL, "%s: %s: %s", name, step, strerror(e));
 }
 
-int ng_remove_at(int dirfd, const char *name, struct ng_err *err)
+int ng_remove_at(int dirfd, const char *name, const struct ng_expect *expect, struct ng_err *err)
 {
+	if (expect && !still(dirfd, name, expect))
+		return ng_fail(err, NG_E_TRY_AGAIN, "%s changed before it could be removed (another writer)",
+			       name);
 	if (unlinkat(dirfd, name, 0) < 0) {
 		if (errno == ENOENT)
 			return 0;

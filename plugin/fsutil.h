@@ -42,8 +42,9 @@ int ng_write_at(int dirfd, const char *name, const void *data, size_t len, unsig
 		const struct ng_expect *expect, struct ng_err *err);
 
 /* Removes `name` (not a directory) and fsyncs the directory; a missing
- * file is success. */
-int ng_remove_at(int dirfd, const char *name, struct ng_err *err);
+ * file is success. With `expect`, only if it still holds those bytes
+ * (code 11 otherwise, nothing removed). */
+int ng_remove_at(int dirfd, const char *name, const struct ng_expect *expect, struct ng_err *err);
 
 /* Reads a whole file given by path (e.g. /proc/self/exe, a mounted
  * ConfigMap key, which is a symlink into ..data and is followed). */

@@ -179,7 +179,8 @@ static int apply(struct inst *in, const struct ng_plan *plan, const ng_dir_listi
 		/* A listed file that is not a regular one has no bytes to compare. */
 		if ((a->op == NG_ACT_WRITE ? ng_write_at(in->conf_fd, a->name, a->text, a->len, a->mode,
 							 e.exists && !e.text ? NULL : &e, err)
-					   : ng_remove_at(in->conf_fd, a->name, err)) < 0) {
+					   : ng_remove_at(in->conf_fd, a->name,
+							  e.exists && !e.text ? NULL : &e, err)) < 0) {
 			in->raced = err->code == NG_E_TRY_AGAIN;
 			ng_err_prefix(err, "%s: ", in->conf_dir);
 			return -1;
@@ -460,7 +461,7 @@ int ng_uninstall_main(int argc, char **argv)
 	if (fstatat(in.bin_fd, BIN_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (in.dry_run)
 			printf("would remove %s/%s\n", in.bin_dir, BIN_NAME);
-		else if (ng_remove_at(in.bin_fd, BIN_NAME, &err) < 0)
+		else if (ng_remove_at(in.bin_fd, BIN_NAME, NULL, &err) < 0)
 			rc = -1;
 		else
 			ng_say("removed %s/%s", in.bin_dir, BIN_NAME);

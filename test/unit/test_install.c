@@ -93,8 +93,8 @@ static void test_write_replaces_atomically(void **state)
 	assert_int_equal(b.st_mode & 07777, 0755);
 	umask(022);
 	assert_int_equal(count_entries(top), 2); /* no temp file left */
-	assert_int_equal(ng_remove_at(dfd, "bin", &err), 0);
-	assert_int_equal(ng_remove_at(dfd, "bin", &err), 0); /* already gone: fine */
+	assert_int_equal(ng_remove_at(dfd, "bin", NULL, &err), 0);
+	assert_int_equal(ng_remove_at(dfd, "bin", NULL, &err), 0); /* already gone: fine */
 	close(dfd);
 }
 
@@ -125,10 +125,17 @@ static void test_write_only_over_what_was_planned(void **state)
 	assert_int_equal(ng_write_at(dfd, "10-p.conflist", "ours", 4, 0644, &old, &err), -1);
 	/* Expected absent, now present; expected present, now gone. */
 	assert_int_equal(ng_write_at(dfd, "10-p.conflist", "ours", 4, 0644, &none, &err), -1);
-	assert_int_equal(ng_remove_at(dfd, "10-p.conflist", &err), 0);
+	assert_int_equal(ng_remove_at(dfd, "10-p.conflist", NULL, &err), 0);
 	assert_int_equal(ng_write_at(dfd, "10-p.conflist", "ours", 4, 0644, &old, &err), -1);
 	assert_int_equal(ng_write_at(dfd, "10-p.conflist", "ours", 4, 0644, &none, &err), 0);
-	assert_int_equal(ng_remove_at(dfd, "10-p.conflist", &err), 0);
+	/* Removal too: only what was planned from ("ours"), not "old". */
+	assert_int_equal(ng_remove_at(dfd, "10-p.conflist", &old, &err), -1);
+	assert_int_equal(err.code, NG_E_TRY_AGAIN);
+	assert_int_equal(ng_read_at(dfd, "10-p.conflist", 100, &text, &len, NULL, &err), 0);
+	assert_string_equal(text, "ours");
+	free(text);
+	struct ng_expect ours = {.exists = true, .text = "ours", .len = 4};
+	assert_int_equal(ng_remove_at(dfd, "10-p.conflist", &ours, &err), 0);
 	assert_int_equal(count_entries(top), 0); /* no temp file left */
 	close(dfd);
 }
