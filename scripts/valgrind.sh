@@ -89,6 +89,8 @@ if [ "$(id -u)" -eq 0 ]; then
 	netns=ngvg-$$-$RANDOM
 	ip netns add "$netns"
 	ip -n "$netns" link set lo up
+	# The pod's interface (CNI_IFNAME): the packet-socket guard hooks it.
+	ip -n "$netns" link add eth0 type veth peer name eth0p
 	p=/run/netns/$netns
 	run "ADD, enforced pod" 0 ADD "$p" "$tmp/good"
 	run "ADD again (replace)" 0 ADD "$p" "$tmp/good"
