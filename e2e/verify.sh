@@ -175,7 +175,8 @@ t_check "...rules match policy FAIL naming the allow_v4 element" \
 section "layer one: --process"
 bg_start nsenter --net="$WEB" unshare -n sleep 30
 P_EXEC=$BG_PID
-bg_start nsenter --net="$WEB" sleep 30
+# As a sandbox should run: without NET_RAW and NET_ADMIN (see "capabilities").
+bg_start nsenter --net="$WEB" setpriv --inh-caps=-net_raw,-net_admin --bounding-set=-net_raw,-net_admin -- sleep 30
 P_POD=$BG_PID
 bg_start nsenter --net="$(_ns_path "$W_NODE")" sleep 30
 P_NODE=$BG_PID
@@ -208,7 +209,59 @@ t_check "...layer 1 FAIL: the node's namespace (or its interfaces)" \
 run_verify bypid --pid "$P_POD" --config "$CONF" --annotations "$GRANT" --denied-probe "$DENIED"
 t_check "--pid (a process in the pod): exit 0, pod sandboxes/web" \
 	vexpr bypid 'd["ok"] is True and d["pod"] == "sandboxes/web" and d["netns"] == "/proc/'"$P_POD"'/ns/net"'
-for p in "$P_EXEC" "$P_POD" "$P_NODE" "$P_ROOT"; do bg_stop "$p"; done
+t_check "...capabilities row PASS: 1 process, none can use NET_RAW or NET_ADMIN" \
+	vrow bypid "layer 2: no process can bypass it" PASS "1 process in the namespace"
+for p in "$P_EXEC" "$P_NODE" "$P_ROOT"; do bg_stop "$p"; done
+
+# ---------------------------------------------------------------------------
+section "capabilities: who in the pod's namespace could get around the ruleset"
+# caps_case OUT: verify against web, as on a node.
+caps_case() { run_verify "$1" --netns "$WEB" --config "$CONF" --annotations "$GRANT" --denied-probe "$DENIED"; }
+CAPS="layer 2: no process can bypass it"
+bg_start nsenter --net="$WEB" sleep 30 # root with the runtime's default capabilities, and more
+P_RAW=$BG_PID
+wait_comm "$P_RAW" sleep
+caps_case capraw
+t_check "a root process with NET_RAW and NET_ADMIN: exit 1" rc_is capraw 1
+t_check "...FAIL naming it, both capabilities and why" \
+	vrow capraw "$CAPS" FAIL "$P_RAW (sleep: NET_RAW, NET_ADMIN)" AF_XDP "delete the tables" "!$P_POD"
+bg_stop "$P_RAW"
+bg_start nsenter --net="$WEB" setpriv --reuid 65534 --regid 65534 --clear-groups --bounding-set=-net_admin -- sleep 30
+P_USER=$BG_PID
+wait_comm "$P_USER" sleep
+caps_case capuser
+t_check "a non-root process, NET_RAW still in its bounding set, no_new_privs off: exit 1" rc_is capuser 1
+t_check "...AMBIGUOUS: could gain NET_RAW by exec" \
+	vrow capuser "$CAPS" AMBIGUOUS "$P_USER (sleep: NET_RAW)" setuid allowPrivilegeEscalation
+bg_stop "$P_USER"
+bg_start nsenter --net="$WEB" setpriv --reuid 65534 --regid 65534 --clear-groups --no-new-privs -- sleep 30
+P_NNP=$BG_PID
+wait_comm "$P_NNP" sleep
+caps_case capnnp
+t_check "the same with no_new_privs (allowPrivilegeEscalation: false): PASS, 2 processes" \
+	vrow capnnp "$CAPS" PASS "2 processes"
+bg_stop "$P_NNP"
+bg_stop "$P_POD"
+# The infra container: the OLDEST process, named pause, holds the
+# namespace and runs no pod code (containerd gives it the default
+# capabilities). A younger process calling itself pause is counted.
+t_check "ADD capp" pod_add capp
+CAPP=$(pod_netns_path capp)
+cp "$(command -v sleep)" "$W_TMP/pause"
+start_pause() { bg_start nsenter --net="$CAPP" "$W_TMP/pause" 30 && wait_comm "$BG_PID" pause; }
+start_pause
+P_PAUSE=$BG_PID
+run_verify cappause --netns "$CAPP" --config "$CONF" --denied-probe "$DENIED"
+t_check "the oldest process, pause, with NET_RAW: not counted (PASS, named)" \
+	vrow cappause "$CAPS" PASS "0 processes" "not counted: $P_PAUSE (pause"
+start_pause
+P_FAKE=$BG_PID
+run_verify capfake --netns "$CAPP" --config "$CONF" --denied-probe "$DENIED"
+t_check "a younger process named pause with NET_RAW: FAIL naming it" \
+	vrow capfake "$CAPS" FAIL "$P_FAKE (pause: NET_RAW" "not counted: $P_PAUSE"
+bg_stop "$P_FAKE"
+bg_stop "$P_PAUSE"
+t_check "DEL capp" pod_del capp
 
 # ---------------------------------------------------------------------------
 section "tampering: a rule inserted by hand (metadata accepted before anything)"

@@ -512,6 +512,23 @@ check "enforced pod: 10.30.0.5:443 (annotation grant) reachable" \
 check "enforced pod: storage 10.20.0.5:80 (not allowed) refused" \
 	expect_refused_fast "$CID_A" 10.20.0.5 80 storage-80
 
+# verify's capabilities row against a real runtime: containerd's infra
+# process (pause, the oldest) is not counted; the "probe" container, which
+# runs with containerd's default capabilities (NET_RAW among them), is.
+caps_row() {
+	"$PLUGIN" verify --json --pid "$PID_A" --config "$T/net.d/10-ngc.conflist" --timeout 300 >"$T/verify-a.json" 2>&1
+	"$PY" - "$T/verify-a.json" "$PID_A" <<'PYEOF'
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+row = [r for r in d["rows"] if r["check"] == "layer 2: no process can bypass it"][0]
+print(row["verdict"], row["detail"])
+named = re.findall(r"(\d+) \(pause: NET_RAW\)", row["detail"])
+ok = row["verdict"] == "FAIL" and "not counted: %s (pause" % sys.argv[2] in row["detail"] and named and sys.argv[2] not in named
+sys.exit(0 if ok else 1)
+PYEOF
+}
+check "verify: the infra pause is not counted, the probe container's NET_RAW is (FAIL)" caps_row
+
 # 2. A pod that is not selected (namespace "default", no opt-in) is untouched,
 #    and proves the metadata server is reachable in this world at all.
 pod_spec "$T/pod-b.json" bystander default
