@@ -74,7 +74,13 @@ arrived() {
 	done
 	return 1
 }
-raw_denied() { pod_exec "$1" nft list counter netdev "$T" raw_denied | sed -n 's/.*packets \([0-9]*\).*/\1/p'; }
+# raw_denied POD: the guard's counter; 0 when there is no guard (a broken
+# plugin must fail the rows, not stop the script).
+raw_denied() {
+	local n
+	n=$(pod_exec "$1" nft list counter netdev "$T" raw_denied 2>/dev/null | sed -n 's/.*packets \([0-9]*\).*/\1/p') || true
+	echo "${n:-0}"
+}
 # What the sender saw: the egress hook's drop fails the send with ENOBUFS.
 said() { [[ $1 == *"No buffer space"* ]] && echo "send: ENOBUFS" || echo "${1:0:30}"; }
 # passes LABEL POD ARGS...: the frame arrives. blocked LABEL POD ARGS...: it
