@@ -89,14 +89,15 @@ e2e-cri: $(BIN)
 	@scripts/run-root.sh e2e/cri/run.sh
 
 # The whole suite, as CI runs it: unit, manifests, netns e2e, containerd CRI
-# e2e, then the hardening checks (ASan/UBSan, valgrind, lint, short fuzzing).
-# The e2e parts and the CRI e2e say SKIPPED without root.
+# e2e, the mutation proof, then the hardening checks (ASan/UBSan, valgrind,
+# lint, short fuzzing). The root-only parts say SKIPPED without root.
 test:
 	@scripts/deps.sh --e2e --cri --lint --fuzz --valgrind
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory manifests
 	@$(MAKE) --no-print-directory e2e
 	@$(MAKE) --no-print-directory e2e-cri
+	@$(MAKE) --no-print-directory mutants
 	@$(MAKE) --no-print-directory asan
 	@$(MAKE) --no-print-directory valgrind
 	@$(MAKE) --no-print-directory lint
