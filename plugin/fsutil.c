@@ -185,6 +185,41 @@ static bool still(int dirfd, const char *name, const struct ng_expect *e)
 	return same;
 }
 
+/* Puts `tmp` in `name`'s place only if `name` still holds what `e` says.
+ * Absent: RENAME_NOREPLACE, atomic. Present: RENAME_EXCHANGE, then the file
+ * swapped out (now named `tmp`) is compared and swapped back if another
+ * writer had changed it, so the only window left is a write landing between
+ * the two exchanges. A filesystem without these flags (EINVAL) gets the
+ * compare-then-rename. Returns 0 (replaced; `tmp` is gone), 1 (changed:
+ * nothing replaced, `tmp` holds ours), -1 (errno; `tmp` holds ours), or -2
+ * (the swap back failed: `tmp` holds the other writer's file; keep it). */
+static int replace_checked(int dirfd, const char *tmp, const char *name, const struct ng_expect *e)
+{
+	if (!e->exists) {
+		if (renameat2(dirfd, tmp, dirfd, name, RENAME_NOREPLACE) == 0)
+			return 0;
+		if (errno == EEXIST)
+			return 1;
+		if (errno != EINVAL)
+			return -1;
+	} else if (e->text) {
+		if (renameat2(dirfd, tmp, dirfd, name, RENAME_EXCHANGE) == 0) {
+			if (still(dirfd, tmp, e)) {
+				unlinkat(dirfd, tmp, 0);
+				return 0;
+			}
+			return renameat2(dirfd, tmp, dirfd, name, RENAME_EXCHANGE) == 0 ? 1 : -2;
+		}
+		if (errno == ENOENT)
+			return 1; /* removed meanwhile */
+		if (errno != EINVAL)
+			return -1;
+	}
+	if (!still(dirfd, name, e))
+		return 1;
+	return renameat(dirfd, tmp, dirfd, name) < 0 ? -1 : 0;
+}
+
 int ng_write_at(int dirfd, const char *name, const void *data, size_t len, unsigned mode,
 		const struct ng_expect *expect, struct ng_err *err)
 {
@@ -209,15 +244,26 @@ int ng_write_at(int dirfd, const char *name, const void *data, size_t len, unsig
 		goto fail;
 	}
 	fd = -1;
-	/* As late as possible: the window left is this check to the rename. */
-	if (expect && !still(dirfd, name, expect)) {
-		unlinkat(dirfd, tmp, 0);
-		return ng_fail(err, NG_E_TRY_AGAIN,
-			       "%s changed while it was being rewritten (another writer)", name);
-	}
 	step = "rename";
-	if (renameat(dirfd, tmp, dirfd, name) < 0)
+	if (expect) {
+		int rc = replace_checked(dirfd, tmp, name, expect);
+
+		if (rc == 1) {
+			unlinkat(dirfd, tmp, 0);
+			return ng_fail(err, NG_E_TRY_AGAIN,
+				       "%s changed while it was being rewritten (another writer)", name);
+		}
+		if (rc == -2)
+			return ng_fail(
+				err, NG_E_INTERNAL,
+				"%s changed while it was being rewritten, and putting it back failed (%s): "
+				"the other writer's file is in %s",
+				name, strerror(errno), tmp);
+		if (rc < 0)
+			goto fail;
+	} else if (renameat(dirfd, tmp, dirfd, name) < 0) {
 		goto fail;
+	}
 	/* The rename is durable once the directory is. */
 	if (fsync(dirfd) < 0)
 		return ng_fail(err, NG_E_INTERNAL, "%s: fsync of the directory: %s", name, strerror(errno));

@@ -29,10 +29,12 @@ int ng_read_at(int dirfd, const char *name, size_t max, char **text, size_t *len
  * the rename survives a crash. On failure the temp file is removed and
  * `name` is untouched.
  *
- * With `expect`, `name` must still be what the caller planned from just
- * before the rename (the same bytes, or absent): a primary CNI that
- * rewrote its config meanwhile must not lose its write to ours. Otherwise
- * nothing is renamed and the error is code 11 (plan again). */
+ * With `expect`, `name` must still be what the caller planned from (the
+ * same bytes, or absent): a primary CNI that rewrote its config meanwhile
+ * must not lose its write to ours. Absent is checked atomically
+ * (RENAME_NOREPLACE); present by RENAME_EXCHANGE, compare, and exchange back
+ * if it differs. Otherwise nothing is replaced and the error is code 11
+ * (plan again). */
 struct ng_expect {
 	bool exists;
 	const char *text; /* when exists */
