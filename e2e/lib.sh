@@ -373,8 +373,8 @@ pod_netns_path() { _ns_path "$(pod_ns "$1")"; }
 # ranges). The node has no uplink, so nothing leaves the world: traffic to an
 # address no namespace of ours holds ends at the node.
 pod_default_route() {
-	pod_exec "$1" ip route add default via "$POD_GW4"
-	pod_exec "$1" ip -6 route add default via "$POD_GW6"
+	ip -n "$(pod_ns "$1")" route add default via "$POD_GW4"
+	ip -n "$(pod_ns "$1")" -6 route add default via "$POD_GW6"
 }
 
 # bg_start CMD...: CMD in the background, recorded for world_down; its PID is

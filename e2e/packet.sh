@@ -86,12 +86,12 @@ said() { [[ $1 == *"No buffer space"* ]] && echo "send: ENOBUFS" || echo "${1:0:
 # passes LABEL POD ARGS...: the frame arrives. blocked LABEL POD ARGS...: it
 # does not, and the guard counted it.
 passes() {
-	local label=$1 pod=$2 out
+	local label=$1 pod=$2 out rc=0
 	shift 2
 	next_mark
 	out=$(raw "$pod" "$@" 2>&1)
-	arrived
-	t_row "$label" "$(said "$out")" $? "$out"
+	arrived || rc=1
+	t_row "$label" "$(said "$out")" "$rc" "$out"
 }
 blocked() {
 	local label=$1 pod=$2 out before after ok=0

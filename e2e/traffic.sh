@@ -34,12 +34,12 @@ OUT4=10.20.1.33 OUT6=fd00:20::21         # outside every allow entry
 DNS2_4=$FORBID4 DNS2_6=$FORBID6          # another resolver, on the forbidden host
 
 # ---- the world's extras -------------------------------------------------------
-for a in $GRANT4/24 $NEIGH4/24 $CIDR4/24 $OUT4/24; do peer_exec storage ip addr add "$a" dev eth0; done
-for a in $GRANT6/64 $NEIGH6/64 $CIDR6/64 $OUT6/64; do peer_exec storage ip addr add "$a" dev eth0 nodad; done
+for a in $GRANT4/24 $NEIGH4/24 $CIDR4/24 $OUT4/24; do ip -n "$W_ID-storage" addr add "$a" dev eth0; done
+for a in $GRANT6/64 $NEIGH6/64 $CIDR6/64 $OUT6/64; do ip -n "$W_ID-storage" addr add "$a" dev eth0 nodad; done
 # NAT64: the metadata host also answers on 64:ff9b::a9fe:a9fe, the node routes
 # 64:ff9b::/96 to it, and the pods get the route from host-local (below).
-peer_exec metadata ip addr add "$NAT64/128" dev eth0 nodad
-node_exec ip -6 route add 64:ff9b::/96 via "$MD6"
+ip -n "$W_ID-metadata" addr add "$NAT64/128" dev eth0 nodad
+ip -n "$W_NODE" -6 route add 64:ff9b::/96 via "$MD6"
 _spawn "$W_ID-metadata" md64 socat "TCP6-LISTEN:80,bind=[$NAT64],reuseaddr,fork" OPEN:/dev/null
 # A second resolver that answers the same name: reachable only from pods that
 # are not enforced.

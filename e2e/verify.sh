@@ -367,17 +367,23 @@ t_check "...deny counters SKIP (no table)" vrow plain "deny counters" SKIP
 
 # ---------------------------------------------------------------------------
 section "usage errors"
+# verify runs in the world's node namespace here, so that even a broken
+# own-namespace check could only ever probe inside the world.
 usage_rc() {
 	local rc=0
-	"$NG_BIN" verify "$@" >/dev/null 2>&1 || rc=$?
+	node_exec "$NG_BIN" verify "$@" >/dev/null 2>&1 || rc=$?
 	[[ $rc == 2 ]] || { echo "exit $rc, wanted 2" && return 1; }
 }
+bg_start nsenter --net="$(_ns_path "$W_NODE")" sleep 30
+P_ONNODE=$BG_PID
+wait_comm "$P_ONNODE" sleep
 t_check "no target: exit 2" usage_rc
-t_check "--netns and --pid both: exit 2" usage_rc --netns "$WEB" --pid 1
+t_check "--netns and --pid both: exit 2" usage_rc --netns "$WEB" --pid "$P_ONNODE"
 t_check "--netns not a namespace: exit 2" usage_rc --netns "$CONF"
 # The node's own namespace (the one verify runs in) is not a pod: refused
 # before any probe.
-t_check "--pid of a process on the node itself: exit 2" usage_rc --pid $$
+t_check "--pid of a process on the node itself: exit 2" usage_rc --pid "$P_ONNODE"
+bg_stop "$P_ONNODE"
 
 t_check "nothing of ours left in the pods' processes" test -z "$(ip netns pids "$(pod_ns web)")"
 info "wall time so far $((($(date +%s%N) - START) / 1000000)) ms"

@@ -59,9 +59,22 @@ static size_t count_entries(const char *dir)
 
 	assert_non_null(d);
 	while ((de = readdir(d)))
-		n += de->d_name[0] != '.' || strstr(de->d_name, ".tmp") != NULL;
+		n += strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0; /* dotfiles too */
 	closedir(d);
 	return n;
+}
+
+/* dir/name holds exactly `want`. */
+static void assert_file_holds(const char *dir, const char *name, const char *want)
+{
+	struct ng_err err = {0};
+	char path[512], *text;
+	size_t len;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	assert_int_equal(ng_read_path(path, 4096, &text, &len, &err), 0);
+	assert_string_equal(text, want);
+	free(text);
 }
 
 static void test_write_replaces_atomically(void **state)
@@ -225,9 +238,7 @@ static int run(int (*fn)(int, char **), const char *a0, ...)
 static void test_cli(void **state)
 {
 	(void)state;
-	char conf[256], bin[256], entry[256], binary[256], *text;
-	size_t len;
-	struct ng_err err = {0};
+	char conf[256], bin[256], entry[256], binary[256];
 	const char *list = "{\"cniVersion\":\"0.3.1\",\"name\":\"k\",\"plugins\":[{\"type\":\"ptp\"}]}\n";
 
 	path_of(conf, sizeof(conf), "net.d");
@@ -252,14 +263,10 @@ static void test_cli(void **state)
 			     bin, "--binary", binary, NULL),
 			 1);
 	assert_int_equal(count_entries(bin), 0);
-	assert_int_equal(ng_read_path(strcat(strcpy(entry, conf), "/10-k.conflist"), 4096, &text, &len, &err),
-			 0);
-	assert_string_equal(text, list);
-	free(text);
+	assert_file_holds(conf, "10-k.conflist", list);
 	assert_int_equal(count_entries(conf), 1);
 
 	/* A good one: installed, then uninstalled back to the original. */
-	path_of(entry, sizeof(entry), "entry.json");
 	put("entry.json", "{\"type\":\"boxxkite-netguard\",\"enforce\":{\"namespaces\":[\"s\"]}}");
 	assert_int_equal(run(ng_install_main, "install", "--entry", entry, "--conf-dir", conf, "--bin-dir",
 			     bin, "--binary", binary, NULL),
@@ -267,10 +274,7 @@ static void test_cli(void **state)
 	assert_int_equal(count_entries(bin), 1);
 	assert_int_equal(run(ng_uninstall_main, "uninstall", "--conf-dir", conf, "--bin-dir", bin, NULL), 0);
 	assert_int_equal(count_entries(bin), 0);
-	assert_int_equal(ng_read_path(strcat(strcpy(entry, conf), "/10-k.conflist"), 4096, &text, &len, &err),
-			 0);
-	assert_string_equal(text, list);
-	free(text);
+	assert_file_holds(conf, "10-k.conflist", list);
 	assert_int_equal(count_entries(conf), 1);
 }
 
