@@ -12,6 +12,16 @@ bool ng_is_our_plugin(const json_t *plugin)
 	return json_is_string(t) && strcmp(json_string_value(t), NG_PLUGIN_TYPE) == 0;
 }
 
+size_t ng_conflist_count_ours(const json_t *list)
+{
+	size_t i, n = 0;
+	json_t *p;
+
+	json_array_foreach(json_object_get(list, "plugins"), i, p)
+		n += ng_is_our_plugin(p);
+	return n;
+}
+
 int ng_conf_parse_text(const char *text, size_t len, json_t **out, struct ng_err *err)
 {
 	json_error_t je;
@@ -180,7 +190,7 @@ int ng_conflist_merge(const json_t *list, const char *file, const json_t *entry,
 	if (ng_conflist_check(list, file, err) < 0)
 		return -1;
 	if (ng_entry_validate(entry, str_member(list, "name"), str_member(list, "cniVersion"), err) < 0)
-		return -1;
+		return NG_ENTRY_REFUSED;
 	if (already_merged(list, entry)) {
 		*out = json_deep_copy(list);
 		*changed = false;

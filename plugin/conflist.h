@@ -41,6 +41,8 @@ int ng_conf_parse_text(const char *text, size_t len, json_t **out, struct ng_err
 int ng_conflist_check(const json_t *list, const char *file, struct ng_err *err);
 
 bool ng_is_our_plugin(const json_t *plugin);
+/* How many entries of ours the conflist's plugins hold. */
+size_t ng_conflist_count_ours(const json_t *list);
 
 /* Merges `entry` into `list`: validates the entry against the list, then
  * either leaves the list alone (*changed = false) when it already holds
@@ -48,7 +50,10 @@ bool ng_is_our_plugin(const json_t *plugin);
  * (index 1 or later: another chained installer appending after us must not
  * start a rewrite war), or removes every entry of ours and appends `entry`
  * last. Every other key and plugin is kept as it was, in order. *out is a
- * new reference (a copy, also when unchanged). */
+ * new reference (a copy, also when unchanged). Returns 0, -1 with err, or
+ * NG_ENTRY_REFUSED with err when it is `entry` itself the plugin would
+ * refuse (so a caller can fall back to an entry it accepted before). */
+#define NG_ENTRY_REFUSED (-2)
 int ng_conflist_merge(const json_t *list, const char *file, const json_t *entry, json_t **out, bool *changed,
 		      struct ng_err *err);
 
@@ -58,7 +63,8 @@ json_t *ng_conflist_strip(const json_t *list, size_t *removed);
 
 /* Converts a single-plugin config (a .conf or .json file) into a conflist
  * the way libcni's ConfListFromConf does ({cniVersion, name, plugins:
- * [conf]}), marks it as generated from `source`, and appends `entry`. */
+ * [conf]}), marks it as generated from `source`, and appends `entry`.
+ * Returns as ng_conflist_merge. */
 int ng_conf_to_conflist(const json_t *conf, const char *source, const json_t *entry, json_t **out,
 			struct ng_err *err);
 

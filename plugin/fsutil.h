@@ -37,7 +37,7 @@ int ng_read_at(int dirfd, const char *name, size_t max, char **text, size_t *len
  * (plan again). */
 struct ng_expect {
 	bool exists;
-	const char *text; /* when exists */
+	const char *text; /* when exists; NULL: not a regular file, nothing to compare */
 	size_t len;
 };
 int ng_write_at(int dirfd, const char *name, const void *data, size_t len, unsigned mode,

@@ -12,10 +12,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cliarg.h"
 #include "conffile.h"
 #include "conflist.h"
 #include "fsutil.h"
 #include "installplan.h"
+#include "log.h"
 #include "watch.h"
 
 #define BIN_NAME NG_PLUGIN_TYPE
@@ -24,13 +26,9 @@
 void ng_say(const char *fmt, ...)
 {
 	char ts[32];
-	struct timespec now;
-	struct tm tm;
 	va_list ap;
 
-	clock_gettime(CLOCK_REALTIME, &now);
-	gmtime_r(&now.tv_sec, &tm);
-	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	ng_utc_now(ts, sizeof(ts));
 	fprintf(stderr, "%s boxxkite-netguard: ", ts);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -176,11 +174,9 @@ static int apply(struct inst *in, const struct ng_plan *plan, const ng_dir_listi
 				printf("would remove %s/%s\n", in->conf_dir, a->name);
 			continue;
 		}
-		/* A listed file that is not a regular one has no bytes to compare. */
-		if ((a->op == NG_ACT_WRITE ? ng_write_at(in->conf_fd, a->name, a->text, a->len, a->mode,
-							 e.exists && !e.text ? NULL : &e, err)
-					   : ng_remove_at(in->conf_fd, a->name,
-							  e.exists && !e.text ? NULL : &e, err)) < 0) {
+		if ((a->op == NG_ACT_WRITE
+			     ? ng_write_at(in->conf_fd, a->name, a->text, a->len, a->mode, &e, err)
+			     : ng_remove_at(in->conf_fd, a->name, &e, err)) < 0) {
 			in->raced = err->code == NG_E_TRY_AGAIN;
 			ng_err_prefix(err, "%s: ", in->conf_dir);
 			return -1;
@@ -231,7 +227,7 @@ static int reconcile(void *ctx, char *file, size_t file_len, struct ng_err *err)
 		return -1;
 	}
 	rc = ng_plan_install(&dir, entry, &plan, err);
-	if (rc < 0 && err->code == NG_E_CONFIG && in->entry && !json_equal(entry, in->entry)) {
+	if (rc < 0 && plan.entry_refused && in->entry && !json_equal(entry, in->entry)) {
 		ng_say("ERROR: %s; keeping the entry accepted before", err->msg);
 		json_decref(entry);
 		entry = json_incref(in->entry);
@@ -295,7 +291,6 @@ static int parse_args(int argc, char **argv, bool install, struct inst *in)
 	optind = 0; /* glibc: 0 also resets getopt's internal state between calls */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		char *end;
 
 		if (!install && (c == 'e' || c == 'x' || c == 'w' || c == 't'))
 			c = '?';
@@ -307,14 +302,8 @@ static int parse_args(int argc, char **argv, bool install, struct inst *in)
 		case 'w': in->watch = true; break;
 		case 'n': in->dry_run = true; break;
 		case 't':
-			errno = 0;
-			in->wait_s = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || in->wait_s < 0 || in->wait_s > 86400) {
-				fprintf(stderr,
-					"boxxkite-netguard %s: --wait wants seconds (0-86400), not \"%s\"\n",
-					cmd, optarg);
+			if (!ng_arg_long(cmd, "wait", optarg, 0, 86400, &in->wait_s))
 				return 2;
-			}
 			break;
 		case 'h': ng_install_usage(stdout); return 0;
 		default:

@@ -186,16 +186,6 @@ static const struct ng_dir_file *find_file(const ng_dir_listing *dir, const char
 	return NULL;
 }
 
-static size_t count_ours(const json_t *list)
-{
-	size_t i, n = 0;
-	json_t *p;
-
-	json_array_foreach(json_object_get(list, "plugins"), i, p)
-		n += ng_is_our_plugin(p);
-	return n;
-}
-
 /* ---- install --------------------------------------------------------------- */
 
 /* Active config is a conflist: merge in place, saving its bytes first when
@@ -208,9 +198,12 @@ static int plan_merge(const struct cfile *p, const json_t *entry, struct ng_plan
 	bool changed;
 	int rc;
 
-	if (ng_conflist_merge(p->json, p->f->name, entry, &merged, &changed, err) < 0)
+	rc = ng_conflist_merge(p->json, p->f->name, entry, &merged, &changed, err);
+	if (rc < 0) {
+		plan->entry_refused = rc == NG_ENTRY_REFUSED;
 		return -1;
-	plan->entry_was_present = count_ours(p->json) > 0;
+	}
+	plan->entry_was_present = ng_conflist_count_ours(p->json) > 0;
 	if (!changed) {
 		json_decref(merged);
 		return 0;
@@ -252,21 +245,21 @@ static int plan_derive(const struct cfile *p, const struct cfile *c, size_t n, c
 	const struct cfile *have = NULL;
 	json_t *list;
 	size_t len;
+	int rc;
 
+	/* dname sorts before p (test_names): a file there that is not ours
+	 * would have been chosen as the primary instead of p. */
 	if (ng_derived_name(p->f->name, dname, sizeof(dname)) < 0)
 		return ng_fail(err, NG_E_CONFIG, "%s: name too long to derive a conflist name from",
 			       p->f->name);
-	if (strcmp(dname, p->f->name) >= 0) /* cannot happen; it is what makes the plan work */
-		return ng_fail(err, NG_E_INTERNAL, "%s does not sort before %s", dname, p->f->name);
 	for (size_t i = 0; i < n; i++)
 		if (strcmp(c[i].f->name, dname) == 0)
 			have = &c[i];
-	if (have && !have->derived)
-		return ng_fail(err, NG_E_CONFIG,
-			       "%s exists and was not written by boxxkite-netguard; refusing to replace it",
-			       dname);
-	if (ng_conf_to_conflist(p->json, p->f->name, entry, &list, err) < 0)
+	rc = ng_conf_to_conflist(p->json, p->f->name, entry, &list, err);
+	if (rc < 0) {
+		plan->entry_refused = rc == NG_ENTRY_REFUSED;
 		return -1;
+	}
 	snprintf(plan->active, sizeof(plan->active), "%s", dname);
 	plan->entry_was_present = have != NULL;
 	if (have && json_equal(have->json, list)) {
@@ -371,10 +364,13 @@ int ng_plan_uninstall(const ng_dir_listing *dir, struct ng_plan *plan, struct ng
 		char *text;
 		bool exact;
 
-		if (!c[i].json || c[i].derived || !ends_with(c[i].f->name, ".conflist") ||
-		    count_ours(c[i].json) == 0)
+		if (!c[i].json || c[i].derived || !ends_with(c[i].f->name, ".conflist"))
 			continue;
 		stripped = ng_conflist_strip(c[i].json, &removed);
+		if (stripped && removed == 0) {
+			json_decref(stripped);
+			continue;
+		}
 		text = stripped ? restored_text(dir, c[i].f->name, stripped, &len, &exact) : NULL;
 		json_decref(stripped);
 		if (!text ||

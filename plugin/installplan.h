@@ -63,6 +63,7 @@ struct ng_plan {
 	NG_VEC(struct ng_action) acts;
 	char active[NG_FILENAME_MAX + 1]; /* install: the file runtimes will read */
 	bool entry_was_present;           /* install: active file already had an entry of ours */
+	bool entry_refused;               /* install failed: the plugin would refuse the entry itself */
 };
 
 /* A name runtimes read as a network config (.conf, .conflist, .json). */
