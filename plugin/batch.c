@@ -64,7 +64,21 @@ static struct nlmsghdr *msg_v(struct ng_batch *b, size_t max_len, uint16_t type,
 	memset(at, 0, b->msg_max);
 	/* Every body message asks for an ack, so the receiver can read exactly
 	 * one reply per message and know each one's fate. */
+	if (type == NFT_MSG_NEWTABLE && (flags & NLM_F_EXCL)) {
+		if (b->n_excl_table < sizeof(b->excl_table_seq) / sizeof(b->excl_table_seq[0]))
+			b->excl_table_seq[b->n_excl_table++] = b->seq_next;
+		else
+			b->failed = 1;
+	}
 	return nftnl_nlmsg_build_hdr(at, type, b->family, flags | NLM_F_ACK, b->seq_next++);
+}
+
+bool ng_batch_is_excl_table(const struct ng_batch *b, uint32_t seq)
+{
+	for (unsigned i = 0; i < b->n_excl_table; i++)
+		if (b->excl_table_seq[i] == seq)
+			return true;
+	return false;
 }
 
 struct nlmsghdr *ng_batch_msg(struct ng_batch *b, uint16_t type, uint16_t flags, const char *what_fmt, ...)

@@ -8,6 +8,7 @@
 #include <sys/uio.h> /* before libnftnl: it uses struct iovec */
 #include <libnftnl/batch.h>
 #include <linux/netlink.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "err.h"
@@ -25,6 +26,10 @@ struct ng_batch {
 	/* The family of the table the next messages are about: inet for the
 	 * policy, netdev for the packet-socket guard (render.c). */
 	uint8_t family;
+	/* Sequence numbers of the exclusive table creates: EEXIST on one of
+	 * them means the table is already there (a retried ADD). */
+	uint32_t excl_table_seq[4];
+	unsigned n_excl_table;
 };
 
 /* Starts a batch (writes BEGIN). seq_begin must be non-zero: a sequence
@@ -54,6 +59,8 @@ int ng_batch_finish(struct ng_batch *b, struct ng_err *err);
 /* Body messages (between BEGIN and END), which are the ones that get acks. */
 uint32_t ng_batch_count(const struct ng_batch *b);
 const char *ng_batch_describe(const struct ng_batch *b, uint32_t seq);
+/* Message `seq` creates a table exclusively (NLM_F_EXCL). */
+bool ng_batch_is_excl_table(const struct ng_batch *b, uint32_t seq);
 
 /* Walks every message in the batch (BEGIN and END included), in order. */
 typedef int (*ng_batch_walk_fn)(const struct nlmsghdr *nlh, void *data);

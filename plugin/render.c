@@ -102,20 +102,20 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b, struct ng_
 				     "ingress not allowed");
 
 	rc |= rule_common_head(b, eg, true);
-	for (int f = 0; f < 2; f++) {
-		const struct ng_set_spec *s = &sets[NG_S_META4 + f];
-
-		ng_rb_begin(&rb, b, eg);
-		ng_rb_nfproto(&rb, s->fam);
-		ng_rb_addr(&rb, s->fam, true, NG_W0);
-		ng_rb_lookup(&rb, s->name, s->id);
-		ng_rb_verdict(&rb, NFT_JUMP, NG_CHAIN_REFUSE_METADATA);
-		rc |= ng_rb_end(&rb, b,
-				f == 0 ? "cloud metadata (IPv4): always refused, before any allow rule"
-				       : "cloud metadata (IPv6): always refused, before any allow rule");
-	}
 	{
 		const struct ng_lookup_rule out[] = {
+			{.chain = eg,
+			 .set = &sets[NG_S_META4],
+			 .dst = true,
+			 .nfproto = true,
+			 .jump = NG_CHAIN_REFUSE_METADATA,
+			 .comment = "cloud metadata (IPv4): always refused, before any allow rule"},
+			{.chain = eg,
+			 .set = &sets[NG_S_META6],
+			 .dst = true,
+			 .nfproto = true,
+			 .jump = NG_CHAIN_REFUSE_METADATA,
+			 .comment = "cloud metadata (IPv6): always refused, before any allow rule"},
 			{.chain = eg,
 			 .set = &sets[NG_S_DNS4],
 			 .dst = true,

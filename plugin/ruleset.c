@@ -65,11 +65,8 @@ static int commit(struct ng_nl *nl, const struct ng_policy *p, const char *table
 		nl->seq = b.seq_next + 1;
 		if (rc == 0)
 			rc = ng_nl_commit(nl, &b, err);
-		if (rc < 0 && table_exists && nl->refused_errno == EEXIST) {
-			const char *what = ng_batch_describe(&b, b.seq_begin + 1 + nl->refused_index);
-
-			*table_exists = what && !strncmp(what, "table ", 6) && strstr(what, "(create)");
-		}
+		if (rc < 0 && table_exists && nl->refused_errno == EEXIST)
+			*table_exists = ng_batch_is_excl_table(&b, b.seq_begin + 1 + nl->refused_index);
 		ng_batch_free(&b);
 		if (rc == 0 || err->code != NG_E_TRY_AGAIN)
 			return rc;
@@ -202,13 +199,7 @@ int ng_ruleset_snapshot(struct ng_nl *nl, const char *table, struct ng_snapshot 
 		if (rc != 0 || before == after || before == 0)
 			return rc;
 		/* Someone committed while we read: read again from scratch. */
-		const ng_elem_vec *np = s->name_ports;
-		uint8_t family = s->family;
-		ng_snapshot_free(s);
-		memset(s, 0, sizeof(*s));
-		s->name_ports = np;
-		s->table = table;
-		s->family = family;
+		ng_snapshot_reset(s);
 	}
 	return ng_fail(err, NG_E_TRY_AGAIN, "the ruleset kept changing while it was being read");
 }

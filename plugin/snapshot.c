@@ -430,7 +430,7 @@ static void snap_rule(struct ng_snapshot *s, const struct nlmsghdr *nlh)
 	nftnl_rule_free(r);
 }
 
-static void reset(struct ng_snapshot *s)
+void ng_snapshot_reset(struct ng_snapshot *s)
 {
 	const ng_elem_vec *np = s->name_ports;
 	const char *table = s->table;
@@ -456,7 +456,7 @@ void ng_snapshot_add(struct ng_snapshot *s, const struct nlmsghdr *nlh)
 		    (s->family ? s->family : NFPROTO_INET))
 		return;
 	switch (type) {
-	case NFT_MSG_DELTABLE: reset(s); break;
+	case NFT_MSG_DELTABLE: ng_snapshot_reset(s); break;
 	case NFT_MSG_NEWTABLE: snap_table(s, nlh); break;
 	case NFT_MSG_NEWOBJ: snap_obj(s, nlh); break;
 	case NFT_MSG_NEWSET: snap_set(s, nlh); break;

@@ -62,5 +62,8 @@ void ng_snapshot_check_names(struct ng_snapshot *s, time_t now);
 int ng_snapshot_diff(struct ng_snapshot *want, struct ng_snapshot *have, struct ng_err *err);
 
 void ng_snapshot_free(struct ng_snapshot *s);
+/* Empties the snapshot, keeping what says which table it is of (table,
+ * family) and name_ports. */
+void ng_snapshot_reset(struct ng_snapshot *s);
 
 #endif
