@@ -33,6 +33,18 @@ for s in e2e/*.sh; do
 done
 
 CHILD='' STOP=''
+# The processes the running script's session still has (zombies not
+# counted: they hold nothing and wait to be reaped), into `left`, after
+# giving them up to a second to go (a process SIGKILLed by the fault tests
+# may take a moment).
+live() { pgrep -s "$CHILD" -r R,S,D,T,t,I 2>/dev/null || true; }
+settle() {
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		[[ -z $(live) ]] && break
+		sleep 0.1
+	done
+	mapfile -t left < <(live)
+}
 # A signal stops the run: pass it on to the running script as TERM (its
 # world_down trap cleans up), wait for it, and start no other.
 trap 'STOP=1; [[ -n $CHILD ]] && kill -TERM "$CHILD" 2>/dev/null' INT TERM
@@ -58,27 +70,13 @@ for s in "${scripts[@]}"; do
 	done
 	# A test that leaves processes behind fails: they would hold our stdout
 	# (hanging `make test | tail`) and outlive the namespaces they test.
-	# Zombies are not left behind: they hold nothing and wait to be reaped
-	# (a process SIGKILLed by the fault tests may take a moment).
-	live() { pgrep -s "$CHILD" -r R,S,D,T,t,I 2>/dev/null || true; }
-	for _ in 1 2 3 4 5 6 7 8 9 10; do
-		[[ -z $(live) ]] && break
-		sleep 0.1
-	done
-	mapfile -t left < <(live)
+	settle
 	if ((${#left[@]})); then
 		echo "e2e: $s left processes behind, stopping them:"
 		ps -o pid=,args= -p "$(IFS=,; echo "${left[*]}")" | cut -c1-160 | sed 's/^/    /'
 		kill -TERM "${left[@]}" 2>/dev/null || true
 		sleep 1
-		# Zombies are not left behind: they hold nothing and wait to be reaped
-	# (a process SIGKILLed by the fault tests may take a moment).
-	live() { pgrep -s "$CHILD" -r R,S,D,T,t,I 2>/dev/null || true; }
-	for _ in 1 2 3 4 5 6 7 8 9 10; do
-		[[ -z $(live) ]] && break
-		sleep 0.1
-	done
-	mapfile -t left < <(live)
+		settle
 		((${#left[@]} == 0)) || kill -KILL "${left[@]}" 2>/dev/null || true
 		((rc != 0)) || rc=1
 	fi
