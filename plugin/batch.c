@@ -73,6 +73,11 @@ static struct nlmsghdr *msg_v(struct ng_batch *b, size_t max_len, uint16_t type,
 	return nftnl_nlmsg_build_hdr(at, type, b->family, flags | NLM_F_ACK, b->seq_next++);
 }
 
+const char *ng_family_name(uint8_t family)
+{
+	return family == NFPROTO_NETDEV ? "netdev" : "inet";
+}
+
 bool ng_batch_is_excl_table(const struct ng_batch *b, uint32_t seq)
 {
 	for (unsigned i = 0; i < b->n_excl_table; i++)

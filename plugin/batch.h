@@ -32,6 +32,9 @@ struct ng_batch {
 	unsigned n_excl_table;
 };
 
+/* "inet" or "netdev": the two families the plugin's tables live in. */
+const char *ng_family_name(uint8_t family);
+
 /* Starts a batch (writes BEGIN). seq_begin must be non-zero: a sequence
  * number of 0 disables the kernel's reply matching. */
 int ng_batch_init(struct ng_batch *b, const char *table, uint32_t seq_begin, struct ng_err *err);

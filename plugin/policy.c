@@ -71,15 +71,18 @@ static int add_dest(struct ng_policy *p, const struct ng_config *cfg, const stru
 		uint32_t t = a->ttl > cfg->min_name_ttl ? a->ttl : cfg->min_name_ttl;
 		struct ng_elem e = host_elem(&a->ip, d->proto, d->port_lo, d->port_hi, t);
 		struct ng_prefix host = {.ip = a->ip, .plen = a->ip.fam == NG_V4 ? 32 : 128};
-		char what[NG_IP_STRLEN + 320];
 
 		/* Whoever answers DNS (or owns the name) must not open the
-		 * metadata endpoint: refused like an allow entry covering it. */
-		ng_ip_format(&a->ip, what, NG_IP_STRLEN);
-		snprintf(what + strlen(what), sizeof(what) - strlen(what), " (an address of %.250s)",
-			 d->name);
-		if (ng_check_not_metadata(cfg, &host, what, code, err) < 0)
-			return -1;
+		 * metadata endpoint: refused like an allow entry covering it.
+		 * `what` is formatted only on failure, as in config.c. */
+		if (ng_check_not_metadata(cfg, &host, "", code, NULL) < 0) {
+			char what[NG_IP_STRLEN + 320];
+
+			ng_ip_format(&a->ip, what, NG_IP_STRLEN);
+			snprintf(what + strlen(what), sizeof(what) - strlen(what), " (an address of %.250s)",
+				 d->name);
+			return ng_check_not_metadata(cfg, &host, what, code, err);
+		}
 		if (ng_vec_push(&p->names[NG_FAM_IDX(a->ip.fam)], &e) < 0)
 			return ng_fail(err, NG_E_INTERNAL, "out of memory");
 	}

@@ -208,6 +208,15 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b, struct ng_
 
 /* ---- both tables, one transaction ------------------------------------------ */
 
+/* Removes the table of b->family whether it is there or not: creating it
+ * if missing makes the delete that follows never fail (ENOENT). */
+static int clear_table(struct ng_batch *b, const char *what)
+{
+	if (ng_render_table(b, NFT_MSG_NEWTABLE, NLM_F_CREATE, NULL, "create if missing") < 0)
+		return -1;
+	return ng_render_table(b, NFT_MSG_DELTABLE, 0, NULL, what);
+}
+
 /* The inet table (created exclusively or anew), then the netdev guard when
  * the policy has it. */
 static int render_tables(const struct ng_policy *p, struct ng_batch *b, bool replace)
@@ -217,16 +226,14 @@ static int render_tables(const struct ng_policy *p, struct ng_batch *b, bool rep
 
 	ng_render_set_specs(p, sets);
 	b->family = NFPROTO_INET;
-	if (replace && (ng_render_table(b, NFT_MSG_NEWTABLE, NLM_F_CREATE, NULL, "create if missing") < 0 ||
-			ng_render_table(b, NFT_MSG_DELTABLE, 0, NULL, "remove the previous ruleset") < 0))
+	if (replace && clear_table(b, "remove the previous ruleset") < 0)
 		return -1;
 	if (ng_render_table(b, NFT_MSG_NEWTABLE, flags, p->comment, replace ? "new ruleset" : "create") < 0 ||
 	    render_body(p, b, sets) < 0)
 		return -1;
 	b->family = NFPROTO_NETDEV;
 	/* A replace also removes a guard the new policy no longer has. */
-	if (replace && (ng_render_table(b, NFT_MSG_NEWTABLE, NLM_F_CREATE, NULL, "create if missing") < 0 ||
-			ng_render_table(b, NFT_MSG_DELTABLE, 0, NULL, "remove the previous guard") < 0))
+	if (replace && clear_table(b, "remove the previous guard") < 0)
 		return -1;
 	if (p->raw_guard &&
 	    (ng_render_table(b, NFT_MSG_NEWTABLE, flags, p->comment, replace ? "new guard" : "create") < 0 ||
@@ -256,8 +263,7 @@ int ng_render_delete(struct ng_batch *b, struct ng_err *err)
 
 	for (size_t i = 0; i < sizeof(families); i++) {
 		b->family = families[i];
-		if (ng_render_table(b, NFT_MSG_NEWTABLE, NLM_F_CREATE, NULL, "create if missing") < 0 ||
-		    ng_render_table(b, NFT_MSG_DELTABLE, 0, NULL, "delete") < 0)
+		if (clear_table(b, "delete") < 0)
 			return ng_fail(err, NG_E_INTERNAL, "out of memory while rendering the delete");
 	}
 	b->family = NFPROTO_INET;

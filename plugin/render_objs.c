@@ -16,11 +16,6 @@
 #include "render.h"
 #include "rulebuild.h"
 
-static const char *family_name(uint8_t family)
-{
-	return family == NFPROTO_NETDEV ? "netdev" : "inet";
-}
-
 void ng_render_set_specs(const struct ng_policy *p, struct ng_set_spec sets[NG_S_COUNT])
 {
 	/* name, family, key, interval, timeout, contents */
@@ -75,7 +70,7 @@ int ng_render_table(struct ng_batch *b, uint16_t type, uint16_t flags, const cha
 				     nftnl_udata_buf_len(ud));
 		nftnl_udata_buf_free(ud);
 	}
-	nlh = ng_batch_msg(b, type, flags, "table %s %s (%s)", family_name(b->family), b->table, what);
+	nlh = ng_batch_msg(b, type, flags, "table %s %s (%s)", ng_family_name(b->family), b->table, what);
 	nftnl_table_nlmsg_build_payload(nlh, t);
 	ng_batch_commit_msg(b);
 	nftnl_table_free(t);

@@ -210,7 +210,7 @@ static int check_family(struct ng_nl *nl, const struct ng_policy *p, const struc
 {
 	struct ng_snapshot want = {.table = table, .family = family},
 			   have = {.table = table, .family = family, .name_ports = &p->name_ports};
-	const char *fname = family == NFPROTO_NETDEV ? "netdev" : "inet";
+	const char *fname = ng_family_name(family);
 	int rc = ng_snapshot_from_batch(&want, b);
 
 	if (rc == 0)

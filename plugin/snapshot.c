@@ -109,7 +109,7 @@ static void snap_table(struct ng_snapshot *s, const struct nlmsghdr *nlh)
 	/* Flags matter: `dormant` unregisters every base chain of the table
 	 * while leaving its rules exactly as they were. */
 	add_line(s, "table %s %s flags 0x%x comment \"%s\"",
-		 nftnl_table_get_u32(t, NFTNL_TABLE_FAMILY) == NFPROTO_NETDEV ? "netdev" : "inet",
+		 ng_family_name((uint8_t)nftnl_table_get_u32(t, NFTNL_TABLE_FAMILY)),
 		 nftnl_table_get_str(t, NFTNL_TABLE_NAME),
 		 nftnl_table_is_set(t, NFTNL_TABLE_FLAGS) ? nftnl_table_get_u32(t, NFTNL_TABLE_FLAGS) : 0,
 		 comment);
