@@ -102,61 +102,17 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b, struct ng_
 				     "ingress not allowed");
 
 	rc |= rule_common_head(b, eg, true);
-	{
-		const struct ng_lookup_rule out[] = {
-			{.chain = eg,
-			 .set = &sets[NG_S_META4],
-			 .dst = true,
-			 .nfproto = true,
-			 .jump = NG_CHAIN_REFUSE_METADATA,
-			 .comment = "cloud metadata (IPv4): always refused, before any allow rule"},
-			{.chain = eg,
-			 .set = &sets[NG_S_META6],
-			 .dst = true,
-			 .nfproto = true,
-			 .jump = NG_CHAIN_REFUSE_METADATA,
-			 .comment = "cloud metadata (IPv6): always refused, before any allow rule"},
-			{.chain = eg,
-			 .set = &sets[NG_S_DNS4],
-			 .dst = true,
-			 .nfproto = true,
-			 .comment = "DNS to dns.servers (IPv4)"},
-			{.chain = eg,
-			 .set = &sets[NG_S_DNS6],
-			 .dst = true,
-			 .nfproto = true,
-			 .comment = "DNS to dns.servers (IPv6)"},
-			{.chain = eg,
-			 .set = &sets[NG_S_ALLOW4],
-			 .dst = true,
-			 .nfproto = true,
-			 .comment = "egress.allow and pod grants (IPv4)"},
-			{.chain = eg,
-			 .set = &sets[NG_S_ALLOW6],
-			 .dst = true,
-			 .nfproto = true,
-			 .comment = "egress.allow and pod grants (IPv6)"},
-			{.chain = eg,
-			 .set = &sets[NG_S_NAMES4],
-			 .also = &sets[NG_S_TTL4],
-			 .dst = true,
-			 .nfproto = true,
-			 .comment = "DNS names resolved at ADD, within their TTL (IPv4)"},
-			{.chain = eg,
-			 .set = &sets[NG_S_NAMES6],
-			 .also = &sets[NG_S_TTL6],
-			 .dst = true,
-			 .nfproto = true,
-			 .comment = "DNS names resolved at ADD, within their TTL (IPv6)"},
-			{.chain = eg,
-			 .set = &sets[NG_S_ND6],
-			 .dst = true,
-			 .nfproto = true,
-			 .comment = "IPv6 neighbour discovery, on-link only"},
-		};
-		for (size_t i = 0; i < sizeof(out) / sizeof(out[0]); i++)
-			rc |= ng_render_lookup_rule(b, &out[i]);
-	}
+	for (int i = 0; i < NG_EGRESS_LOOKUPS; i++)
+		for (int f = 0; f < 2; f++)
+			rc |= ng_render_egress_lookup(b,
+						      (struct ng_lookup_rule){.chain = eg, .nfproto = true},
+						      sets, i, f, NG_CHAIN_REFUSE_METADATA);
+	rc |= ng_render_lookup_rule(
+		b, &(struct ng_lookup_rule){.chain = eg,
+					    .set = &sets[NG_S_ND6],
+					    .dst = true,
+					    .nfproto = true,
+					    .comment = "IPv6 neighbour discovery, on-link only"});
 	ng_rb_begin(&rb, b, eg);
 	ng_rb_verdict(&rb, NFT_JUMP, NG_CHAIN_REFUSE_EGRESS);
 	rc |= ng_rb_end(&rb, b, "default deny");

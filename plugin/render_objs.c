@@ -208,3 +208,28 @@ int ng_render_lookup_rule(struct ng_batch *b, const struct ng_lookup_rule *r)
 	ng_rb_verdict(&rb, r->jump ? NFT_JUMP : NF_ACCEPT, r->jump);
 	return ng_rb_end(&rb, b, r->comment);
 }
+
+int ng_render_egress_lookup(struct ng_batch *b, struct ng_lookup_rule r, const struct ng_set_spec *sets,
+			    int i, int f, const char *refuse)
+{
+	/* Each IPv6 set follows its IPv4 twin in the set list. */
+	static const struct {
+		int set, also;
+		bool refused;
+		const char *what;
+	} lookups[NG_EGRESS_LOOKUPS] = {
+		{NG_S_META4, -1, true, "cloud metadata %s: always refused, before any allow rule"},
+		{NG_S_DNS4, -1, false, "DNS to dns.servers %s"},
+		{NG_S_ALLOW4, -1, false, "egress.allow and pod grants %s"},
+		{NG_S_NAMES4, NG_S_TTL4, false, "DNS names resolved at ADD, within their TTL %s"},
+	};
+	char comment[96];
+
+	snprintf(comment, sizeof(comment), lookups[i].what, f == 0 ? "(IPv4)" : "(IPv6)");
+	r.set = &sets[lookups[i].set + f];
+	r.also = lookups[i].also >= 0 ? &sets[lookups[i].also + f] : NULL;
+	r.dst = true;
+	r.jump = lookups[i].refused ? refuse : NULL;
+	r.comment = comment;
+	return ng_render_lookup_rule(b, &r);
+}

@@ -66,4 +66,14 @@ struct ng_lookup_rule {
 };
 int ng_render_lookup_rule(struct ng_batch *b, const struct ng_lookup_rule *r);
 
+/* The egress lookups both tables make, in this order, so that the
+ * packet-socket guard mirrors the policy by construction: metadata
+ * (refused), DNS, allow, names with their TTL twin. */
+#define NG_EGRESS_LOOKUPS 4
+/* Egress lookup i for family f (0: IPv4, 1: IPv6), from the template `r`
+ * (chain and family check): the sets, the destination, the comment, and
+ * for metadata a jump to `refuse`. */
+int ng_render_egress_lookup(struct ng_batch *b, struct ng_lookup_rule r, const struct ng_set_spec *sets,
+			    int i, int f, const char *refuse);
+
 #endif

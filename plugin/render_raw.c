@@ -102,29 +102,25 @@ static int arp_rule(struct ng_batch *b, const struct ng_ip *pod)
 static int family_chain(struct ng_batch *b, const char *chain, const struct ng_set_spec *sets, int f)
 {
 	const char *v = f == 0 ? "(IPv4)" : "(IPv6)";
-	char c[6][96];
+	char c[2][96];
 	struct ng_rb rb;
 	int rc = 0;
 
-	snprintf(c[5], sizeof(c[5]), "cloud metadata %s: always refused, before any allow rule", v);
-	snprintf(c[0], sizeof(c[0]), "DNS to dns.servers %s", v);
-	snprintf(c[1], sizeof(c[1]), "egress.allow and pod grants %s", v);
-	snprintf(c[2], sizeof(c[2]), "DNS names resolved at ADD, within their TTL %s", v);
-	snprintf(c[3], sizeof(c[3]), "replies from ingress.ports to ingress.sources, never a bare SYN %s", v);
-	snprintf(c[4], sizeof(c[4]), "TCP to the node, never a bare SYN: replies to kubelet probes %s", v);
 	/* meta protocol again in each rule (the chain was entered on it):
 	 * it costs a compare and lets `nft list` print "ip daddr". */
+	for (int i = 0; i < NG_EGRESS_LOOKUPS; i++)
+		rc |= ng_render_egress_lookup(b, (struct ng_lookup_rule){.chain = chain, .protocol = true},
+					      sets, i, f, NG_RAW_CHAIN_REFUSE);
+	/* The policy's "ct state established" for the pod's replies. */
+	snprintf(c[0], sizeof(c[0]), "replies from ingress.ports to ingress.sources, never a bare SYN %s", v);
+	snprintf(c[1], sizeof(c[1]), "TCP to the node, never a bare SYN: replies to kubelet probes %s", v);
 #define RAW(s, ...)                                                                    \
 	{                                                                              \
 		.chain = chain, .set = (s), .dst = true, .protocol = true, __VA_ARGS__ \
 	}
 	const struct ng_lookup_rule rules[] = {
-		RAW(&sets[NG_S_META4 + f], .jump = NG_RAW_CHAIN_REFUSE, .comment = c[5]),
-		RAW(&sets[NG_S_DNS4 + f], .comment = c[0]),
-		RAW(&sets[NG_S_ALLOW4 + f], .comment = c[1]),
-		RAW(&sets[NG_S_NAMES4 + f], .also = &sets[NG_S_TTL4 + f], .comment = c[2]),
-		RAW(&sets[NG_S_IN4 + f], .sport = true, .no_syn_only = true, .comment = c[3]),
-		RAW(&sets[NG_S_NODE4 + f], .no_syn_only = true, .l4proto = IPPROTO_TCP, .comment = c[4]),
+		RAW(&sets[NG_S_IN4 + f], .sport = true, .no_syn_only = true, .comment = c[0]),
+		RAW(&sets[NG_S_NODE4 + f], .no_syn_only = true, .l4proto = IPPROTO_TCP, .comment = c[1]),
 		RAW(&sets[NG_S_ND6], .comment = "IPv6 neighbour discovery, on-link only"),
 	};
 #undef RAW

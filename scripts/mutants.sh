@@ -34,7 +34,7 @@ mutant() {
 # The two metadata rules jump to the ordinary egress refusal: metadata is
 # still refused (with reject), but not counted as metadata, and dropped
 # silently under denyAction drop.
-mutant metadata-rule-skipped plugin/render.c 's/\.jump = NG_CHAIN_REFUSE_METADATA,/.jump = NG_CHAIN_REFUSE_EGRESS,/' traffic.sh \
+mutant metadata-rule-skipped plugin/render.c 's/i, f, NG_CHAIN_REFUSE_METADATA);/i, f, NG_CHAIN_REFUSE_EGRESS);/' traffic.sh \
 	"metadata_denied counted exactly those 4" "drop: metadata 169.254.169.254:80 still refused at once"
 # The egress chain's last rule does not jump to refuse_egress: other egress
 # falls to the chain's policy drop, a timeout instead of a reset.
