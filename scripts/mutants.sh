@@ -69,7 +69,7 @@ mutant guard-skipped plugin/render.c 's/if (p->raw_guard \&\&/if (0 \&\&/' packe
 	"raw UDP to forbidden 10.50.0.9:9999: held" "raw UDP to metadata 169.254.169.254:80: held"
 # A DNS answer that is a metadata address goes into the name sets.
 mutant name-metadata-unchecked plugin/policy.c \
-	's/if (ng_check_not_metadata(cfg, &host, what, code, err) < 0)/if (0 \&\& ng_check_not_metadata(cfg, \&host, what, code, err) < 0)/' \
+	's/if (ng_check_not_metadata(cfg, &host, "", code, NULL) < 0)/if (0 \&\& ng_check_not_metadata(cfg, \&host, "", code, NULL) < 0)/' \
 	refusals.sh \
 	"allow name resolving to metadata" "grant name resolving to metadata"
 # ARP from any sender address: a packet socket can claim the gateway's.
