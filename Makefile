@@ -37,20 +37,26 @@ Q := $(if $(filter 1,$(V)),,@)
 
 BUILD ?= build
 BIN := $(BUILD)/boxxkite-netguard
-LIB_SRC := $(filter-out plugin/main.c,$(wildcard plugin/*.c))
+# Every layer's folder (README "Layout"); main.c alone at the top.
+LAYERS := base cni policy nft kernel node install
+LIB_SRC := $(foreach l,$(LAYERS),$(wildcard plugin/$(l)/*.c))
 LIB_OBJ := $(patsubst plugin/%.c,$(BUILD)/obj/%.o,$(LIB_SRC))
 LIB := $(BUILD)/libnetguard.a
 
-TEST_SRC := $(wildcard test/unit/test_*.c)
+# Unit tests mirror plugin/: test/unit/<layer>/test_*.c, one binary each.
+TEST_SRC := $(wildcard test/unit/*/test_*.c)
 TEST_BIN := $(patsubst test/unit/%.c,$(BUILD)/test/%,$(TEST_SRC))
+# -MMD -MP: each object depends on exactly the headers it includes.
+DEPFLAGS = -MMD -MP
 TOOLS := $(BUILD)/nprobe $(BUILD)/xsktx
 
 .PHONY: all test unit e2e e2e-cri demo deps asan valgrind fuzz bench mutants install clean static image manifests e2e-install e2e-kind lint
 all: $(BIN)
 
-$(BUILD)/obj/%.o: plugin/%.c $(wildcard plugin/*.h) | $(BUILD)/obj
+$(BUILD)/obj/%.o: plugin/%.c
+	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS) -Iplugin $(DEPFLAGS) -c -o $@ $<
 
 $(LIB): $(LIB_OBJ)
 	$(Q)$(AR) rcs $@ $^
@@ -59,9 +65,10 @@ $(BIN): $(BUILD)/obj/main.o $(LIB)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/test/%: test/unit/%.c test/unit/testutil.h $(LIB) | $(BUILD)/test
+$(BUILD)/test/%: test/unit/%.c $(LIB)
+	@mkdir -p $(@D)
 	@$(if $(Q),echo "  TEST    $@")
-	$(Q)$(CC) $(CFLAGS) -Iplugin $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS) -lcmocka
+	$(Q)$(CC) $(CFLAGS) -Iplugin -Itest/unit $(DEPFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS) -lcmocka
 
 $(BUILD)/nprobe: test/tools/nprobe.c | $(BUILD)
 	@$(if $(Q),echo "  CC      $@")
@@ -71,7 +78,7 @@ $(BUILD)/xsktx: test/tools/xsktx.c | $(BUILD)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
 
-$(BUILD) $(BUILD)/obj $(BUILD)/test:
+$(BUILD):
 	mkdir -p $@
 
 # Installs missing Debian packages (root) or says which are missing.
@@ -118,7 +125,7 @@ e2e-install: $(BIN)
 e2e-kind:
 	@e2e/kind/run.sh
 
-VERSION := $(shell sed -n 's/.*NG_VERSION "\(.*\)"/\1/p' plugin/version.h)
+VERSION := $(shell sed -n 's/.*NG_VERSION "\(.*\)"/\1/p' plugin/base/version.h)
 IMAGE ?= boxxkite-netguard:$(VERSION)
 STATIC_BIN := $(BUILD)/static/boxxkite-netguard
 
@@ -191,16 +198,14 @@ FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -g -O1 -fno-omit-frame-pointer \
 FUZZ_OBJ := $(patsubst plugin/%.c,$(BUILD)/fuzz/obj/%.o,$(LIB_SRC))
 FUZZ_BIN := $(patsubst test/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard test/fuzz/fuzz_*.c))
 
-$(BUILD)/fuzz/obj/%.o: plugin/%.c $(wildcard plugin/*.h) | $(BUILD)/fuzz/obj
+$(BUILD)/fuzz/obj/%.o: plugin/%.c
+	@mkdir -p $(@D)
 	@$(if $(Q),echo "  FUZZCC  $<")
-	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -Iplugin $(DEPFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
 $(BUILD)/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(FUZZ_OBJ)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -Iplugin -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(LDLIBS)
-
-$(BUILD)/fuzz/obj:
-	mkdir -p $@
 
 .SECONDARY: $(FUZZ_OBJ)
 
@@ -210,6 +215,8 @@ fuzz: $(FUZZ_BIN)
 install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/boxxkite-netguard
+
+-include $(LIB_OBJ:.o=.d) $(BUILD)/obj/main.d $(TEST_BIN:=.d) $(FUZZ_OBJ:.o=.d)
 
 clean:
 	rm -rf $(BUILD) build

@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cni.h"
-#include "install.h"
-#include "logs.h"
-#include "stats.h"
-#include "verify.h"
-#include "version.h"
+#include "cni/cni.h"
+#include "install/install.h"
+#include "node/cmd_logs.h"
+#include "node/cmd_stats.h"
+#include "node/verify.h"
+#include "base/version.h"
 
 static int usage(FILE *f, int status)
 {

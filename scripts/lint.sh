@@ -9,7 +9,9 @@ failed=0
 step() { printf '== %s\n' "$1"; }
 result() { if [ "$1" -eq 0 ]; then echo "   clean"; else echo "   FAILED"; failed=1; fi; }
 
-c_files=$(ls plugin/*.c plugin/*.h test/unit/*.c test/unit/*.h test/fuzz/*.c test/tools/*.c e2e/cri/*.c test/bench/*.c 2>/dev/null)
+c_files=$(ls plugin/*.c plugin/*/*.[ch] test/unit/*.h test/unit/*/*.c test/fuzz/*.c test/tools/*.c e2e/cri/*.c \
+	test/bench/*.c 2>/dev/null)
+src_files=$(ls plugin/*.c plugin/*/*.c)
 cflags="-std=gnu11 -D_GNU_SOURCE -Iplugin $(pkg-config --cflags jansson libnftnl libmnl)"
 
 step "clang-format (.clang-format)"
@@ -19,14 +21,18 @@ result $?
 
 step "clang-tidy (.clang-tidy) on plugin/"
 # shellcheck disable=SC2086
-out=$(clang-tidy -quiet plugin/*.c -- $cflags 2>&1 | grep -E "(warning|error):")
+out=$(clang-tidy -quiet $src_files -- $cflags 2>&1 | grep -E "(warning|error):")
 [ -n "$out" ] && echo "$out"
 result "$([ -z "$out" ] && echo 0 || echo 1)"
 
 step "cppcheck on plugin/"
 # shellcheck disable=SC2086
 cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance --inline-suppr \
-	--std=c11 -D_GNU_SOURCE -Iplugin --suppress=missingIncludeSystem plugin/*.c
+	--std=c11 -D_GNU_SOURCE -Iplugin --suppress=missingIncludeSystem $src_files
+result $?
+
+step "layers (scripts/layers.sh)"
+scripts/layers.sh
 result $?
 
 step "shellcheck"

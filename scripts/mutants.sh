@@ -34,46 +34,46 @@ mutant() {
 # The two metadata rules jump to the ordinary egress refusal: metadata is
 # still refused (with reject), but not counted as metadata, and dropped
 # silently under denyAction drop.
-mutant metadata-rule-skipped plugin/render.c 's/i, f, NG_CHAIN_REFUSE_METADATA);/i, f, NG_CHAIN_REFUSE_EGRESS);/' traffic.sh \
+mutant metadata-rule-skipped plugin/nft/render.c 's/i, f, NG_CHAIN_REFUSE_METADATA);/i, f, NG_CHAIN_REFUSE_EGRESS);/' traffic.sh \
 	"metadata_denied counted exactly those 4" "drop: metadata 169.254.169.254:80 still refused at once"
 # The egress chain's last rule does not jump to refuse_egress: other egress
 # falls to the chain's policy drop, a timeout instead of a reset.
-mutant default-deny-skipped plugin/render.c \
+mutant default-deny-skipped plugin/nft/render.c \
 	's/ng_rb_verdict(&rb, NFT_JUMP, NG_CHAIN_REFUSE_EGRESS);/ng_rb_verdict(\&rb, NFT_CONTINUE, NULL);/' traffic.sh \
 	"forbidden 10.50.0.9:443 refused" "allow IP, other port 10.20.1.5:8443 refused"
 # Every grant is "inside" the envelope.
-mutant envelope-always-passes plugin/annotations.c 's/if (ng_dest_within(/if (1 || ng_dest_within(/' traffic.sh \
+mutant envelope-always-passes plugin/policy/annotations.c 's/if (ng_dest_within(/if (1 || ng_dest_within(/' traffic.sh \
 	"grant outside the envelope: 100, no table"
 # DEL succeeds without removing the table.
-mutant del-does-nothing plugin/cni.c 's/rc = ng_ruleset_delete(&nl, NG_TABLE, &v->err);/rc = 0;/' traffic.sh \
+mutant del-does-nothing plugin/cni/cni.c 's/rc = ng_ruleset_delete(&nl, NG_TABLE, &v->err);/rc = 0;/' traffic.sh \
 	"1.0.0: table gone after DEL" "no table left anywhere in the world"
 # CHECK never compares.
-mutant check-always-succeeds plugin/cni.c 's/rc = ng_ruleset_check(&nl, &v->policy, NG_TABLE, NULL, &v->err);/rc = 0;/' \
+mutant check-always-succeeds plugin/cni/cni.c 's/rc = ng_ruleset_check(&nl, &v->policy, NG_TABLE, NULL, &v->err);/rc = 0;/' \
 	faults.sh "table deleted: CHECK fails naming it missing" "rule added: CHECK fails naming it" \
 	"names_v4_ttl flushed: CHECK fails"
 # The name rules look up the TTL twin only, not the pinned names set (in
 # both tables: the rule builder is shared): an element added by hand to
 # names_v4_ttl opens traffic.
-mutant names-ttl-only plugin/render_objs.c 's/^\tng_rb_lookup(&rb, s->name, s->id);/\tif (!r->also)\n\t\tng_rb_lookup(\&rb, s->name, s->id);/' \
+mutant names-ttl-only plugin/nft/render_objs.c 's/^\tng_rb_lookup(&rb, s->name, s->id);/\tif (!r->also)\n\t\tng_rb_lookup(\&rb, s->name, s->id);/' \
 	faults.sh "names_v4_ttl + 10.50.0.9: still refused" "names_v6_ttl + [fd00:50::9]: still refused"
 # The plugin's own namespace is not recognised as the node's (the PID 1
 # check stays, so the machine's namespace is never at risk here).
-mutant node-netns-accepted plugin/netns.c 's|same_ns(&st, "/proc/self/ns/net")|0|' hostile.sh \
+mutant node-netns-accepted plugin/kernel/netns.c 's|same_ns(&st, "/proc/self/ns/net")|0|' hostile.sh \
 	"CNI_NETNS the node's netns: code 4, node untouched" "CNI_NETNS the plugin's own namespace"
 # Duplicate keys are accepted (the last one wins).
-mutant duplicate-keys-accepted plugin/cni.c 's/JSON_REJECT_DUPLICATES/0/' hostile.sh \
+mutant duplicate-keys-accepted plugin/cni/cni.c 's/JSON_REJECT_DUPLICATES/0/' hostile.sh \
 	"duplicate key at the top (egress)" "duplicate key inside prevResult" "duplicate annotation key"
 # The packet-socket guard is never rendered: frames from packet sockets
 # reach whatever they are addressed to.
-mutant guard-skipped plugin/render.c 's/if (p->raw_guard \&\&/if (0 \&\&/' packet.sh \
+mutant guard-skipped plugin/nft/render.c 's/if (p->raw_guard \&\&/if (0 \&\&/' packet.sh \
 	"raw UDP to forbidden 10.50.0.9:9999: held" "raw UDP to metadata 169.254.169.254:80: held"
 # A DNS answer that is a metadata address goes into the name sets.
-mutant name-metadata-unchecked plugin/policy.c \
+mutant name-metadata-unchecked plugin/policy/policy.c \
 	's/if (ng_check_not_metadata(cfg, &host, "", code, NULL) < 0)/if (0 \&\& ng_check_not_metadata(cfg, \&host, "", code, NULL) < 0)/' \
 	refusals.sh \
 	"allow name resolving to metadata" "grant name resolving to metadata"
 # ARP from any sender address: a packet socket can claim the gateway's.
-mutant arp-any-sender plugin/render_raw.c 's/ng_rb_cmp(&rb, NFT_CMP_EQ, pod->a, 4);/(void)pod;/' packet.sh \
+mutant arp-any-sender plugin/nft/render_raw.c 's/ng_rb_cmp(&rb, NFT_CMP_EQ, pod->a, 4);/(void)pod;/' packet.sh \
 	"ARP reply claiming the gateway's address: held"
 
 want=("$@")

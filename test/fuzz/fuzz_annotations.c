@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "annotations.h"
-#include "select.h"
+#include "policy/annotations.h"
+#include "policy/select.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -2,7 +2,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dnsparse.h"
+#include "policy/dnsparse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -3,8 +3,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
-#include "prevresult.h"
+#include "policy/config.h"
+#include "cni/prevresult.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "config.h"
-#include "err.h"
+#include "policy/config.h"
+#include "base/err.h"
 
 /* cmocka writes progress to stdout and verdicts to stderr: line-buffer
  * stdout so that, merged in a CI log, the lines keep their order. */

@@ -1,0 +1,65 @@
+/* The netlink transport: the only code that talks to the kernel. It sends a
+ * batch in ONE sendmsg (one skb, so the kernel sees one transaction), reads
+ * exactly one reply per message, and names the failing object from the
+ * batch's map. Send and receive go through replaceable functions so unit
+ * tests can play the kernel: errors on the k-th message, ENOBUFS, EINTR,
+ * truncated replies. */
+#ifndef NG_NL_H
+#define NG_NL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include "nft/batch.h"
+#include "base/err.h"
+
+struct ng_nl_ops {
+	/* Like sendmsg(2)/recv(2): -1 with errno on failure. recv may block
+	 * for at most the transport's timeout; -1/EAGAIN when nothing came. */
+	ssize_t (*sendmsg)(void *ctx, const struct msghdr *msg);
+	ssize_t (*recv)(void *ctx, void *buf, size_t len);
+};
+
+struct ng_nl {
+	const struct ng_nl_ops *ops;
+	void *ctx;
+	int fd;          /* -1 for an injected transport */
+	uint32_t portid; /* 0: accept replies to any port (injected) */
+	uint32_t seq;    /* next sequence number for requests */
+	/* The last commit the kernel refused: the errno and the index of the
+	 * body message it refused (0 = the first after BEGIN). */
+	int refused_errno;
+	uint32_t refused_index;
+};
+
+/* Opens a NETLINK_NETFILTER socket in the current network namespace (the
+ * socket stays bound to it after a setns back). Extended acks on. */
+int ng_nl_open(struct ng_nl *nl, struct ng_err *err);
+/* An injected transport (tests). */
+void ng_nl_init_ops(struct ng_nl *nl, const struct ng_nl_ops *ops, void *ctx);
+void ng_nl_close(struct ng_nl *nl);
+
+/* Sends the batch and collects one reply per body message. On the first
+ * failure reported by the kernel: code 110 naming the object (the kernel has
+ * rolled the whole transaction back). Lost replies (ENOBUFS, EINTR, a
+ * timeout): code 11, since the outcome is unknown but retrying the same
+ * idempotent batch is safe. */
+int ng_nl_commit(struct ng_nl *nl, const struct ng_batch *b, struct ng_err *err);
+
+/* Runs one dump request (NLM_F_DUMP set by the caller), calling cb for each
+ * reply message until NLMSG_DONE. Returns 0, -ENOENT when the kernel says
+ * the object does not exist, or -1 with err filled. cb returns <0 to stop
+ * with an error it has already put in err. */
+typedef int (*ng_nl_dump_cb)(const struct nlmsghdr *nlh, void *data);
+int ng_nl_dump(struct ng_nl *nl, struct nlmsghdr *req, ng_nl_dump_cb cb, void *data, struct ng_err *err);
+
+/* The ruleset generation id (NFT_MSG_GETGEN), to detect changes between
+ * dumps; 0 when unavailable. */
+uint32_t ng_nl_genid(struct ng_nl *nl);
+
+/* Human text for a kernel errno in an nf_tables reply. */
+const char *ng_nl_strerror(int errnum);
+
+#endif

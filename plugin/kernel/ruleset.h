@@ -1,0 +1,35 @@
+/* The three things the plugin does to a pod's ruleset, each over an open
+ * transport: replace it (ADD), remove it (DEL), compare it (CHECK). */
+#ifndef NG_RULESET_H
+#define NG_RULESET_H
+
+#include "base/err.h"
+#include "kernel/nl.h"
+#include "policy/policy.h"
+#include "nft/snapshot.h"
+
+/* Opens a netfilter socket inside the namespace `netns_fd`; with `link`,
+ * that interface must exist there (code 112 otherwise). */
+int ng_nl_open_netns(int netns_fd, const char *link, struct ng_nl *nl, struct ng_err *err);
+
+/* One transaction replacing `table` with the policy. Retried once, with a
+ * freshly numbered batch, when replies were lost (the batch is idempotent). */
+int ng_ruleset_apply(struct ng_nl *nl, const struct ng_policy *p, const char *table, struct ng_err *err);
+
+/* One transaction removing `table` if present. */
+int ng_ruleset_delete(struct ng_nl *nl, const char *table, struct ng_err *err);
+
+/* Reads `table` of family s->family (0: inet) from the kernel into a
+ * snapshot. Returns 0, -ENOENT when the table does not exist, or -1 with
+ * err. Repeats the dump (up to 3 times) if the ruleset generation changed
+ * while reading. */
+int ng_ruleset_snapshot(struct ng_nl *nl, const char *table, struct ng_snapshot *s, struct ng_err *err);
+
+/* CHECK: 0 when the kernel's tables (inet, and netdev with the guard) are
+ * exactly what `p` renders to (name-set elements bounded by their
+ * entries); code 111 naming what differs. `objects`, when not NULL,
+ * receives the number of objects compared. */
+int ng_ruleset_check(struct ng_nl *nl, const struct ng_policy *p, const char *table, size_t *objects,
+		     struct ng_err *err);
+
+#endif

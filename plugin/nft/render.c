@@ -1,0 +1,227 @@
+/* The ruleset, as nft would print it (see README "The ruleset"):
+ *
+ * table inet boxxkite_netguard {
+ *   chain egress {   type filter hook output priority filter; policy drop;
+ *     oif "lo" accept
+ *     ct state established,related accept
+ *     ct state invalid drop
+ *     ip daddr @metadata_v4 jump refuse_metadata        (and ip6 ... _v6)
+ *     ip daddr . meta l4proto . th dport @dns_v4 accept  (and _v6)
+ *     ip daddr . meta l4proto . th dport @allow_v4 accept
+ *     ip daddr . meta l4proto . th dport @names_v4 ... @names_v4_ttl accept
+ *     ip6 daddr . icmpv6 type @nd_v6 accept
+ *     jump refuse_egress
+ *   }
+ *   chain ingress {  type filter hook input priority filter; policy drop;
+ *     iif "lo" accept
+ *     ct state established,related accept
+ *     ct state invalid drop
+ *     ip saddr . tcp dport @ingress_v4 accept            (and _v6)
+ *     meta l4proto tcp ip saddr @node_v4 accept           (and _v6)
+ *     ip6 hoplimit 255 icmpv6 type 135-136 accept
+ *     jump refuse_ingress
+ *   }
+ *   chain refuse_metadata { counter name "metadata_denied"; [log]
+ *     meta l4proto tcp reject with tcp reset; reject with icmpx admin-prohibited }
+ *   chain refuse_egress { counter name "egress_denied"; [log]; <denyAction> }
+ *   chain refuse_ingress { counter name "ingress_denied"; [log]; drop }
+ *
+ * [log] is `limit rate R/second burst B packets log prefix "..." group G`,
+ * present when the config has log.nflogGroup.
+ * }
+ *
+ * Expressions are encoded the way nft 1.0 encodes them, so `nft list
+ * ruleset` prints the rules above and reviewers can diff against it. */
+#include "nft/render.h"
+
+#include <netinet/in.h> /* before linux/netfilter.h, which would define in_addr */
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_conntrack_common.h>
+#include <linux/netfilter/nf_tables.h>
+#include <string.h>
+
+#include "nft/render_objs.h"
+#include "nft/rulebuild.h"
+
+static int rule_common_head(struct ng_batch *b, const char *chain, bool egress)
+{
+	struct ng_rb rb;
+	uint32_t lo = 1; /* the loopback device is ifindex 1 in every netns */
+
+	ng_rb_begin(&rb, b, chain);
+	ng_rb_meta(&rb, egress ? NFT_META_OIF : NFT_META_IIF, NG_W0);
+	ng_rb_cmp(&rb, NFT_CMP_EQ, &lo, 4);
+	ng_rb_verdict(&rb, NF_ACCEPT, NULL);
+	if (ng_rb_end(&rb, b, "loopback") < 0)
+		return -1;
+
+	ng_rb_begin(&rb, b, chain);
+	ng_rb_ct_state(&rb, NF_CT_STATE_BIT(IP_CT_ESTABLISHED) | NF_CT_STATE_BIT(IP_CT_RELATED));
+	ng_rb_verdict(&rb, NF_ACCEPT, NULL);
+	if (ng_rb_end(&rb, b, "replies and related packets of allowed connections") < 0)
+		return -1;
+
+	ng_rb_begin(&rb, b, chain);
+	ng_rb_ct_state(&rb, NF_CT_STATE_INVALID_BIT);
+	ng_rb_verdict(&rb, NF_DROP, NULL);
+	return ng_rb_end(&rb, b, "invalid packets");
+}
+
+/* ---- the inet table: the policy ------------------------------------------- */
+
+static int render_body(const struct ng_policy *p, struct ng_batch *b, struct ng_set_spec *sets)
+{
+	const char *eg = NG_CHAIN_EGRESS, *in = NG_CHAIN_INGRESS;
+	bool reject = p->deny == NG_DENY_REJECT;
+	int rc = 0;
+	struct ng_rb rb;
+	uint8_t v;
+
+	if (ng_render_counter(b, NG_COUNTER_METADATA) < 0 || ng_render_counter(b, NG_COUNTER_EGRESS) < 0 ||
+	    ng_render_counter(b, NG_COUNTER_INGRESS) < 0)
+		return -1;
+	/* Sets and their elements before any rule binds them: a constant set
+	 * takes no elements once a rule refers to it. */
+	for (int i = 0; i < NG_S_COUNT; i++)
+		if (ng_set_render(b, &sets[i]) < 0)
+			return -1;
+	if (ng_render_chain(b, NG_CHAIN_REFUSE_METADATA, -1, NULL) < 0 ||
+	    ng_render_chain(b, NG_CHAIN_REFUSE_EGRESS, -1, NULL) < 0 ||
+	    ng_render_chain(b, NG_CHAIN_REFUSE_INGRESS, -1, NULL) < 0 ||
+	    ng_render_chain(b, eg, NF_INET_LOCAL_OUT, NULL) < 0 ||
+	    ng_render_chain(b, in, NF_INET_LOCAL_IN, NULL) < 0)
+		return -1;
+
+	/* Metadata is refused at once, whatever denyAction says: a connect
+	 * that times out is what the seed calls "ambiguous". */
+	rc |= ng_render_refuse_chain(p, b, NG_CHAIN_REFUSE_METADATA, NG_COUNTER_METADATA, "metadata", true,
+				     "cloud metadata");
+	rc |= ng_render_refuse_chain(p, b, NG_CHAIN_REFUSE_EGRESS, NG_COUNTER_EGRESS, "egress", reject,
+				     "egress not allowed");
+	rc |= ng_render_refuse_chain(p, b, NG_CHAIN_REFUSE_INGRESS, NG_COUNTER_INGRESS, "ingress", false,
+				     "ingress not allowed");
+
+	rc |= rule_common_head(b, eg, true);
+	for (int i = 0; i < NG_EGRESS_LOOKUPS; i++)
+		for (int f = 0; f < 2; f++)
+			rc |= ng_render_egress_lookup(b,
+						      (struct ng_lookup_rule){.chain = eg, .nfproto = true},
+						      sets, i, f, NG_CHAIN_REFUSE_METADATA);
+	rc |= ng_render_lookup_rule(
+		b, &(struct ng_lookup_rule){.chain = eg,
+					    .set = &sets[NG_S_ND6],
+					    .dst = true,
+					    .nfproto = true,
+					    .comment = "IPv6 neighbour discovery, on-link only"});
+	ng_rb_begin(&rb, b, eg);
+	ng_rb_verdict(&rb, NFT_JUMP, NG_CHAIN_REFUSE_EGRESS);
+	rc |= ng_rb_end(&rb, b, "default deny");
+
+	rc |= rule_common_head(b, in, false);
+	{
+		const struct ng_lookup_rule inbound[] = {
+			{.chain = in,
+			 .set = &sets[NG_S_IN4],
+			 .nfproto = true,
+			 .comment = "ingress.ports from ingress.sources (IPv4)"},
+			{.chain = in,
+			 .set = &sets[NG_S_IN6],
+			 .nfproto = true,
+			 .comment = "ingress.ports from ingress.sources (IPv6)"},
+			{.chain = in,
+			 .set = &sets[NG_S_NODE4],
+			 .nfproto = true,
+			 .l4proto = IPPROTO_TCP,
+			 .comment = "the node, any TCP port: kubelet probes (IPv4)"},
+			{.chain = in,
+			 .set = &sets[NG_S_NODE6],
+			 .nfproto = true,
+			 .l4proto = IPPROTO_TCP,
+			 .comment = "the node, any TCP port: kubelet probes (IPv6)"},
+		};
+		for (size_t i = 0; i < sizeof(inbound) / sizeof(inbound[0]); i++)
+			rc |= ng_render_lookup_rule(b, &inbound[i]);
+	}
+	/* Neighbour discovery in: hop limit 255 proves it came from the link. */
+	ng_rb_begin(&rb, b, in);
+	ng_rb_nfproto(&rb, NG_V6);
+	ng_rb_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, 7, 1, NG_W0);
+	v = 255;
+	ng_rb_cmp(&rb, NFT_CMP_EQ, &v, 1);
+	ng_rb_l4proto(&rb, IPPROTO_ICMPV6);
+	ng_rb_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1, NG_W0);
+	v = 135;
+	ng_rb_cmp(&rb, NFT_CMP_GTE, &v, 1);
+	v = 136;
+	ng_rb_cmp(&rb, NFT_CMP_LTE, &v, 1);
+	ng_rb_verdict(&rb, NF_ACCEPT, NULL);
+	rc |= ng_rb_end(&rb, b, "IPv6 neighbour solicitation/advertisement from the link");
+	ng_rb_begin(&rb, b, in);
+	ng_rb_verdict(&rb, NFT_JUMP, NG_CHAIN_REFUSE_INGRESS);
+	rc |= ng_rb_end(&rb, b, "default deny");
+	return rc ? -1 : 0;
+}
+
+/* ---- both tables, one transaction ------------------------------------------ */
+
+/* Removes the table of b->family whether it is there or not: creating it
+ * if missing makes the delete that follows never fail (ENOENT). */
+static int clear_table(struct ng_batch *b, const char *what)
+{
+	if (ng_render_table(b, NFT_MSG_NEWTABLE, NLM_F_CREATE, NULL, "create if missing") < 0)
+		return -1;
+	return ng_render_table(b, NFT_MSG_DELTABLE, 0, NULL, what);
+}
+
+/* The inet table (created exclusively or anew), then the netdev guard when
+ * the policy has it. */
+static int render_tables(const struct ng_policy *p, struct ng_batch *b, bool replace)
+{
+	struct ng_set_spec sets[NG_S_COUNT];
+	uint16_t flags = replace ? NLM_F_CREATE : NLM_F_CREATE | NLM_F_EXCL;
+
+	ng_render_set_specs(p, sets);
+	b->family = NFPROTO_INET;
+	if (replace && clear_table(b, "remove the previous ruleset") < 0)
+		return -1;
+	if (ng_render_table(b, NFT_MSG_NEWTABLE, flags, p->comment, replace ? "new ruleset" : "create") < 0 ||
+	    render_body(p, b, sets) < 0)
+		return -1;
+	b->family = NFPROTO_NETDEV;
+	/* A replace also removes a guard the new policy no longer has. */
+	if (replace && clear_table(b, "remove the previous guard") < 0)
+		return -1;
+	if (p->raw_guard &&
+	    (ng_render_table(b, NFT_MSG_NEWTABLE, flags, p->comment, replace ? "new guard" : "create") < 0 ||
+	     ng_render_raw_body(p, b, sets) < 0))
+		return -1;
+	b->family = NFPROTO_INET;
+	return 0;
+}
+
+int ng_render_create(const struct ng_policy *p, struct ng_batch *b, struct ng_err *err)
+{
+	if (render_tables(p, b, false) < 0)
+		return ng_fail(err, NG_E_INTERNAL, "out of memory while rendering the ruleset");
+	return ng_batch_finish(b, err);
+}
+
+int ng_render_replace(const struct ng_policy *p, struct ng_batch *b, struct ng_err *err)
+{
+	if (render_tables(p, b, true) < 0)
+		return ng_fail(err, NG_E_INTERNAL, "out of memory while rendering the ruleset");
+	return ng_batch_finish(b, err);
+}
+
+int ng_render_delete(struct ng_batch *b, struct ng_err *err)
+{
+	static const uint8_t families[] = {NFPROTO_INET, NFPROTO_NETDEV};
+
+	for (size_t i = 0; i < sizeof(families); i++) {
+		b->family = families[i];
+		if (clear_table(b, "delete") < 0)
+			return ng_fail(err, NG_E_INTERNAL, "out of memory while rendering the delete");
+	}
+	b->family = NFPROTO_INET;
+	return ng_batch_finish(b, err);
+}

@@ -1,0 +1,54 @@
+/* Policy -> nftables batch. The ruleset's shape is fixed here, in one place,
+ * in the order of guide section 2; the policy only fills the sets. Two
+ * tables of the same name: inet (the policy) and, with rawPacketGuard,
+ * netdev (the same egress sets on the pod's interface, for packet sockets
+ * that never pass the inet hooks). One transaction creates or replaces
+ * both (create-if-missing, delete, create anew), so a retried ADD converges
+ * and a failed one leaves the previous state (usually: nothing). */
+#ifndef NG_RENDER_H
+#define NG_RENDER_H
+
+#include "nft/batch.h"
+#include "base/err.h"
+#include "policy/policy.h"
+
+#define NG_TABLE "boxxkite_netguard"
+
+/* Names of the objects in the table (shared with CHECK, stats, tests). */
+#define NG_CHAIN_EGRESS          "egress"
+#define NG_CHAIN_INGRESS         "ingress"
+#define NG_CHAIN_REFUSE_METADATA "refuse_metadata"
+#define NG_CHAIN_REFUSE_EGRESS   "refuse_egress"
+#define NG_CHAIN_REFUSE_INGRESS  "refuse_ingress"
+#define NG_COUNTER_METADATA      "metadata_denied"
+#define NG_COUNTER_EGRESS        "egress_denied"
+#define NG_COUNTER_INGRESS       "ingress_denied"
+/* DNS-name destinations: names_vX is constant and holds the addresses
+ * resolved at ADD; names_vX_ttl holds the same with their DNS lifetimes. A
+ * packet must be in both: the first makes hand-added elements useless, the
+ * second makes addresses expire. */
+#define NG_SET_NAMES_V4          "names_v4"
+#define NG_SET_NAMES_V6          "names_v6"
+#define NG_TTL_SUFFIX            "_ttl"
+/* The packet-socket guard: table netdev NG_TABLE (same name, other family). */
+#define NG_RAW_CHAIN_EGRESS      "egress"
+#define NG_RAW_CHAIN_V4          "raw_v4"
+#define NG_RAW_CHAIN_V6          "raw_v6"
+#define NG_RAW_CHAIN_REFUSE      "refuse_raw"
+#define NG_COUNTER_RAW           "raw_denied"
+
+/* Appends the messages that create table `b->table` holding `p`, failing
+ * (EEXIST on the first message) if the table exists. The first ADD of a pod
+ * sends this: no delete, so the kernel has nothing to destroy, and closing
+ * the socket does not wait out an RCU grace period (~11 ms). */
+int ng_render_create(const struct ng_policy *p, struct ng_batch *b, struct ng_err *err);
+
+/* Appends the messages that replace table `b->table` with `p`, whatever is
+ * there (create-if-missing, delete, create): a retried ADD. */
+int ng_render_replace(const struct ng_policy *p, struct ng_batch *b, struct ng_err *err);
+
+/* Appends the messages that remove table `b->table` if it exists (create
+ * then delete, one transaction: no "get then delete" race). */
+int ng_render_delete(struct ng_batch *b, struct ng_err *err);
+
+#endif

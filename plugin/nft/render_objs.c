@@ -1,0 +1,235 @@
+#include "nft/render_objs.h"
+
+#include <arpa/inet.h>
+#include <libmnl/libmnl.h>
+#include <libnftnl/chain.h>
+#include <libnftnl/expr.h>
+#include <libnftnl/object.h>
+#include <libnftnl/table.h>
+#include <libnftnl/udata.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "nft/render.h"
+#include "nft/rulebuild.h"
+
+void ng_render_set_specs(const struct ng_policy *p, struct ng_set_spec sets[NG_S_COUNT])
+{
+	/* name, family, key, interval, timeout, contents */
+#define ADDR_SET(n, f, v) (struct ng_set_spec){.name = (n), .fam = (f), .kind = NG_SK_ADDR, .ips = (v)}
+#define SET(n, f, k, iv, to, v)                                                                       \
+	(struct ng_set_spec)                                                                          \
+	{                                                                                             \
+		.name = (n), .fam = (f), .kind = (k), .interval = (iv), .timeout = (to), .elems = (v) \
+	}
+	sets[NG_S_META4] = ADDR_SET("metadata_v4", NG_V4, &p->metadata[0]);
+	sets[NG_S_META6] = ADDR_SET("metadata_v6", NG_V6, &p->metadata[1]);
+	sets[NG_S_DNS4] = SET("dns_v4", NG_V4, NG_SK_ADDR_PROTO_PORT, false, false, &p->dns[0]);
+	sets[NG_S_DNS6] = SET("dns_v6", NG_V6, NG_SK_ADDR_PROTO_PORT, false, false, &p->dns[1]);
+	sets[NG_S_ALLOW4] = SET("allow_v4", NG_V4, NG_SK_ADDR_PROTO_PORT, true, false, &p->allow[0]);
+	sets[NG_S_ALLOW6] = SET("allow_v6", NG_V6, NG_SK_ADDR_PROTO_PORT, true, false, &p->allow[1]);
+	sets[NG_S_NAMES4] = SET(NG_SET_NAMES_V4, NG_V4, NG_SK_ADDR_PROTO_PORT, true, false, &p->names[0]);
+	sets[NG_S_NAMES6] = SET(NG_SET_NAMES_V6, NG_V6, NG_SK_ADDR_PROTO_PORT, true, false, &p->names[1]);
+	sets[NG_S_TTL4] =
+		SET(NG_SET_NAMES_V4 NG_TTL_SUFFIX, NG_V4, NG_SK_ADDR_PROTO_PORT, true, true, &p->names[0]);
+	sets[NG_S_TTL6] =
+		SET(NG_SET_NAMES_V6 NG_TTL_SUFFIX, NG_V6, NG_SK_ADDR_PROTO_PORT, true, true, &p->names[1]);
+	sets[NG_S_ND6] = SET("nd_v6", NG_V6, NG_SK_ADDR_ICMP6, true, false, &p->nd6);
+	sets[NG_S_IN4] = SET("ingress_v4", NG_V4, NG_SK_ADDR_PORT, true, false, &p->ingress[0]);
+	sets[NG_S_IN6] = SET("ingress_v6", NG_V6, NG_SK_ADDR_PORT, true, false, &p->ingress[1]);
+	sets[NG_S_NODE4] = ADDR_SET("node_v4", NG_V4, &p->node[0]);
+	sets[NG_S_NODE6] = ADDR_SET("node_v6", NG_V6, &p->node[1]);
+#undef SET
+#undef ADDR_SET
+	for (int i = NG_S_NAMES4; i <= NG_S_TTL6; i++)
+		sets[i].from_dns = true;
+	sets[NG_S_NAMES4].expires_base = sets[NG_S_NAMES6].expires_base = p->names_at;
+}
+
+int ng_render_table(struct ng_batch *b, uint16_t type, uint16_t flags, const char *comment, const char *what)
+{
+	struct nftnl_table *t = nftnl_table_alloc();
+	struct nlmsghdr *nlh;
+
+	if (!t)
+		return -1;
+	nftnl_table_set_str(t, NFTNL_TABLE_NAME, b->table);
+	nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, b->family);
+	if (comment && *comment) {
+		struct nftnl_udata_buf *ud = nftnl_udata_buf_alloc(NFTNL_UDATA_COMMENT_MAXLEN + 16);
+
+		if (!ud || !nftnl_udata_put_strz(ud, NFTNL_UDATA_TABLE_COMMENT, comment)) {
+			nftnl_udata_buf_free(ud);
+			nftnl_table_free(t);
+			return -1;
+		}
+		nftnl_table_set_data(t, NFTNL_TABLE_USERDATA, nftnl_udata_buf_data(ud),
+				     nftnl_udata_buf_len(ud));
+		nftnl_udata_buf_free(ud);
+	}
+	nlh = ng_batch_msg(b, type, flags, "table %s %s (%s)", ng_family_name(b->family), b->table, what);
+	nftnl_table_nlmsg_build_payload(nlh, t);
+	ng_batch_commit_msg(b);
+	nftnl_table_free(t);
+	return 0;
+}
+
+int ng_render_chain(struct ng_batch *b, const char *name, int hook, const char *device)
+{
+	struct nftnl_chain *c = nftnl_chain_alloc();
+	struct nlmsghdr *nlh;
+
+	if (!c)
+		return -1;
+	nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, b->table);
+	nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, name);
+	nftnl_chain_set_u32(c, NFTNL_CHAIN_FAMILY, b->family);
+	if (hook >= 0) {
+		nftnl_chain_set_u32(c, NFTNL_CHAIN_HOOKNUM, (uint32_t)hook);
+		nftnl_chain_set_s32(c, NFTNL_CHAIN_PRIO, 0);
+		nftnl_chain_set_str(c, NFTNL_CHAIN_TYPE, "filter");
+		nftnl_chain_set_u32(c, NFTNL_CHAIN_POLICY, NF_DROP);
+		if (device)
+			nftnl_chain_set_str(c, NFTNL_CHAIN_DEV, device);
+	}
+	nlh = ng_batch_msg(b, NFT_MSG_NEWCHAIN, NLM_F_CREATE, "chain %s%s%s", name, device ? " on " : "",
+			   device ? device : "");
+	nftnl_chain_nlmsg_build_payload(nlh, c);
+	ng_batch_commit_msg(b);
+	nftnl_chain_free(c);
+	return 0;
+}
+
+int ng_render_counter(struct ng_batch *b, const char *name)
+{
+	struct nftnl_obj *o = nftnl_obj_alloc();
+	struct nlmsghdr *nlh;
+
+	if (!o)
+		return -1;
+	nftnl_obj_set_str(o, NFTNL_OBJ_TABLE, b->table);
+	nftnl_obj_set_str(o, NFTNL_OBJ_NAME, name);
+	nftnl_obj_set_u32(o, NFTNL_OBJ_FAMILY, b->family);
+	nftnl_obj_set_u32(o, NFTNL_OBJ_TYPE, NFT_OBJECT_COUNTER);
+	nlh = ng_batch_msg(b, NFT_MSG_NEWOBJ, NLM_F_CREATE, "counter %s", name);
+	nftnl_obj_nlmsg_build_payload(nlh, o);
+	ng_batch_commit_msg(b);
+	nftnl_obj_free(o);
+	return 0;
+}
+
+int ng_render_refuse_chain(const struct ng_policy *p, struct ng_batch *b, const char *chain,
+			   const char *counter, const char *category, bool reject, const char *what)
+{
+	struct ng_rb rb;
+	char c[NFTNL_UDATA_COMMENT_MAXLEN], prefix[NG_LOG_PREFIX_MAX + 1];
+
+	ng_rb_begin(&rb, b, chain);
+	ng_rb_counter(&rb, counter);
+	snprintf(c, sizeof(c), "%s: count", what);
+	if (ng_rb_end(&rb, b, c) < 0)
+		return -1;
+
+	if (p->nflog) {
+		/* NF_LOG_PREFIXLEN allows 127 bytes; keep it short for collectors. */
+		snprintf(prefix, sizeof(prefix), "netguard %s %.40s: ", category, p->pod);
+		ng_rb_begin(&rb, b, chain);
+		ng_rb_limit(&rb, p->log_rate, p->log_burst);
+		ng_rb_log(&rb, prefix, p->nflog_group);
+		snprintf(c, sizeof(c), "%s: log to NFLOG group %u, at most %u/s (burst %u)", what,
+			 p->nflog_group, p->log_rate, p->log_burst);
+		if (ng_rb_end(&rb, b, c) < 0)
+			return -1;
+	}
+
+	if (!reject) {
+		ng_rb_begin(&rb, b, chain);
+		ng_rb_verdict(&rb, NF_DROP, NULL);
+		snprintf(c, sizeof(c), "%s: drop", what);
+		return ng_rb_end(&rb, b, c);
+	}
+	ng_rb_begin(&rb, b, chain);
+	ng_rb_l4proto(&rb, IPPROTO_TCP);
+	ng_rb_reject(&rb, NFT_REJECT_TCP_RST, 0);
+	snprintf(c, sizeof(c), "%s: TCP reset, so connect() fails at once", what);
+	if (ng_rb_end(&rb, b, c) < 0)
+		return -1;
+
+	ng_rb_begin(&rb, b, chain);
+	ng_rb_reject(&rb, NFT_REJECT_ICMPX_UNREACH, NFT_REJECT_ICMPX_ADMIN_PROHIBITED);
+	snprintf(c, sizeof(c), "%s: ICMP administratively prohibited", what);
+	return ng_rb_end(&rb, b, c);
+}
+
+int ng_render_lookup_rule(struct ng_batch *b, const struct ng_lookup_rule *r)
+{
+	const struct ng_set_spec *s = r->set;
+	struct ng_rb rb;
+	unsigned w;
+
+	ng_rb_begin(&rb, b, r->chain);
+	if (s->kind == NG_SK_ADDR_ICMP6)
+		ng_rb_l4proto(&rb, IPPROTO_ICMPV6);
+	else if (s->kind == NG_SK_ADDR_PORT)
+		ng_rb_l4proto(&rb, IPPROTO_TCP);
+	else if (r->l4proto)
+		ng_rb_l4proto(&rb, r->l4proto);
+	if (r->nfproto)
+		ng_rb_nfproto(&rb, s->fam);
+	if (r->protocol) {
+		uint16_t be = htons(s->fam == NG_V4 ? 0x0800 : 0x86dd);
+
+		ng_rb_meta(&rb, NFT_META_PROTOCOL, NG_W0);
+		ng_rb_cmp(&rb, NFT_CMP_EQ, &be, 2);
+	}
+	if (r->no_syn_only) {
+		uint8_t syn_ack = 0x12, syn = 0x02;
+
+		/* tcp flags & (syn | ack) != syn */
+		ng_rb_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, 13, 1, NG_W0);
+		ng_rb_masked_cmp(&rb, NFT_CMP_NEQ, &syn_ack, &syn, 1);
+	}
+	w = ng_rb_addr(&rb, s->fam, r->dst, NG_W0);
+	switch (s->kind) {
+	case NG_SK_ADDR: break;
+	case NG_SK_ADDR_PROTO_PORT:
+		ng_rb_meta(&rb, NFT_META_L4PROTO, w);
+		ng_rb_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2, w + 1);
+		break;
+	case NG_SK_ADDR_PORT: ng_rb_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, r->sport ? 0 : 2, 2, w); break;
+	case NG_SK_ADDR_ICMP6: ng_rb_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1, w); break;
+	}
+	ng_rb_lookup(&rb, s->name, s->id);
+	if (r->also)
+		ng_rb_lookup(&rb, r->also->name, r->also->id);
+	ng_rb_verdict(&rb, r->jump ? NFT_JUMP : NF_ACCEPT, r->jump);
+	return ng_rb_end(&rb, b, r->comment);
+}
+
+int ng_render_egress_lookup(struct ng_batch *b, struct ng_lookup_rule r, const struct ng_set_spec *sets,
+			    int i, int f, const char *refuse)
+{
+	/* Each IPv6 set follows its IPv4 twin in the set list. */
+	static const struct {
+		int set, also;
+		bool refused;
+		const char *what;
+	} lookups[NG_EGRESS_LOOKUPS] = {
+		{NG_S_META4, -1, true, "cloud metadata %s: always refused, before any allow rule"},
+		{NG_S_DNS4, -1, false, "DNS to dns.servers %s"},
+		{NG_S_ALLOW4, -1, false, "egress.allow and pod grants %s"},
+		{NG_S_NAMES4, NG_S_TTL4, false, "DNS names resolved at ADD, within their TTL %s"},
+	};
+	char comment[96];
+
+	snprintf(comment, sizeof(comment), lookups[i].what, f == 0 ? "(IPv4)" : "(IPv6)");
+	r.set = &sets[lookups[i].set + f];
+	r.also = lookups[i].also >= 0 ? &sets[lookups[i].also + f] : NULL;
+	r.dst = true;
+	r.jump = lookups[i].refused ? refuse : NULL;
+	r.comment = comment;
+	return ng_render_lookup_rule(b, &r);
+}

@@ -1,0 +1,79 @@
+/* The pieces both tables are made of (render.c: the inet policy table;
+ * render_raw.c: the netdev packet-socket guard): table, chain and counter
+ * messages, the refuse chains, the lookup rules, and the set list filled
+ * from a policy. Messages go to the family in b->family. */
+#ifndef NG_RENDER_OBJS_H
+#define NG_RENDER_OBJS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "nft/batch.h"
+#include "policy/policy.h"
+#include "nft/render_sets.h"
+
+/* The sets of the ruleset, in the order they are created. */
+enum {
+	NG_S_META4,
+	NG_S_META6,
+	NG_S_DNS4,
+	NG_S_DNS6,
+	NG_S_ALLOW4,
+	NG_S_ALLOW6,
+	NG_S_NAMES4,
+	NG_S_NAMES6,
+	NG_S_TTL4,
+	NG_S_TTL6,
+	NG_S_ND6,
+	NG_S_IN4,
+	NG_S_IN6,
+	NG_S_NODE4,
+	NG_S_NODE6,
+	NG_S_COUNT
+};
+
+/* Fills `sets` (names, key layouts, contents) from `p`. */
+void ng_render_set_specs(const struct ng_policy *p, struct ng_set_spec sets[NG_S_COUNT]);
+
+/* NEWTABLE / DELTABLE `b->table` in family b->family. */
+int ng_render_table(struct ng_batch *b, uint16_t type, uint16_t flags, const char *comment, const char *what);
+/* A chain; a base chain (policy drop) when hook >= 0, on `device` when set. */
+int ng_render_chain(struct ng_batch *b, const char *name, int hook, const char *device);
+int ng_render_counter(struct ng_batch *b, const char *name);
+
+/* A refuse chain: count; optionally log (rate-limited, so a flood of
+ * denied packets cannot flood the collector); then reject with a TCP reset
+ * or ICMP admin-prohibited (a blocked connect fails at once), or drop. */
+int ng_render_refuse_chain(const struct ng_policy *p, struct ng_batch *b, const char *chain,
+			   const char *counter, const char *category, bool reject, const char *what);
+
+/* The netdev table's body (render_raw.c), from the inet table's set list. */
+int ng_render_raw_body(const struct ng_policy *p, struct ng_batch *b, const struct ng_set_spec *inet_sets);
+
+/* `[meta l4proto P] [meta nfproto F] [tcp flags & (syn|ack) != syn]
+ * <key> @set [@also] accept` (or `jump <jump>`). */
+struct ng_lookup_rule {
+	const char *chain;
+	const struct ng_set_spec *set, *also;
+	bool dst;         /* the destination address (egress) or the source */
+	bool nfproto;     /* check meta nfproto (inet) */
+	bool protocol;    /* check meta protocol (netdev: nft then shows "ip daddr", not "@nh,128,32") */
+	bool sport;       /* addr . port sets: the source port (replies from a listening port) */
+	bool no_syn_only; /* TCP replies only: a segment with SYN and no ACK never passes */
+	uint8_t l4proto;  /* check it (NG_SK_ADDR sets; the others imply theirs) */
+	const char *jump; /* the verdict: jump to this chain; NULL: accept */
+	const char *comment;
+};
+int ng_render_lookup_rule(struct ng_batch *b, const struct ng_lookup_rule *r);
+
+/* The egress lookups both tables make, in this order, so that the
+ * packet-socket guard mirrors the policy by construction: metadata
+ * (refused), DNS, allow, names with their TTL twin. */
+#define NG_EGRESS_LOOKUPS 4
+/* Egress lookup i for family f (0: IPv4, 1: IPv6), from the template `r`
+ * (chain and family check): the sets, the destination, the comment, and
+ * for metadata a jump to `refuse`. */
+int ng_render_egress_lookup(struct ng_batch *b, struct ng_lookup_rule r, const struct ng_set_spec *sets,
+			    int i, int f, const char *refuse);
+
+#endif

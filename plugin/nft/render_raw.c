@@ -1,0 +1,175 @@
+/* The packet-socket guard: table netdev boxxkite_netguard.
+ *
+ * A process with CAP_NET_RAW (which containerd and CRI-O grant every
+ * container by default) can open an AF_PACKET socket and write whole
+ * Ethernet frames to the pod's interface. Those frames never pass the inet
+ * hooks the policy table sits on; the netdev egress hook (Linux 5.16, and
+ * 5.17 for sockets with PACKET_QDISC_BYPASS) sees every frame leaving the
+ * device, from the stack and from packet sockets alike. No mark or
+ * conntrack state tells the two apart there (SO_MARK needs only NET_RAW,
+ * and conntrack is not available in the netdev family), so this chain is a
+ * stateless mirror of the egress policy: a frame leaves only if it is a
+ * packet the policy table would have let out.
+ *
+ * table netdev boxxkite_netguard {
+ *   chain egress { type filter hook egress device "<CNI_IFNAME>" priority 0; policy drop;
+ *     ether type arp meta protocol arp arp htype 1 arp ptype ip arp hlen 6 arp plen 4
+ *       arp operation 1-2 arp saddr ip <pod's address> meta len < 64 accept   (one per address)
+ *     ether type ip meta protocol ip jump raw_v4        (the frame's type and skb's agree)
+ *     ether type ip6 meta protocol ip6 jump raw_v6
+ *     jump refuse_raw
+ *   }
+ *   chain raw_v4 {
+ *     ip daddr @metadata_v4 jump refuse_raw
+ *     ip daddr . meta l4proto . th dport @dns_v4 accept
+ *     ip daddr . meta l4proto . th dport @allow_v4 accept
+ *     ip daddr . meta l4proto . th dport @names_v4 @names_v4_ttl accept
+ *     meta l4proto tcp tcp flags & (syn|ack) != syn ip daddr . th sport @ingress_v4 accept
+ *     meta l4proto tcp tcp flags & (syn|ack) != syn ip daddr @node_v4 accept
+ *     jump refuse_raw
+ *   }
+ *   chain raw_v6 { the same, and ip6 daddr . icmpv6 type @nd_v6 accept }
+ *   chain refuse_raw { counter name "raw_denied"; [log]; drop }
+ * }
+ *
+ * The replies of the policy's "ct state established" rule become the two
+ * reply rules: TCP from an ingress port to an ingress source, TCP to the
+ * node (kubelet probes), never a bare SYN, so a packet socket cannot open
+ * a connection through them. Not mirrored, so dropped on the wire: ICMP
+ * errors the pod's stack sends about allowed flows, and non-first IP
+ * fragments (no ports to match; TCP does not fragment, and UDP payloads to
+ * allowed destinations must fit the MTU). The metadata rules come first, as
+ * in the policy table, so that no set accepting something (a DNS server, a
+ * name's address) can ever let a frame to them out. */
+#include <arpa/inet.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "nft/render.h"
+#include "nft/render_objs.h"
+#include "nft/rulebuild.h"
+
+#define ETHERTYPE_OFFSET 12 /* in the Ethernet header */
+
+/* The frame's own EtherType is `type` and skb->protocol (what nftables
+ * parses the frame as; a packet socket chooses it) says the same. */
+static void frame_is(struct ng_rb *rb, uint16_t type, bool and_protocol)
+{
+	uint16_t be = htons(type);
+
+	ng_rb_payload(rb, NFT_PAYLOAD_LL_HEADER, ETHERTYPE_OFFSET, 2, NG_W0);
+	ng_rb_cmp(rb, NFT_CMP_EQ, &be, 2);
+	if (and_protocol) {
+		ng_rb_meta(rb, NFT_META_PROTOCOL, NG_W0);
+		ng_rb_cmp(rb, NFT_CMP_EQ, &be, 2);
+	}
+}
+
+/* ARP as the pod's stack sends it, nothing more: Ethernet/IPv4 (htype 1,
+ * ptype 0x0800, hlen 6, plen 4), a request or a reply, from one of the
+ * pod's own addresses, at most 63 bytes on the wire (the stack's are 42;
+ * a packet socket may pad to 60). Without this, ARP would carry ~1.5 KB of
+ * anything per frame to the node's segment, and a packet socket could
+ * claim the gateway's address there (ARP spoofing the pod's neighbours). */
+static int arp_rule(struct ng_batch *b, const struct ng_ip *pod)
+{
+	static const uint8_t fixed[6] = {0x00, 0x01, 0x08, 0x00, 0x06, 0x04};
+	uint16_t op_lo = htons(1), op_hi = htons(2);
+	uint32_t len_mask = ~(uint32_t)63, zero = 0; /* meta len is host order: mask, not compare */
+	char ip[NG_IP_STRLEN], c[NG_IP_STRLEN + 64];
+	struct ng_rb rb;
+
+	ng_rb_begin(&rb, b, NG_RAW_CHAIN_EGRESS);
+	frame_is(&rb, 0x0806, true);
+	ng_rb_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, 0, 6, NG_W0);
+	ng_rb_cmp(&rb, NFT_CMP_EQ, fixed, 6);
+	ng_rb_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, 6, 2, NG_W0);
+	ng_rb_cmp(&rb, NFT_CMP_GTE, &op_lo, 2);
+	ng_rb_cmp(&rb, NFT_CMP_LTE, &op_hi, 2);
+	ng_rb_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, 14, 4, NG_W0);
+	ng_rb_cmp(&rb, NFT_CMP_EQ, pod->a, 4);
+	ng_rb_meta(&rb, NFT_META_LEN, NG_W0);
+	ng_rb_masked_cmp(&rb, NFT_CMP_EQ, &len_mask, &zero, 4);
+	ng_rb_verdict(&rb, NF_ACCEPT, NULL);
+	ng_ip_format(pod, ip, sizeof(ip));
+	snprintf(c, sizeof(c), "ARP request or reply from the pod's %s, no more than 63 bytes", ip);
+	return ng_rb_end(&rb, b, c);
+}
+
+static int family_chain(struct ng_batch *b, const char *chain, const struct ng_set_spec *sets, int f)
+{
+	const char *v = f == 0 ? "(IPv4)" : "(IPv6)";
+	char c[2][96];
+	struct ng_rb rb;
+	int rc = 0;
+
+	/* meta protocol again in each rule (the chain was entered on it):
+	 * it costs a compare and lets `nft list` print "ip daddr". */
+	for (int i = 0; i < NG_EGRESS_LOOKUPS; i++)
+		rc |= ng_render_egress_lookup(b, (struct ng_lookup_rule){.chain = chain, .protocol = true},
+					      sets, i, f, NG_RAW_CHAIN_REFUSE);
+	/* The policy's "ct state established" for the pod's replies. */
+	snprintf(c[0], sizeof(c[0]), "replies from ingress.ports to ingress.sources, never a bare SYN %s", v);
+	snprintf(c[1], sizeof(c[1]), "TCP to the node, never a bare SYN: replies to kubelet probes %s", v);
+#define RAW(s, ...)                                                                    \
+	{                                                                              \
+		.chain = chain, .set = (s), .dst = true, .protocol = true, __VA_ARGS__ \
+	}
+	const struct ng_lookup_rule rules[] = {
+		RAW(&sets[NG_S_IN4 + f], .sport = true, .no_syn_only = true, .comment = c[0]),
+		RAW(&sets[NG_S_NODE4 + f], .no_syn_only = true, .l4proto = IPPROTO_TCP, .comment = c[1]),
+		RAW(&sets[NG_S_ND6], .comment = "IPv6 neighbour discovery, on-link only"),
+	};
+#undef RAW
+	size_t n = sizeof(rules) / sizeof(rules[0]) - (f == 0);
+
+	for (size_t i = 0; i < n; i++)
+		rc |= ng_render_lookup_rule(b, &rules[i]);
+	ng_rb_begin(&rb, b, chain);
+	ng_rb_verdict(&rb, NFT_JUMP, NG_RAW_CHAIN_REFUSE);
+	rc |= ng_rb_end(&rb, b, "default deny");
+	return rc;
+}
+
+int ng_render_raw_body(const struct ng_policy *p, struct ng_batch *b, const struct ng_set_spec *inet_sets)
+{
+	struct ng_set_spec sets[NG_S_COUNT];
+	struct ng_rb rb;
+	int rc = 0;
+
+	if (ng_render_counter(b, NG_COUNTER_RAW) < 0)
+		return -1;
+	/* The same sets and elements, in this table (sets are per table). */
+	for (int i = 0; i < NG_S_COUNT; i++) {
+		sets[i] = inet_sets[i];
+		if (ng_set_render(b, &sets[i]) < 0)
+			return -1;
+	}
+	if (ng_render_chain(b, NG_RAW_CHAIN_REFUSE, -1, NULL) < 0 ||
+	    ng_render_chain(b, NG_RAW_CHAIN_V4, -1, NULL) < 0 ||
+	    ng_render_chain(b, NG_RAW_CHAIN_V6, -1, NULL) < 0 ||
+	    ng_render_chain(b, NG_RAW_CHAIN_EGRESS, NF_NETDEV_EGRESS, p->ifname) < 0)
+		return -1;
+	rc |= ng_render_refuse_chain(p, b, NG_RAW_CHAIN_REFUSE, NG_COUNTER_RAW, "raw", false,
+				     "frame not allowed");
+	rc |= family_chain(b, NG_RAW_CHAIN_V4, sets, 0);
+	rc |= family_chain(b, NG_RAW_CHAIN_V6, sets, 1);
+
+	for (size_t i = 0; i < p->pod4.n; i++)
+		rc |= arp_rule(b, &p->pod4.v[i]);
+	ng_rb_begin(&rb, b, NG_RAW_CHAIN_EGRESS);
+	frame_is(&rb, 0x0800, true);
+	ng_rb_verdict(&rb, NFT_JUMP, NG_RAW_CHAIN_V4);
+	rc |= ng_rb_end(&rb, b, "IPv4, as the frame says and as the kernel parses it");
+	ng_rb_begin(&rb, b, NG_RAW_CHAIN_EGRESS);
+	frame_is(&rb, 0x86dd, true);
+	ng_rb_verdict(&rb, NFT_JUMP, NG_RAW_CHAIN_V6);
+	rc |= ng_rb_end(&rb, b, "IPv6, as the frame says and as the kernel parses it");
+	ng_rb_begin(&rb, b, NG_RAW_CHAIN_EGRESS);
+	ng_rb_verdict(&rb, NFT_JUMP, NG_RAW_CHAIN_REFUSE);
+	rc |= ng_rb_end(&rb, b, "default deny: any other frame (VLAN tags included)");
+	return rc ? -1 : 0;
+}

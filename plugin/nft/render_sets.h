@@ -1,0 +1,48 @@
+/* The sets of the ruleset: their key layout (which fields, how they are
+ * padded into 4-byte register words, nft's type numbers) and how one set and
+ * its elements become NEWSET/NEWSETELEM messages. */
+#ifndef NG_RENDER_SETS_H
+#define NG_RENDER_SETS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "nft/batch.h"
+#include "policy/policy.h"
+
+enum ng_set_kind {
+	NG_SK_ADDR,            /* ipv4_addr / ipv6_addr */
+	NG_SK_ADDR_PROTO_PORT, /* addr . inet_proto . inet_service */
+	NG_SK_ADDR_PORT,       /* addr . inet_service */
+	NG_SK_ADDR_ICMP6,      /* ipv6_addr . icmpv6_type */
+};
+
+struct ng_set_spec {
+	const char *name;
+	const ng_ip_vec *ips;     /* NG_SK_ADDR */
+	const ng_elem_vec *elems; /* the others */
+	enum ng_set_kind kind;
+	uint32_t id; /* assigned by ng_set_render */
+	uint8_t fam;
+	bool interval, timeout;
+	/* The name sets: their contents come from DNS, which CHECK does not
+	 * ask, so their definition must not depend on them (no size hint). */
+	bool from_dns;
+	/* When set, each element carries the comment "until <UTC>" of
+	 * expires_base + its timeout (the pinned name sets). */
+	time_t expires_base;
+};
+
+#define NG_EXPIRY_PREFIX "until "
+
+/* The pinned name sets' element comment ("until 2026-11-29T10:37:42Z"),
+ * and back (0 when the comment is not one). */
+int ng_expiry_format(time_t t, char *buf, size_t len);
+time_t ng_expiry_parse(const char *comment);
+
+/* Appends NEWSET and its NEWSETELEM messages; assigns s->id. 0 or -1 (ENOMEM). */
+int ng_set_render(struct ng_batch *b, struct ng_set_spec *s);
+
+#endif

@@ -1,0 +1,186 @@
+#include "node/cmd_stats.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/cliarg.h"
+#include "kernel/counters.h"
+#include "kernel/netns.h"
+#include "policy/policy.h"
+#include "nft/render.h"
+#include "kernel/ruleset.h"
+#include "node/target.h"
+
+struct stats {
+	ng_counter_vec counters;
+	char comment[256];
+	struct ng_pod_id pod;
+	bool have_pod;
+	struct ng_err err;
+	int rc;
+};
+
+/* Inside the pod: counters, and the table comment naming the pod. */
+static int read_inside(void *data)
+{
+	struct stats *st = data;
+	struct ng_snapshot snap = {.table = NG_TABLE};
+	struct ng_nl nl;
+
+	if (ng_nl_open(&nl, &st->err) < 0) {
+		st->rc = -1;
+		return 0;
+	}
+	st->rc = ng_counters_read(&nl, NG_TABLE, &st->counters, &st->err);
+	if (st->rc == 0 && ng_ruleset_snapshot(&nl, NG_TABLE, &snap, &st->err) == 0) {
+		for (size_t i = 0; i < snap.lines.n; i++) {
+			const char *c = strstr(snap.lines.v[i], " comment \"");
+
+			if (strncmp(snap.lines.v[i], "table ", 6) != 0 || !c)
+				continue;
+			snprintf(st->comment, sizeof(st->comment), "%s", c + 10);
+			if (*st->comment)
+				st->comment[strlen(st->comment) - 1] = '\0';
+			st->have_pod = ng_pod_id_from_comment(st->comment, &st->pod);
+		}
+	}
+	ng_snapshot_free(&snap);
+	ng_nl_close(&nl);
+	return 0;
+}
+
+/* The category is the counter name without its "_denied" suffix. */
+static void category(const char *counter, char *out, size_t len)
+{
+	const char *suffix = strstr(counter, "_denied");
+
+	snprintf(out, len, "%.*s", suffix ? (int)(suffix - counter) : (int)strlen(counter), counter);
+}
+
+/* Prometheus label values escape backslash, quote and newline. */
+static void label(FILE *out, const char *key, const char *v)
+{
+	fprintf(out, "%s=\"", key);
+	for (; v && *v; v++) {
+		if (*v == '\\' || *v == '"')
+			fputc('\\', out);
+		if (*v == '\n')
+			fputs("\\n", out);
+		else
+			fputc(*v, out);
+	}
+	fputc('"', out);
+}
+
+static void print_prometheus(const struct stats *st, const char *netns, FILE *out)
+{
+	static const char *const kinds[2][2] = {
+		{"boxxkite_netguard_denied_packets_total",
+		 "Packets refused by the pod's netguard table, by category."},
+		{"boxxkite_netguard_denied_bytes_total",
+		 "Bytes refused by the pod's netguard table, by category."},
+	};
+
+	for (int k = 0; k < 2; k++) {
+		fprintf(out, "# HELP %s %s\n# TYPE %s counter\n", kinds[k][0], kinds[k][1], kinds[k][0]);
+		for (size_t i = 0; i < st->counters.n; i++) {
+			char cat[64];
+
+			category(st->counters.v[i].name, cat, sizeof(cat));
+			fprintf(out, "%s{", kinds[k][0]);
+			label(out, "category", cat);
+			fputc(',', out);
+			label(out, "netns", netns);
+			if (st->have_pod) {
+				fputc(',', out);
+				label(out, "pod_namespace", st->pod.ns ? st->pod.ns : "");
+				fputc(',', out);
+				label(out, "pod", st->pod.name ? st->pod.name : "");
+			}
+			fprintf(out, "} %llu\n",
+				(unsigned long long)(k ? st->counters.v[i].bytes
+						       : st->counters.v[i].packets));
+		}
+	}
+}
+
+static void print_json(const struct stats *st, const char *netns, FILE *out)
+{
+	json_t *o = json_object(), *c = json_object();
+
+	json_object_set_new(o, "netns", json_string(netns));
+	if (st->have_pod) {
+		json_object_set_new(o, "pod_namespace", json_string(st->pod.ns ? st->pod.ns : ""));
+		json_object_set_new(o, "pod_name", json_string(st->pod.name ? st->pod.name : ""));
+	}
+	for (size_t i = 0; i < st->counters.n; i++) {
+		char cat[64];
+		json_t *one = json_object();
+
+		category(st->counters.v[i].name, cat, sizeof(cat));
+		json_object_set_new(one, "packets", json_integer((json_int_t)st->counters.v[i].packets));
+		json_object_set_new(one, "bytes", json_integer((json_int_t)st->counters.v[i].bytes));
+		json_object_set_new(c, cat, one);
+	}
+	json_object_set_new(o, "denied", c);
+	json_dumpf(o, out, JSON_INDENT(2));
+	fputc('\n', out);
+	json_decref(o);
+}
+
+int ng_stats_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"netns", required_argument, NULL, 'n'},
+		{"pid", required_argument, NULL, 'p'},
+		{"prometheus", no_argument, NULL, 'P'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *netns = NULL;
+	char path[4096];
+	struct stats st = {0};
+	bool prom = false;
+	long pid = 0;
+	int c, fd;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n': netns = optarg; break;
+		case 'p':
+			if (!ng_arg_long("stats", "pid", optarg, 1, 0x7fffffff, &pid))
+				return 2;
+			break;
+		case 'P': prom = true; break;
+		case 'h':
+			printf("usage: boxxkite-netguard stats (--netns PATH | --pid PID) [--prometheus]\n");
+			return 0;
+		default: return 2;
+		}
+	}
+	fd = ng_target_open("stats", netns, (int)pid, path, sizeof(path));
+	if (fd < 0)
+		return 2;
+	if (ng_netns_run(fd, read_inside, &st, &st.err) < 0)
+		st.rc = -1;
+	close(fd);
+	if (st.rc != 0) {
+		fprintf(stderr, "boxxkite-netguard stats: %s\n",
+			st.rc == -ENOENT ? "no boxxkite-netguard table in this namespace" : st.err.msg);
+		ng_vec_free(&st.counters);
+		return 1;
+	}
+	if (prom)
+		print_prometheus(&st, path, stdout);
+	else
+		print_json(&st, path, stdout);
+	ng_vec_free(&st.counters);
+	return 0;
+}

@@ -1,0 +1,50 @@
+/* Who in a pod's network namespace can get around its ruleset: a process
+ * that can use CAP_NET_ADMIN (it can delete the tables) or CAP_NET_RAW (its
+ * AF_XDP sockets transmit past every hook the namespace has). Read from
+ * /proc/PID/status and /proc/PID/stat by `verify`; parsed and judged here,
+ * with no I/O, so the rules are unit-tested without root. */
+#ifndef NG_PROCCAPS_H
+#define NG_PROCCAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/vec.h"
+
+#define NG_CAP_NET_ADMIN 12
+#define NG_CAP_NET_RAW   13
+
+struct ng_proc {
+	int pid;
+	char name[32];            /* Name: (the kernel's comm; the process may set it) */
+	uint64_t prm, bnd;        /* CapPrm, CapBnd */
+	bool nnp;                 /* NoNewPrivs: exec can never add capabilities */
+	unsigned long long start; /* starttime, field 22 of /proc/PID/stat */
+};
+
+typedef NG_VEC(struct ng_proc) ng_proc_vec;
+
+/* Fills name, prm, bnd and nnp from the text of /proc/PID/status; -1 when
+ * one of those lines is missing or malformed. */
+int ng_proc_parse_status(const char *status, struct ng_proc *p);
+
+/* The start time from the text of /proc/PID/stat (after the comm, which
+ * may hold spaces and parentheses); -1 when malformed. */
+int ng_proc_parse_start(const char *stat, unsigned long long *start);
+
+enum ng_cap_reach {
+	NG_CAP_NO,      /* neither permitted nor obtainable */
+	NG_CAP_BY_EXEC, /* in the bounding set, and no_new_privs is off: a setuid or
+			 * file-capability binary could grant it */
+	NG_CAP_NOW,     /* permitted: the process can raise it and use it */
+};
+enum ng_cap_reach ng_proc_cap_reach(const struct ng_proc *p, int cap);
+
+/* The pod's infra ("pause") process, which the runtime starts first to hold
+ * the namespace and which runs no pod code: the oldest process, if it is
+ * named "pause". A process the pod runs is always younger, so naming itself
+ * "pause" does not hide it. Returns its index, or -1. */
+long ng_proc_infra(const struct ng_proc *v, size_t n);
+
+#endif

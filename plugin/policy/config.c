@@ -1,0 +1,618 @@
+#include "policy/config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/json_util.h"
+
+const char *const ng_supported_versions[] = {"0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0", NULL};
+
+/* Cloud metadata endpoints, refused before any allow rule (guide section 1).
+ * Not all of 169.254.0.0/16: node-local DNS and EKS Pod Identity live there. */
+static const char *const builtin_metadata[] = {
+	"169.254.169.254",    /* AWS, GCP, Azure IMDS, OpenStack, DigitalOcean, ... */
+	"fd00:ec2::254",      /* AWS IMDS over IPv6 */
+	"100.100.100.200",    /* Alibaba Cloud */
+	"168.63.129.16",      /* Azure WireServer */
+	"fd20:ce::254",       /* GCP over IPv6 */
+	"169.254.0.23",       /* Tencent Cloud */
+	"169.254.42.42",      /* Scaleway */
+	"fd00:42::42",        /* Scaleway over IPv6 */
+	"fd00:c1::a9fe:a9fe", /* Oracle Cloud over IPv6 */
+	"fe80::a9fe:a9fe",    /* OpenStack over IPv6 */
+	NULL,
+};
+
+bool ng_version_supported(const char *v)
+{
+	for (int i = 0; ng_supported_versions[i]; i++)
+		if (strcmp(v, ng_supported_versions[i]) == 0)
+			return true;
+	return false;
+}
+
+int ng_version_cmp(const char *a, const char *b)
+{
+	/* Both are cniVersion strings checked against the supported list (or
+	 * constants); a malformed part reads as 0. */
+	for (int i = 0; i < 3; i++) {
+		char *ea, *eb;
+		unsigned long x = strtoul(a, &ea, 10), y = strtoul(b, &eb, 10);
+
+		if (x != y)
+			return x < y ? -1 : 1;
+		a = *ea == '.' ? ea + 1 : ea;
+		b = *eb == '.' ? eb + 1 : eb;
+	}
+	return 0;
+}
+
+/* Recursion depth is bounded by jansson's own nesting limit (2048). */
+/* A path to a JSON value as a chain of segments on the stack: formatted
+ * only when a placeholder is found, not for every value of a long list. */
+struct json_path {
+	const struct json_path *up;
+	const char *key; /* object member, or NULL for an array index */
+	size_t index;
+};
+
+// NOLINTNEXTLINE(misc-no-recursion)
+static void format_path(const struct json_path *p, char *buf, size_t len)
+{
+	size_t n;
+
+	buf[0] = '\0';
+	if (!p)
+		return;
+	format_path(p->up, buf, len);
+	n = strlen(buf);
+	if (p->key)
+		snprintf(buf + n, len - n, "%s%s", n ? "." : "", p->key);
+	else
+		snprintf(buf + n, len - n, "[%zu]", p->index);
+}
+
+/* Recursion depth is bounded by jansson's own nesting limit (2048). */
+// NOLINTNEXTLINE(misc-no-recursion)
+static int refuse_in(const json_t *v, const struct json_path *here, const char *root, int code,
+		     struct ng_err *err)
+{
+	char path[512];
+
+	if (json_is_string(v)) {
+		if (!strstr(json_string_value(v), "CHANGEME"))
+			return 0;
+		format_path(here, path, sizeof(path));
+		return ng_fail(err, code,
+			       "%s%s: holds the placeholder CHANGEME; replace it with a real value", root,
+			       path);
+	}
+	if (json_is_object(v)) {
+		const char *k;
+		json_t *val;
+
+		json_object_foreach((json_t *)v, k, val) {
+			struct json_path sub = {here, k, 0};
+
+			if (strstr(k, "CHANGEME")) {
+				format_path(&sub, path, sizeof(path));
+				return ng_fail(err, code, "%s%s: key holds the placeholder CHANGEME", root,
+					       path);
+			}
+			if (refuse_in(val, &sub, root, code, err) < 0)
+				return -1;
+		}
+	} else if (json_is_array(v)) {
+		size_t i;
+		json_t *val;
+
+		json_array_foreach(v, i, val) {
+			struct json_path sub = {here, NULL, i};
+
+			if (refuse_in(val, &sub, root, code, err) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+int ng_refuse_placeholders(const json_t *v, const char *path, int code, struct ng_err *err)
+{
+	return refuse_in(v, NULL, path, code, err);
+}
+
+int ng_check_prefix_min(const struct ng_config *cfg, const struct ng_prefix *p, const char *what, int code,
+			struct ng_err *err)
+{
+	unsigned min = p->ip.fam == NG_V4 ? cfg->min_prefix_v4 : cfg->min_prefix_v6;
+
+	if (p->plen == 0)
+		return ng_fail(err, code, "%s: %s would match every address; it is never accepted", what,
+			       p->ip.fam == NG_V4 ? "0.0.0.0/0" : "::/0");
+	if (p->plen < min)
+		return ng_fail(err, code, "%s: prefix /%u is shorter than the minimum /%u (egress.%s)", what,
+			       p->plen, min, p->ip.fam == NG_V4 ? "minPrefixV4" : "minPrefixV6");
+	return 0;
+}
+
+int ng_check_not_metadata(const struct ng_config *cfg, const struct ng_prefix *p, const char *what, int code,
+			  struct ng_err *err)
+{
+	for (size_t i = 0; i < cfg->metadata.n; i++) {
+		if (ng_prefix_contains_ip(p, &cfg->metadata.v[i])) {
+			char ip[NG_IP_STRLEN];
+
+			ng_ip_format(&cfg->metadata.v[i], ip, sizeof(ip));
+			return ng_fail(err, code,
+				       "%s: covers the cloud metadata address %s, which is always refused",
+				       what, ip);
+		}
+	}
+	return 0;
+}
+
+/* Kubernetes namespace names are DNS-1123 labels. */
+static bool is_dns1123_label(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 63)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+
+		if (!alnum && !(c == '-' && i > 0 && i < n - 1))
+			return false;
+	}
+	return true;
+}
+
+/* Adds an address to the metadata list once. */
+static int add_metadata(struct ng_config *cfg, const struct ng_ip *ip)
+{
+	for (size_t i = 0; i < cfg->metadata.n; i++)
+		if (ng_ip_eq(&cfg->metadata.v[i], ip))
+			return 0;
+	return ng_vec_push(&cfg->metadata, ip);
+}
+
+/* Adds, for each IPv4 address from index `from` on, its IPv4-mapped
+ * (::ffff:a.b.c.d) and NAT64 (64:ff9b::a.b.c.d, RFC 6052) IPv6 forms: a
+ * cluster with NAT64 on the node would otherwise carry an IPv6 connect
+ * through to the IPv4 endpoint. Applies to built-in and extra addresses. */
+static int add_v6_forms(struct ng_config *cfg, size_t from, struct ng_err *err)
+{
+	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	static const uint8_t nat64[12] = {0, 0x64, 0xff, 0x9b};
+
+	for (size_t i = from, n = cfg->metadata.n; i < n; i++) {
+		struct ng_ip v4 = cfg->metadata.v[i], six = {.fam = NG_V6};
+
+		if (v4.fam != NG_V4)
+			continue;
+		memcpy(six.a, mapped, 12);
+		memcpy(six.a + 12, v4.a, 4);
+		if (add_metadata(cfg, &six) < 0)
+			return ng_fail(err, NG_E_INTERNAL, "metadata list: out of memory");
+		memcpy(six.a, nat64, 12);
+		if (add_metadata(cfg, &six) < 0)
+			return ng_fail(err, NG_E_INTERNAL, "metadata list: out of memory");
+	}
+	return 0;
+}
+
+/* Built-in metadata addresses with the IPv6 forms of the IPv4 ones. */
+int ng_config_builtin_metadata(struct ng_config *cfg, struct ng_err *err)
+{
+	for (int i = 0; builtin_metadata[i]; i++) {
+		struct ng_ip ip;
+
+		if (ng_ip_parse(builtin_metadata[i], &ip) < 0 || add_metadata(cfg, &ip) < 0)
+			return ng_fail(err, NG_E_INTERNAL, "metadata list: out of memory");
+	}
+	return add_v6_forms(cfg, 0, err);
+}
+
+static int parse_enforce(const json_t *root, struct ng_config *cfg, struct ng_err *err)
+{
+	static const char *const keys[] = {"namespaces", "optInAnnotation", NULL};
+	const json_t *enf = json_object_get(root, "enforce");
+	const json_t *ns, *v;
+	size_t i;
+
+	if (!enf)
+		return ng_fail(err, NG_E_CONFIG,
+			       "enforce: required (say which pods are enforced: enforce.namespaces and/or "
+			       "enforce.optInAnnotation)");
+	if (ng_json_check_object(enf, "enforce", keys, err) < 0)
+		return -1;
+	ns = json_object_get(enf, "namespaces");
+	if (ns) {
+		if (!json_is_array(ns))
+			return ng_fail(err, NG_E_CONFIG,
+				       "enforce.namespaces: must be an array of namespace names");
+		json_array_foreach((json_t *)ns, i, v) {
+			char *copy;
+
+			if (!json_is_string(v) || !is_dns1123_label(json_string_value(v)))
+				return ng_fail(err, NG_E_CONFIG,
+					       "enforce.namespaces[%zu]: not a Kubernetes namespace name", i);
+			copy = strdup(json_string_value(v));
+			if (!copy || ng_vec_push(&cfg->namespaces, &copy) < 0) {
+				free(copy);
+				return ng_fail(err, NG_E_INTERNAL, "out of memory");
+			}
+		}
+	}
+	if (ng_json_opt_bool(enf, "optInAnnotation", "enforce.optInAnnotation", false, &cfg->opt_in, err) < 0)
+		return -1;
+	if (cfg->namespaces.n == 0 && !cfg->opt_in)
+		return ng_fail(
+			err, NG_E_CONFIG,
+			"enforce: selects no pod (enforce.namespaces is empty and enforce.optInAnnotation is "
+			"false); a policy that applies to nothing is refused");
+	if (cfg->opt_in && !cfg->annotations_capability)
+		return ng_fail(err, NG_E_CONFIG,
+			       "enforce.optInAnnotation: needs \"capabilities\": {\"%s\": true} in this "
+			       "plugin entry, or the runtime never passes the annotation",
+			       NG_ANNOTATIONS_CAP);
+	return 0;
+}
+
+static int parse_dns(const json_t *root, struct ng_config *cfg, struct ng_err *err)
+{
+	static const char *const keys[] = {"servers", NULL};
+	const json_t *dns = json_object_get(root, "dns"), *servers, *v;
+	size_t i;
+
+	if (!dns)
+		return 0;
+	if (ng_json_check_object(dns, "dns", keys, err) < 0)
+		return -1;
+	servers = json_object_get(dns, "servers");
+	if (!servers)
+		return 0;
+	if (!json_is_array(servers))
+		return ng_fail(err, NG_E_CONFIG, "dns.servers: must be an array of IP addresses");
+	json_array_foreach(servers, i, v) {
+		struct ng_ip ip;
+		struct ng_prefix host;
+		char what[64];
+
+		snprintf(what, sizeof(what), "dns.servers[%zu]", i);
+		if (!json_is_string(v) || ng_ip_parse(json_string_value(v), &ip) < 0)
+			return ng_fail(err, NG_E_CONFIG, "%s: not an IP address", what);
+		host.ip = ip;
+		host.plen = (uint8_t)ng_ip_bits(ip.fam);
+		if (ng_check_not_metadata(cfg, &host, what, NG_E_CONFIG, err) < 0)
+			return -1;
+		if (ng_vec_push(&cfg->dns, &ip) < 0)
+			return ng_fail(err, NG_E_INTERNAL, "out of memory");
+	}
+	return 0;
+}
+
+/* egress.allow and egress.envelope share the entry syntax and the prefix
+ * floor; only allow entries are checked against the metadata list (an
+ * envelope entry is a bound on grants, and each grant is checked itself). */
+/* The address checks of one egress entry; `what` names it in messages. */
+static int check_dest(const struct ng_config *cfg, const struct ng_dest *d, bool is_envelope,
+		      const char *what, struct ng_err *err)
+{
+	if (d->kind != NG_HOST_PREFIX)
+		return 0;
+	if (ng_check_prefix_min(cfg, &d->net, what, NG_E_CONFIG, err) < 0)
+		return -1;
+	return is_envelope ? 0 : ng_check_not_metadata(cfg, &d->net, what, NG_E_CONFIG, err);
+}
+
+static int parse_dest_list(const json_t *egress, const char *key, bool is_envelope, struct ng_config *cfg,
+			   struct ng_err *err)
+{
+	const json_t *list = json_object_get(egress, key), *v;
+	size_t i;
+
+	if (!list)
+		return 0;
+	if (!json_is_array(list))
+		return ng_fail(err, NG_E_CONFIG, "egress.%s: must be an array of destination strings", key);
+	json_array_foreach(list, i, v) {
+		struct ng_dest d;
+		char what[64];
+
+		/* `what` is formatted only on failure: lists can be long. */
+		if (!json_is_string(v))
+			return ng_fail(err, NG_E_CONFIG,
+				       "egress.%s[%zu]: must be a string like \"tcp://10.0.0.0/8:443\"", key,
+				       i);
+		if (ng_dest_parse(json_string_value(v), is_envelope, NG_E_CONFIG, &d, err) < 0) {
+			ng_err_prefix(err, "egress.%s[%zu]: ", key, i);
+			return -1;
+		}
+		if (check_dest(cfg, &d, is_envelope, "", NULL) < 0) {
+			snprintf(what, sizeof(what), "egress.%s[%zu]", key, i);
+			return check_dest(cfg, &d, is_envelope, what, err);
+		}
+		if (ng_vec_push(is_envelope ? &cfg->envelope : &cfg->allow, &d) < 0)
+			return ng_fail(err, NG_E_INTERNAL, "out of memory");
+	}
+	return 0;
+}
+
+static int parse_uint_key(const json_t *obj, const char *key, const char *path, unsigned lo, unsigned hi,
+			  unsigned *out, struct ng_err *err)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	if (!v)
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
+		return ng_fail(err, NG_E_CONFIG, "%s: must be an integer from %u to %u", path, lo, hi);
+	*out = (unsigned)json_integer_value(v);
+	return 0;
+}
+
+static int parse_egress(const json_t *root, struct ng_config *cfg, struct ng_err *err)
+{
+	static const char *const keys[] = {"allow",       "envelope",   "minPrefixV4",
+					   "minPrefixV6", "minNameTTL", NULL};
+	const json_t *eg = json_object_get(root, "egress");
+	unsigned ttl = NG_DEFAULT_MIN_NAME_TTL;
+
+	if (!eg)
+		return 0;
+	if (ng_json_check_object(eg, "egress", keys, err) < 0)
+		return -1;
+	/* The floors first: the lists are checked against them. */
+	if (parse_uint_key(eg, "minPrefixV4", "egress.minPrefixV4", 1, 32, &cfg->min_prefix_v4, err) < 0 ||
+	    parse_uint_key(eg, "minPrefixV6", "egress.minPrefixV6", 1, 128, &cfg->min_prefix_v6, err) < 0 ||
+	    parse_uint_key(eg, "minNameTTL", "egress.minNameTTL", 30, 604800, &ttl, err) < 0)
+		return -1;
+	cfg->min_name_ttl = ttl;
+	if (parse_dest_list(eg, "allow", false, cfg, err) < 0)
+		return -1;
+	return parse_dest_list(eg, "envelope", true, cfg, err);
+}
+
+static int parse_ingress(const json_t *root, struct ng_config *cfg, struct ng_err *err)
+{
+	static const char *const keys[] = {"ports", "sources", "allowNode", NULL};
+	const json_t *in = json_object_get(root, "ingress"), *list, *v;
+	size_t i;
+
+	if (!in)
+		return 0;
+	if (ng_json_check_object(in, "ingress", keys, err) < 0)
+		return -1;
+	list = json_object_get(in, "ports");
+	if (list) {
+		if (!json_is_array(list))
+			return ng_fail(err, NG_E_CONFIG, "ingress.ports: must be an array of port numbers");
+		json_array_foreach(list, i, v) {
+			uint16_t port;
+
+			if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 65535)
+				return ng_fail(err, NG_E_CONFIG,
+					       "ingress.ports[%zu]: must be an integer from 1 to 65535", i);
+			port = (uint16_t)json_integer_value(v);
+			if (ng_vec_push(&cfg->ingress_ports, &port) < 0)
+				return ng_fail(err, NG_E_INTERNAL, "out of memory");
+		}
+	}
+	list = json_object_get(in, "sources");
+	if (list) {
+		if (!json_is_array(list))
+			return ng_fail(err, NG_E_CONFIG,
+				       "ingress.sources: must be an array of IP addresses or CIDRs");
+		json_array_foreach(list, i, v) {
+			struct ng_prefix p;
+			const char *why = NULL;
+			char what[64];
+
+			snprintf(what, sizeof(what), "ingress.sources[%zu]", i);
+			if (!json_is_string(v) || ng_prefix_parse(json_string_value(v), &p, &why) < 0)
+				return ng_fail(err, NG_E_CONFIG, "%s: %s", what,
+					       why ? why : "must be a string");
+			if (ng_check_prefix_min(cfg, &p, what, NG_E_CONFIG, err) < 0)
+				return -1;
+			if (ng_vec_push(&cfg->ingress_sources, &p) < 0)
+				return ng_fail(err, NG_E_INTERNAL, "out of memory");
+		}
+	}
+	if (cfg->ingress_ports.n && !cfg->ingress_sources.n)
+		return ng_fail(
+			err, NG_E_CONFIG,
+			"ingress.sources: required when ingress.ports is set (who may call the sidecar?)");
+	if (cfg->ingress_sources.n && !cfg->ingress_ports.n)
+		return ng_fail(err, NG_E_CONFIG, "ingress.ports: required when ingress.sources is set");
+	return ng_json_opt_bool(in, "allowNode", "ingress.allowNode", false, &cfg->allow_node, err);
+}
+
+static int parse_metadata(const json_t *root, struct ng_config *cfg, struct ng_err *err)
+{
+	static const char *const keys[] = {"extra", NULL};
+	const json_t *md = json_object_get(root, "metadata"), *extra, *v;
+	size_t i, first_extra;
+
+	if (ng_config_builtin_metadata(cfg, err) < 0)
+		return -1;
+	first_extra = cfg->metadata.n;
+	if (!md)
+		return 0;
+	if (ng_json_check_object(md, "metadata", keys, err) < 0)
+		return -1;
+	extra = json_object_get(md, "extra");
+	if (!extra)
+		return 0;
+	if (!json_is_array(extra))
+		return ng_fail(err, NG_E_CONFIG, "metadata.extra: must be an array of IP addresses");
+	json_array_foreach(extra, i, v) {
+		struct ng_ip ip;
+
+		if (!json_is_string(v) || ng_ip_parse(json_string_value(v), &ip) < 0)
+			return ng_fail(err, NG_E_CONFIG,
+				       "metadata.extra[%zu]: not an IP address (single addresses only)", i);
+		if (add_metadata(cfg, &ip) < 0)
+			return ng_fail(err, NG_E_INTERNAL, "out of memory");
+	}
+	return add_v6_forms(cfg, first_extra, err);
+}
+
+/* log: NFLOG for denied packets, rate-limited per refuse category so a
+ * flood of denied packets cannot flood the collector. */
+static int parse_log(const json_t *root, struct ng_config *cfg, struct ng_err *err)
+{
+	static const char *const keys[] = {"nflogGroup", "ratePerSecond", "burst", NULL};
+	const json_t *log = json_object_get(root, "log");
+	unsigned group = 0;
+
+	cfg->nflog_group = -1;
+	cfg->log_rate = NG_DEFAULT_LOG_RATE;
+	cfg->log_burst = NG_DEFAULT_LOG_BURST;
+	if (!log)
+		return 0;
+	if (ng_json_check_object(log, "log", keys, err) < 0)
+		return -1;
+	if (!json_object_get(log, "nflogGroup"))
+		return ng_fail(err, NG_E_CONFIG, "log.nflogGroup: required when log is set");
+	if (parse_uint_key(log, "nflogGroup", "log.nflogGroup", 0, 65535, &group, err) < 0 ||
+	    parse_uint_key(log, "ratePerSecond", "log.ratePerSecond", 1, 100000, &cfg->log_rate, err) < 0 ||
+	    parse_uint_key(log, "burst", "log.burst", 1, 100000, &cfg->log_burst, err) < 0)
+		return -1;
+	cfg->nflog_group = (int)group;
+	return 0;
+}
+
+static int parse_header(const json_t *root, struct ng_config *cfg, struct ng_err *err)
+{
+	const json_t *v = json_object_get(root, "cniVersion"), *caps;
+
+	if (!v)
+		return ng_fail(err, NG_E_CONFIG, "cniVersion: required");
+	if (!json_is_string(v) || strlen(json_string_value(v)) >= sizeof(cfg->cni_version))
+		return ng_fail(err, NG_E_CONFIG, "cniVersion: must be a version string");
+	snprintf(cfg->cni_version, sizeof(cfg->cni_version), "%s", json_string_value(v));
+	if (!ng_version_supported(cfg->cni_version))
+		return ng_fail(
+			err, NG_E_VERSION,
+			"cniVersion \"%s\" is not supported (supported: 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0)",
+			cfg->cni_version);
+
+	v = json_object_get(root, "name");
+	if (v && !json_is_string(v))
+		return ng_fail(err, NG_E_CONFIG, "name: must be a string");
+	snprintf(cfg->name, sizeof(cfg->name), "%s", v ? json_string_value(v) : "");
+
+	caps = json_object_get(root, "capabilities");
+	if (caps) {
+		const json_t *c;
+
+		if (!json_is_object(caps))
+			return ng_fail(err, NG_E_CONFIG, "capabilities: must be an object");
+		c = json_object_get(caps, NG_ANNOTATIONS_CAP);
+		if (c && !json_is_boolean(c))
+			return ng_fail(err, NG_E_CONFIG, "capabilities.%s: must be true or false",
+				       NG_ANNOTATIONS_CAP);
+		cfg->annotations_capability = json_is_true(c);
+	}
+
+	v = json_object_get(root, "logFile");
+	if (v) {
+		if (!json_is_string(v) || json_string_value(v)[0] != '/' ||
+		    strlen(json_string_value(v)) >= sizeof(cfg->log_file))
+			return ng_fail(err, NG_E_CONFIG, "logFile: must be an absolute path");
+		snprintf(cfg->log_file, sizeof(cfg->log_file), "%s", json_string_value(v));
+	}
+
+	v = json_object_get(root, "denyAction");
+	cfg->deny = NG_DENY_REJECT;
+	if (v) {
+		const char *s = json_is_string(v) ? json_string_value(v) : "";
+
+		if (strcmp(s, "reject") == 0)
+			cfg->deny = NG_DENY_REJECT;
+		else if (strcmp(s, "drop") == 0)
+			cfg->deny = NG_DENY_DROP;
+		else
+			return ng_fail(err, NG_E_CONFIG, "denyAction: must be \"reject\" or \"drop\"");
+	}
+	return 0;
+}
+
+int ng_config_parse(const json_t *root, struct ng_config *cfg, struct ng_err *err)
+{
+	/* The spec's keys, the runtime's keys, and ours. Anything else is a
+	 * typo that would otherwise weaken a pod without a sound. */
+	static const char *const keys[] = {
+		"cniVersion",
+		"name",
+		"type",
+		"capabilities",
+		"runtimeConfig",
+		"prevResult",
+		"args",
+		"cni.dev/valid-attachments",
+		"cni.dev/attachments",
+		"logFile",
+		"enforce",
+		"dns",
+		"egress",
+		"ingress",
+		"metadata",
+		"denyAction",
+		"log",
+		"rawPacketGuard",
+		NULL,
+	};
+	json_t *ours;
+	const char *k;
+	json_t *v;
+	int rc;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->min_prefix_v4 = NG_DEFAULT_MIN_PREFIX_V4;
+	cfg->min_prefix_v6 = NG_DEFAULT_MIN_PREFIX_V6;
+	cfg->min_name_ttl = NG_DEFAULT_MIN_NAME_TTL;
+
+	if (!json_is_object(root))
+		return ng_fail(err, NG_E_DECODE, "network configuration must be a JSON object");
+	if (parse_header(root, cfg, err) < 0)
+		return -1;
+	if (ng_json_check_object(root, "", keys, err) < 0)
+		return -1;
+
+	/* Placeholders anywhere in the platform's part of the entry. */
+	ours = json_object();
+	if (!ours)
+		return ng_fail(err, NG_E_INTERNAL, "out of memory");
+	json_object_foreach((json_t *)root, k, v) {
+		if (strcmp(k, "prevResult") != 0 && strcmp(k, "runtimeConfig") != 0 && strcmp(k, "args") != 0)
+			json_object_set(ours, k, v);
+	}
+	rc = ng_refuse_placeholders(ours, "", NG_E_CONFIG, err);
+	json_decref(ours);
+	if (rc < 0)
+		return -1;
+
+	if (parse_metadata(root, cfg, err) < 0 || parse_enforce(root, cfg, err) < 0 ||
+	    parse_dns(root, cfg, err) < 0 || parse_egress(root, cfg, err) < 0 ||
+	    parse_ingress(root, cfg, err) < 0 || parse_log(root, cfg, err) < 0)
+		return -1;
+	/* On unless the platform says otherwise (and has dropped NET_RAW). */
+	return ng_json_opt_bool(root, "rawPacketGuard", "rawPacketGuard", true, &cfg->raw_guard, err);
+}
+
+void ng_config_free(struct ng_config *cfg)
+{
+	for (size_t i = 0; i < cfg->namespaces.n; i++)
+		free(cfg->namespaces.v[i]);
+	ng_vec_free(&cfg->namespaces);
+	ng_vec_free(&cfg->dns);
+	ng_vec_free(&cfg->allow);
+	ng_vec_free(&cfg->envelope);
+	ng_vec_free(&cfg->ingress_ports);
+	ng_vec_free(&cfg->ingress_sources);
+	ng_vec_free(&cfg->metadata);
+}

@@ -1,0 +1,83 @@
+/* The plugin's entry in the conflist, validated into plain data. Every
+ * refusal the guide lists is made here, before anything touches a kernel:
+ * a config that parses is one the plugin can enforce exactly as written. */
+#ifndef NG_CONFIG_H
+#define NG_CONFIG_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/addr.h"
+#include "policy/dest.h"
+#include "base/err.h"
+#include "base/vec.h"
+
+#define NG_CNI_VERSION_MAX       16
+#define NG_DEFAULT_MIN_PREFIX_V4 8
+#define NG_DEFAULT_MIN_PREFIX_V6 32
+#define NG_DEFAULT_MIN_NAME_TTL  3600 /* seconds; see README "DNS names" */
+#define NG_DEFAULT_LOG_RATE      10   /* log.ratePerSecond */
+#define NG_DEFAULT_LOG_BURST     20   /* log.burst */
+#define NG_ANNOTATIONS_CAP       "io.kubernetes.cri.pod-annotations"
+
+enum ng_deny_action { NG_DENY_REJECT, NG_DENY_DROP };
+
+struct ng_config {
+	char cni_version[NG_CNI_VERSION_MAX];
+	char name[256];
+	bool annotations_capability; /* capabilities[NG_ANNOTATIONS_CAP] */
+	char log_file[4096];         /* empty: log to stderr */
+
+	NG_VEC(char *) namespaces; /* enforce.namespaces */
+	bool opt_in;               /* enforce.optInAnnotation */
+
+	NG_VEC(struct ng_ip) dns; /* dns.servers */
+	ng_dest_vec allow;        /* egress.allow */
+	ng_dest_vec envelope;     /* egress.envelope */
+	unsigned min_prefix_v4, min_prefix_v6;
+	uint32_t min_name_ttl; /* egress.minNameTTL, seconds */
+
+	NG_VEC(uint16_t) ingress_ports;           /* ingress.ports */
+	NG_VEC(struct ng_prefix) ingress_sources; /* ingress.sources */
+	bool allow_node;                          /* ingress.allowNode */
+	/* rawPacketGuard: the netdev egress table that holds packet sockets
+	 * (AF_PACKET, open to any pod with NET_RAW) to the same destinations. */
+	bool raw_guard;
+
+	NG_VEC(struct ng_ip) metadata; /* built-in list + metadata.extra */
+	enum ng_deny_action deny;
+
+	int nflog_group;    /* log.nflogGroup, -1 when denied packets are not logged */
+	unsigned log_rate;  /* log.ratePerSecond */
+	unsigned log_burst; /* log.burst */
+};
+
+/* Validates the plugin entry (the whole stdin object; prevResult and
+ * runtimeConfig are left to their own parsers). On error: code 7 (or 1 for
+ * an unsupported cniVersion) and a message naming the key at fault. */
+int ng_config_parse(const json_t *root, struct ng_config *cfg, struct ng_err *err);
+void ng_config_free(struct ng_config *cfg);
+
+/* The cniVersion strings this plugin speaks; NULL-terminated. */
+extern const char *const ng_supported_versions[];
+bool ng_version_supported(const char *v);
+/* -1, 0, 1 like strcmp, for dotted versions. */
+int ng_version_cmp(const char *a, const char *b);
+
+/* Address-level checks shared with the annotation parser. */
+int ng_check_prefix_min(const struct ng_config *cfg, const struct ng_prefix *p, const char *what, int code,
+			struct ng_err *err);
+/* Fails when any metadata address lies inside `p` (any port). */
+int ng_check_not_metadata(const struct ng_config *cfg, const struct ng_prefix *p, const char *what, int code,
+			  struct ng_err *err);
+
+/* Appends the built-in cloud metadata addresses (and their IPv4-mapped
+ * and NAT64 forms) to `cfg->metadata`, once each. */
+int ng_config_builtin_metadata(struct ng_config *cfg, struct ng_err *err);
+
+/* Walks every string value under `v` and fails (with `code`) naming the path
+ * when one contains "CHANGEME": a template value must never reach a node. */
+int ng_refuse_placeholders(const json_t *v, const char *path, int code, struct ng_err *err);
+
+#endif

@@ -1,0 +1,324 @@
+#include "policy/policy.h"
+
+#include "base/version.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define ICMPV6_ND_NS       135 /* neighbour solicitation */
+#define ICMPV6_ND_NA       136 /* neighbour advertisement */
+#define ICMPV6_MLD2_REPORT 143
+
+static int push_ip_once(ng_ip_vec *v, const struct ng_ip *ip)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (ng_ip_eq(&v->v[i], ip))
+			return 0;
+	return ng_vec_push(v, ip);
+}
+
+static struct ng_elem prefix_elem(const struct ng_prefix *p, uint8_t proto, uint16_t lo, uint16_t hi,
+				  uint32_t timeout)
+{
+	struct ng_elem e = {.proto = proto, .p_lo = lo, .p_hi = hi, .timeout = timeout};
+
+	ng_prefix_first(p, &e.lo);
+	ng_prefix_last(p, &e.hi);
+	return e;
+}
+
+static struct ng_elem host_elem(const struct ng_ip *ip, uint8_t proto, uint16_t lo, uint16_t hi,
+				uint32_t timeout)
+{
+	struct ng_elem e = {.lo = *ip, .hi = *ip, .proto = proto, .p_lo = lo, .p_hi = hi, .timeout = timeout};
+	return e;
+}
+
+static const struct ng_resolved_name *find_answer(const ng_resolved *r, const char *name)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (strcmp(r->v[i].name, name) == 0)
+			return &r->v[i];
+	return NULL;
+}
+
+/* Adds one destination (allow entry or grant) to the allow or name sets.
+ * `code` is the refusal code for its source (config or annotation). */
+static int add_dest(struct ng_policy *p, const struct ng_config *cfg, const struct ng_dest *d,
+		    const ng_resolved *resolved, int code, struct ng_err *err)
+{
+	const struct ng_resolved_name *ans;
+
+	if (d->kind == NG_HOST_PREFIX) {
+		struct ng_elem e = prefix_elem(&d->net, d->proto, d->port_lo, d->port_hi, 0);
+
+		if (ng_vec_push(&p->allow[NG_FAM_IDX(d->net.ip.fam)], &e) < 0)
+			return ng_fail(err, NG_E_INTERNAL, "out of memory");
+		return 0;
+	}
+	/* A name: record its shape for CHECK, then its addresses if resolved. */
+	struct ng_elem shape = {.proto = d->proto, .p_lo = d->port_lo, .p_hi = d->port_hi};
+	if (ng_vec_push(&p->name_ports, &shape) < 0)
+		return ng_fail(err, NG_E_INTERNAL, "out of memory");
+	if (!resolved)
+		return 0;
+	ans = find_answer(resolved, d->name);
+	if (!ans || ans->answers.n == 0)
+		return ng_fail(err, NG_E_TRY_AGAIN, "destination \"%s\": the name %s did not resolve",
+			       d->text, d->name);
+	for (size_t i = 0; i < ans->answers.n; i++) {
+		const struct ng_answer *a = &ans->answers.v[i];
+		uint32_t t = a->ttl > cfg->min_name_ttl ? a->ttl : cfg->min_name_ttl;
+		struct ng_elem e = host_elem(&a->ip, d->proto, d->port_lo, d->port_hi, t);
+		struct ng_prefix host = {.ip = a->ip, .plen = a->ip.fam == NG_V4 ? 32 : 128};
+
+		/* Whoever answers DNS (or owns the name) must not open the
+		 * metadata endpoint: refused like an allow entry covering it.
+		 * `what` is formatted only on failure, as in config.c. */
+		if (ng_check_not_metadata(cfg, &host, "", code, NULL) < 0) {
+			char what[NG_IP_STRLEN + 320];
+
+			ng_ip_format(&a->ip, what, NG_IP_STRLEN);
+			snprintf(what + strlen(what), sizeof(what) - strlen(what), " (an address of %.250s)",
+				 d->name);
+			return ng_check_not_metadata(cfg, &host, what, code, err);
+		}
+		if (ng_vec_push(&p->names[NG_FAM_IDX(a->ip.fam)], &e) < 0)
+			return ng_fail(err, NG_E_INTERNAL, "out of memory");
+	}
+	return 0;
+}
+
+/* Egress neighbour discovery, IPv6 only: NS/NA to link-scope destinations
+ * and the pod's own on-link prefixes and gateways, plus MLDv2 reports to
+ * ff02::16. Nothing here can be routed off the link, so these packets cannot
+ * carry data out, even when crafted by a process holding CAP_NET_RAW. */
+#define ND_MIN_PLEN 64 /* the widest on-link prefix ND is allowed to */
+
+static int add_nd(struct ng_policy *p, const struct ng_prev *prev)
+{
+	static const char *const link_scope[] = {"fe80::/10", "ff02::/16"};
+	struct ng_prefix pre;
+	struct ng_ip mld;
+
+	for (size_t i = 0; i < 2; i++) {
+		struct ng_elem e;
+
+		ng_prefix_parse(link_scope[i], &pre, NULL);
+		e = prefix_elem(&pre, 0, ICMPV6_ND_NS, ICMPV6_ND_NA, 0);
+		if (ng_vec_push(&p->nd6, &e) < 0)
+			return -1;
+	}
+	ng_ip_parse("ff02::16", &mld);
+	struct ng_elem m = host_elem(&mld, 0, ICMPV6_MLD2_REPORT, ICMPV6_MLD2_REPORT, 0);
+	if (ng_vec_push(&p->nd6, &m) < 0)
+		return -1;
+	for (size_t i = 0; i < prev->addrs.n; i++) {
+		const struct ng_ifaddr *a = &prev->addrs.v[i];
+		struct ng_elem e;
+
+		if (a->ip.fam != NG_V6)
+			continue;
+		/* A prevResult claiming a wider on-link prefix than /64 (even
+		 * "/0") must not turn ND into an ICMPv6 path to anywhere: IPv6
+		 * subnets are /64, so ND beyond that is refused. */
+		pre.ip = a->ip;
+		pre.plen = a->plen < ND_MIN_PLEN ? ND_MIN_PLEN : a->plen;
+		ng_ip_mask(&pre.ip, pre.plen);
+		e = prefix_elem(&pre, 0, ICMPV6_ND_NS, ICMPV6_ND_NA, 0);
+		if (ng_vec_push(&p->nd6, &e) < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < prev->gateways.n; i++) {
+		struct ng_elem e;
+
+		if (prev->gateways.v[i].fam != NG_V6)
+			continue;
+		e = host_elem(&prev->gateways.v[i], 0, ICMPV6_ND_NS, ICMPV6_ND_NA, 0);
+		if (ng_vec_push(&p->nd6, &e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int add_ingress(struct ng_policy *p, const struct ng_config *cfg, const struct ng_prev *prev)
+{
+	for (size_t s = 0; s < cfg->ingress_sources.n; s++) {
+		const struct ng_prefix *src = &cfg->ingress_sources.v[s];
+
+		for (size_t i = 0; i < cfg->ingress_ports.n; i++) {
+			uint16_t port = cfg->ingress_ports.v[i];
+			struct ng_elem e = prefix_elem(src, 0, port, port, 0);
+
+			if (ng_vec_push(&p->ingress[NG_FAM_IDX(src->ip.fam)], &e) < 0)
+				return -1;
+		}
+	}
+	if (cfg->allow_node) {
+		for (size_t i = 0; i < prev->gateways.n; i++) {
+			const struct ng_ip *gw = &prev->gateways.v[i];
+
+			if (push_ip_once(&p->node[NG_FAM_IDX(gw->fam)], gw) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static int add_dns(struct ng_policy *p, const struct ng_config *cfg)
+{
+	static const uint8_t protos[] = {NG_PROTO_UDP, NG_PROTO_TCP};
+
+	for (size_t i = 0; i < cfg->dns.n; i++) {
+		const struct ng_ip *ip = &cfg->dns.v[i];
+		ng_elem_vec *v = &p->dns[NG_FAM_IDX(ip->fam)];
+
+		for (size_t k = 0; k < 2; k++) {
+			struct ng_elem e = host_elem(ip, protos[k], 53, 53, 0);
+			bool dup = false;
+
+			for (size_t j = 0; j < v->n; j++)
+				dup |= ng_ip_eq(&v->v[j].lo, ip) && v->v[j].proto == protos[k];
+			if (!dup && ng_vec_push(v, &e) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static const char *or_dash(const char *s)
+{
+	return s && *s ? s : "-";
+}
+
+/* "boxxkite-netguard 0.1.0: pod NS/NAME container ID", cut to the 127
+ * bytes nftables keeps for a comment. */
+static void describe_pod(const struct ng_pod_id *pod, struct ng_policy *out)
+{
+	char full[512];
+	struct ng_pod_id none = {0};
+
+	if (!pod)
+		pod = &none;
+	snprintf(full, sizeof(full), "%s/%s", or_dash(pod->ns), or_dash(pod->name));
+	memcpy(out->pod, full, sizeof(out->pod) - 1);
+	out->pod[sizeof(out->pod) - 1] = '\0';
+	snprintf(full, sizeof(full), "boxxkite-netguard %s: pod %s container %.12s", NG_VERSION, out->pod,
+		 or_dash(pod->container_id));
+	memcpy(out->comment, full, sizeof(out->comment) - 1);
+	out->comment[sizeof(out->comment) - 1] = '\0';
+}
+
+bool ng_pod_id_from_comment(char *buf, struct ng_pod_id *out)
+{
+	char *pod = strstr(buf, ": pod "), *slash, *ctr;
+
+	memset(out, 0, sizeof(*out));
+	if (strncmp(buf, "boxxkite-netguard ", 18) != 0 || !pod)
+		return false;
+	pod += 6;
+	ctr = strstr(pod, " container ");
+	if (!ctr)
+		return false;
+	*ctr = '\0';
+	out->container_id = ctr + 11;
+	slash = strchr(pod, '/');
+	if (!slash)
+		return false;
+	*slash = '\0';
+	out->ns = strcmp(pod, "-") ? pod : NULL;
+	out->name = strcmp(slash + 1, "-") ? slash + 1 : NULL;
+	if (!strcmp(out->container_id, "-"))
+		out->container_id = NULL;
+	return true;
+}
+
+int ng_policy_compile(const struct ng_config *cfg, const struct ng_annotations *ann,
+		      const struct ng_prev *prev, const ng_resolved *resolved, const struct ng_pod_id *pod,
+		      struct ng_policy *out, struct ng_err *err)
+{
+	memset(out, 0, sizeof(*out));
+	out->deny = cfg->deny;
+	out->nflog = cfg->nflog_group >= 0;
+	out->nflog_group = out->nflog ? (uint16_t)cfg->nflog_group : 0;
+	out->log_rate = cfg->log_rate;
+	out->log_burst = cfg->log_burst;
+	out->raw_guard = cfg->raw_guard;
+	snprintf(out->ifname, sizeof(out->ifname), "%s", pod && pod->ifname ? pod->ifname : "eth0");
+	describe_pod(pod, out);
+
+	for (size_t i = 0; i < cfg->metadata.n; i++) {
+		const struct ng_ip *ip = &cfg->metadata.v[i];
+
+		if (push_ip_once(&out->metadata[NG_FAM_IDX(ip->fam)], ip) < 0)
+			goto oom;
+	}
+	if (add_dns(out, cfg) < 0)
+		goto oom;
+	for (size_t i = 0; i < cfg->allow.n; i++)
+		if (add_dest(out, cfg, &cfg->allow.v[i], resolved, NG_E_CONFIG, err) < 0)
+			return -1;
+	for (size_t i = 0; ann && i < ann->grants.n; i++)
+		if (add_dest(out, cfg, &ann->grants.v[i], resolved, NG_E_ENVELOPE, err) < 0)
+			return -1;
+	if (add_nd(out, prev) < 0 || add_ingress(out, cfg, prev) < 0)
+		goto oom;
+	for (size_t i = 0; i < prev->addrs.n; i++)
+		if (prev->addrs.v[i].ip.fam == NG_V4 && push_ip_once(&out->pod4, &prev->addrs.v[i].ip) < 0)
+			goto oom;
+
+	for (int f = 0; f < 2; f++) {
+		if (ng_elems_normalize(&out->allow[f]) < 0 || ng_elems_normalize(&out->names[f]) < 0 ||
+		    ng_elems_normalize(&out->ingress[f]) < 0)
+			goto oom;
+	}
+	if (ng_elems_normalize(&out->nd6) < 0)
+		goto oom;
+	return 0;
+oom:
+	return ng_fail(err, NG_E_INTERNAL, "out of memory while compiling the policy");
+}
+
+void ng_policy_free(struct ng_policy *p)
+{
+	for (int f = 0; f < 2; f++) {
+		ng_vec_free(&p->metadata[f]);
+		ng_vec_free(&p->dns[f]);
+		ng_vec_free(&p->allow[f]);
+		ng_vec_free(&p->names[f]);
+		ng_vec_free(&p->ingress[f]);
+		ng_vec_free(&p->node[f]);
+	}
+	ng_vec_free(&p->nd6);
+	ng_vec_free(&p->name_ports);
+	ng_vec_free(&p->pod4);
+}
+
+int ng_policy_names(const struct ng_config *cfg, const struct ng_annotations *ann, ng_name_list *out)
+{
+	const struct ng_dest *lists[2] = {cfg->allow.v, ann ? ann->grants.v : NULL};
+	size_t counts[2] = {cfg->allow.n, ann ? ann->grants.n : 0};
+
+	for (int l = 0; l < 2; l++) {
+		for (size_t i = 0; i < counts[l]; i++) {
+			const struct ng_dest *d = &lists[l][i];
+			bool dup = false;
+
+			if (d->kind != NG_HOST_NAME)
+				continue;
+			for (size_t j = 0; j < out->n; j++)
+				dup |= strcmp(out->v[j], d->name) == 0;
+			const char *name = d->name;
+			if (!dup && ng_vec_push(out, &name) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+void ng_resolved_free(ng_resolved *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		ng_vec_free(&r->v[i].answers);
+	ng_vec_free(r);
+}

@@ -1,0 +1,104 @@
+/* The policy as plain data: what the ruleset will contain, computed from
+ * config + annotations + prevResult (+ DNS answers) with no I/O. The ruleset
+ * skeleton (chains, rule order) is fixed in render.c; the policy supplies
+ * the contents of its sets and the deny action, so a reviewer reads one
+ * structure and the same code serves ADD, CHECK and tests. */
+#ifndef NG_POLICY_H
+#define NG_POLICY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "base/addr.h"
+#include "policy/annotations.h"
+#include "policy/config.h"
+#include "cni/prevresult.h"
+#include "base/vec.h"
+
+/* One set element: an address range and a second-dimension range (a port,
+ * or an ICMPv6 type for the neighbour-discovery set), with a protocol where
+ * the set has one. Inclusive ranges. */
+struct ng_elem {
+	struct ng_ip lo, hi;
+	uint8_t proto; /* NG_PROTO_TCP/UDP, or 0 for sets without a protocol */
+	uint16_t p_lo, p_hi;
+	uint32_t timeout; /* seconds, 0 = no timeout */
+};
+
+typedef NG_VEC(struct ng_elem) ng_elem_vec;
+typedef NG_VEC(struct ng_ip) ng_ip_vec;
+
+/* Index 0 is IPv4, 1 is IPv6. */
+#define NG_FAM_IDX(fam) ((fam) == NG_V4 ? 0 : 1)
+
+/* Who a table is for: named in its comment and in log prefixes. */
+struct ng_pod_id {
+	const char *ns, *name, *container_id; /* each may be NULL or "" */
+	const char *ifname;                   /* CNI_IFNAME; NULL: "eth0" */
+};
+
+#define NG_LOG_PREFIX_MAX 64
+
+struct ng_policy {
+	enum ng_deny_action deny;
+	char comment[128]; /* table comment: who this table is for */
+	char pod[128];     /* "namespace/name", for log prefixes */
+	bool nflog;        /* log denied packets to NFLOG */
+	uint16_t nflog_group;
+	unsigned log_rate, log_burst;
+	/* The packet-socket guard (rawPacketGuard): a netdev egress table on
+	 * the pod's interface `ifname` mirroring the egress sets. */
+	bool raw_guard;
+	char ifname[16];
+	ng_ip_vec metadata[2];  /* refused first */
+	ng_elem_vec dns[2];     /* addr . proto . 53 */
+	ng_elem_vec allow[2];   /* egress.allow + grants (addresses), disjoint */
+	ng_elem_vec names[2];   /* resolved names, with timeouts, disjoint */
+	time_t names_at;        /* when they were resolved (wall clock), for expiry comments */
+	ng_elem_vec nd6;        /* ip6 daddr . icmpv6 type, egress ND */
+	ng_elem_vec ingress[2]; /* saddr . dport (proto 0) */
+	ng_ip_vec node[2];      /* gateways, when ingress.allowNode */
+	ng_ip_vec pod4;         /* the pod's IPv4 addresses: the only ARP senders the guard lets out */
+	/* What a name element may look like (proto and ports of every name
+	 * entry), so CHECK can bound the dynamic name sets it cannot recompute. */
+	ng_elem_vec name_ports;
+};
+
+/* A DNS answer for one name, as resolved at ADD. */
+struct ng_answer {
+	struct ng_ip ip;
+	uint32_t ttl;
+};
+struct ng_resolved_name {
+	char name[NG_DEST_TEXT_MAX];
+	NG_VEC(struct ng_answer) answers;
+};
+typedef NG_VEC(struct ng_resolved_name) ng_resolved;
+
+/* Compiles the policy. `resolved` may be NULL (CHECK): the name sets are
+ * then left empty, as their contents are time-dependent. Every name entry
+ * must have an answer in `resolved` otherwise (code 11). */
+int ng_policy_compile(const struct ng_config *cfg, const struct ng_annotations *ann,
+		      const struct ng_prev *prev, const ng_resolved *resolved, const struct ng_pod_id *pod,
+		      struct ng_policy *out, struct ng_err *err);
+
+/* Reads the pod identity back from a table comment written by this plugin
+ * ("boxxkite-netguard V: pod NS/NAME container ID"). Strings point into
+ * `buf`, which is modified. Returns false when the comment is not ours. */
+bool ng_pod_id_from_comment(char *buf, struct ng_pod_id *out);
+void ng_policy_free(struct ng_policy *p);
+
+/* Lists every distinct DNS name the policy needs (allow entries and
+ * grants), for the resolver. Strings point into cfg/ann. */
+typedef NG_VEC(const char *) ng_name_list;
+int ng_policy_names(const struct ng_config *cfg, const struct ng_annotations *ann, ng_name_list *out);
+
+/* Rewrites `v` (one family, one set) into disjoint elements covering the
+ * same union; where inputs overlap, the longer timeout wins. Needed because
+ * the kernel's interval sets refuse overlapping elements. 0 or -1 (ENOMEM). */
+int ng_elems_normalize(ng_elem_vec *v);
+
+void ng_resolved_free(ng_resolved *r);
+
+#endif

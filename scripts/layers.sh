@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# layers.sh: the layer rule of plugin/ (README "Layout"), checked on every
+# `#include "..."` of every source and header. A folder may include only the
+# folders listed for it; the pure layers (policy, nft) never reach the code
+# that talks to the kernel or runs on the node, so they stay unit-testable
+# without root and the agent can reuse them. Exit 1 and one line per
+# offending include; 0 when the tree keeps the rule.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 2
+
+# folder -> the folders its files may include (itself always allowed).
+declare -A may=(
+	[base]=""
+	[policy]="base cni/prevresult.h"
+	[nft]="base policy"
+	[cni]="base policy nft kernel"
+	[kernel]="base policy nft cni/prevresult.h"
+	[node]="base cni policy nft kernel"
+	[install]="base cni policy"
+	[agent]="base cni policy nft kernel node"
+)
+
+bad=0
+for f in plugin/*/*.[ch]; do
+	layer=${f#plugin/}
+	layer=${layer%%/*}
+	if [[ -z ${may[$layer]+x} ]]; then
+		echo "$f: folder '$layer' is not a known layer (add it to scripts/layers.sh)"
+		bad=1
+		continue
+	fi
+	while IFS= read -r inc; do
+		[[ $inc == */* ]] || { echo "$f: #include \"$inc\" names no layer folder"; bad=1; continue; }
+		dir=${inc%%/*}
+		[[ $dir == "$layer" ]] && continue
+		ok=0
+		for allowed in ${may[$layer]}; do
+			if [[ $allowed == "$dir" || $allowed == "$inc" ]]; then ok=1; fi
+		done
+		if ((!ok)); then
+			echo "$f: includes $inc, but $layer/ may include only: ${may[$layer]:-nothing else}"
+			bad=1
+		fi
+	done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f")
+done
+exit "$bad"

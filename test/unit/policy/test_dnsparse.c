@@ -1,0 +1,217 @@
+/* DNS answers (A/AAAA with TTL) parsed from wire bytes, and the resolver
+ * driver with a fake resolver. */
+#include "testutil.h"
+
+#include "policy/dnsparse.h"
+#include "kernel/resolve.h"
+
+struct msg {
+	uint8_t b[512];
+	size_t n;
+};
+
+static void put(struct msg *m, const void *p, size_t n)
+{
+	memcpy(m->b + m->n, p, n);
+	m->n += n;
+}
+
+static void put16(struct msg *m, uint16_t v)
+{
+	uint8_t x[2] = {(uint8_t)(v >> 8), (uint8_t)v};
+	put(m, x, 2);
+}
+
+static void put32(struct msg *m, uint32_t v)
+{
+	put16(m, (uint16_t)(v >> 16));
+	put16(m, (uint16_t)v);
+}
+
+/* Response header + question for s3.example.com. */
+static struct msg response(uint16_t qtype, uint16_t ancount)
+{
+	static const uint8_t qname[] = "\x02s3\x07"
+				       "example\x03"
+				       "com";
+	struct msg m = {0};
+
+	put16(&m, 0x1234);
+	put16(&m, 0x8180); /* response, recursion */
+	put16(&m, 1);
+	put16(&m, ancount);
+	put16(&m, 0);
+	put16(&m, 0);
+	put(&m, qname, sizeof(qname)); /* includes the root label's 0 */
+	put16(&m, qtype);
+	put16(&m, 1);
+	return m;
+}
+
+static void rr(struct msg *m, uint16_t type, uint32_t ttl, const void *rdata, uint16_t rdlen)
+{
+	put16(m, 0xc00c); /* pointer to the question name */
+	put16(m, type);
+	put16(m, 1);
+	put32(m, ttl);
+	put16(m, rdlen);
+	put(m, rdata, rdlen);
+}
+
+static void test_a_records(void **state)
+{
+	(void)state;
+	struct msg m = response(1, 3);
+	struct ng_resolved_name out = {0};
+	uint8_t a1[4] = {10, 50, 0, 1}, a2[4] = {10, 50, 0, 2};
+	static const uint8_t cname[] = "\x03"
+				       "cdn\xc0\x0f"; /* cdn.example.com */
+	char buf[NG_IP_STRLEN];
+
+	rr(&m, 5, 300, cname, sizeof(cname) - 1); /* CNAME first, skipped */
+	rr(&m, 1, 60, a1, 4);
+	rr(&m, 1, 0x80000000u, a2, 4); /* top bit set: treated as 0 */
+	assert_int_equal(ng_dns_parse_answers(m.b, m.n, 1, &out), 2);
+	ng_ip_format(&out.answers.v[0].ip, buf, sizeof(buf));
+	assert_string_equal(buf, "10.50.0.1");
+	assert_int_equal(out.answers.v[0].ttl, 60);
+	assert_int_equal(out.answers.v[1].ttl, 0);
+	ng_vec_free(&out.answers);
+}
+
+static void test_aaaa_records(void **state)
+{
+	(void)state;
+	struct msg m = response(28, 2);
+	struct ng_resolved_name out = {0};
+	uint8_t a6[16] = {0xfd, 0, 0, 0x50, [15] = 1};
+	uint8_t a4[4] = {1, 2, 3, 4};
+
+	rr(&m, 28, 120, a6, 16);
+	rr(&m, 1, 120, a4, 4); /* wrong type for the question: ignored */
+	assert_int_equal(ng_dns_parse_answers(m.b, m.n, 28, &out), 1);
+	assert_int_equal(out.answers.v[0].ip.fam, NG_V6);
+	ng_vec_free(&out.answers);
+}
+
+static void test_malformed(void **state)
+{
+	(void)state;
+	struct ng_resolved_name out = {0};
+	struct msg m = response(1, 1);
+	uint8_t a1[4] = {10, 0, 0, 1};
+
+	rr(&m, 1, 60, a1, 4);
+	/* Truncated anywhere: never a crash, always -1 or fewer records. */
+	for (size_t cut = 0; cut < m.n; cut++)
+		assert_true(ng_dns_parse_answers(m.b, cut, 1, &out) <= 0);
+	ng_vec_free(&out.answers);
+	assert_int_equal(ng_dns_parse_answers(NULL, 0, 1, &out), -1);
+
+	struct msg q = response(1, 1);
+	q.b[2] = 0x01; /* a query, not a response */
+	assert_int_equal(ng_dns_parse_answers(q.b, q.n, 1, &out), -1);
+
+	/* A record whose rdlength runs past the end. */
+	struct msg r = response(1, 1);
+	put16(&r, 0xc00c);
+	put16(&r, 1);
+	put16(&r, 1);
+	put32(&r, 60);
+	put16(&r, 200);
+	assert_int_equal(ng_dns_parse_answers(r.b, r.n, 1, &out), -1);
+
+	/* A reserved label type (0x40) in a name. */
+	struct msg s = response(1, 0);
+	s.b[12] = 0x42;
+	assert_int_equal(ng_dns_parse_answers(s.b, s.n, 1, &out), -1);
+	ng_vec_free(&out.answers);
+}
+
+static int fake_resolver(const char *name, long budget_ms, struct ng_resolved_name *out, struct ng_err *err)
+{
+	struct ng_answer a = {.ttl = 30};
+
+	assert_true(budget_ms > 0 && budget_ms <= 10000);
+
+	if (strcmp(name, "bad.example.com") == 0)
+		return ng_fail(err, NG_E_TRY_AGAIN, "DNS name %s did not resolve", name);
+	ng_ip_parse("10.50.0.9", &a.ip);
+	return ng_vec_push(&out->answers, &a);
+}
+
+static void test_resolve_all(void **state)
+{
+	(void)state;
+	ng_name_list names = {0};
+	ng_resolved res = {0};
+	struct ng_err err = {0};
+	const char *a = "s3.example.com", *b = "bad.example.com";
+
+	ng_vec_push(&names, &a);
+	assert_int_equal(ng_resolve_all(&names, fake_resolver, 10000, &res, &err), 0);
+	assert_int_equal(res.n, 1);
+	assert_string_equal(res.v[0].name, "s3.example.com");
+	ng_resolved_free(&res);
+	ng_vec_push(&names, &b);
+	assert_int_equal(ng_resolve_all(&names, fake_resolver, 10000, &res, &err), -1);
+	assert_int_equal(err.code, NG_E_TRY_AGAIN);
+	assert_contains(err.msg, "bad.example.com");
+	ng_resolved_free(&res);
+	ng_vec_free(&names);
+}
+
+/* A resolver that takes 30 ms per name and records the budget it got. */
+static long budgets[8];
+static int calls;
+
+static int slow_resolver(const char *name, long budget_ms, struct ng_resolved_name *out, struct ng_err *err)
+{
+	struct timespec ts = {.tv_nsec = 30 * 1000000};
+
+	budgets[calls++] = budget_ms;
+	nanosleep(&ts, NULL);
+	return fake_resolver(name, 1, out, err);
+}
+
+/* The names of one ADD share one budget: the third 30 ms name does not
+ * start after 50 ms, the error is code 11 and says how far it got, and
+ * each call is told how much is left. */
+static void test_resolve_budget(void **state)
+{
+	(void)state;
+	ng_name_list names = {0};
+	ng_resolved res = {0};
+	struct ng_err err = {0};
+	const char *n[] = {"a.example.com", "b.example.com", "c.example.com"};
+
+	for (int i = 0; i < 3; i++)
+		ng_vec_push(&names, &n[i]);
+	calls = 0;
+	assert_int_equal(ng_resolve_all(&names, slow_resolver, 50, &res, &err), -1);
+	assert_int_equal(err.code, NG_E_TRY_AGAIN);
+	assert_contains(err.msg, "budget at c.example.com (2 of 3 names resolved)");
+	assert_int_equal(calls, 2);
+	assert_true(budgets[0] <= 50 && budgets[1] < budgets[0] && budgets[1] <= 20);
+	ng_resolved_free(&res);
+
+	calls = 0;
+	assert_int_equal(ng_resolve_all(&names, slow_resolver, 1000, &res, &err), 0);
+	assert_int_equal(res.n, 3);
+	ng_resolved_free(&res);
+	ng_vec_free(&names);
+}
+
+int main(void)
+{
+	/* clang-format off */
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_a_records),
+		cmocka_unit_test(test_aaaa_records),
+		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_resolve_all),
+		cmocka_unit_test(test_resolve_budget),
+	};
+	/* clang-format on */
+	return cmocka_run_group_tests_name("dnsparse", tests, NULL, NULL);
+}
