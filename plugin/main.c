@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cni/cni.h"
+#include "cni/cniversion.h"
 #include "install/install.h"
 #include "node/cmd_logs.h"
 #include "node/cmd_stats.h"
@@ -37,7 +38,7 @@ int main(int argc, char **argv)
 	if (argc < 2)
 		return usage(stderr, 2);
 	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
-		printf("boxxkite-netguard %s (CNI 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0)\n", NG_VERSION);
+		printf("boxxkite-netguard %s (CNI %s)\n", NG_VERSION, ng_versions_text());
 		return 0;
 	}
 	if (!strcmp(argv[1], "verify"))

@@ -11,10 +11,10 @@ cd "$(dirname "$0")/.." || exit 2
 # folder -> the folders its files may include (itself always allowed).
 declare -A may=(
 	[base]=""
-	[policy]="base cni/prevresult.h"
+	[policy]="base cni/prevresult.h cni/cniversion.h"
 	[nft]="base policy"
 	[cni]="base policy nft kernel"
-	[kernel]="base policy nft cni/prevresult.h"
+	[kernel]="base policy nft cni/prevresult.h cni/cniversion.h"
 	[node]="base cni policy nft kernel"
 	[install]="base cni policy"
 	[agent]="base cni policy nft kernel node"

@@ -48,7 +48,7 @@ mutant envelope-always-passes plugin/policy/annotations.c 's/if (ng_dest_within(
 mutant del-does-nothing plugin/cni/cni.c 's/rc = ng_ruleset_delete(&nl, NG_TABLE, &v->err);/rc = 0;/' traffic.sh \
 	"1.0.0: table gone after DEL" "no table left anywhere in the world"
 # CHECK never compares.
-mutant check-always-succeeds plugin/cni/cni.c 's/rc = ng_ruleset_check(&nl, &v->policy, NG_TABLE, NULL, &v->err);/rc = 0;/' \
+mutant check-always-succeeds plugin/cni/cni.c 's/rc = ng_ruleset_check(&nl, &v->pod.policy, NG_TABLE, NULL, &v->err);/rc = 0;/' \
 	faults.sh "table deleted: CHECK fails naming it missing" "rule added: CHECK fails naming it" \
 	"names_v4_ttl flushed: CHECK fails"
 # The name rules look up the TTL twin only, not the pinned names set (in

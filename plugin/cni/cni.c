@@ -11,12 +11,15 @@
 
 #include "policy/annotations.h"
 #include "cni/cni_args.h"
+#include "cni/cniversion.h"
 #include "policy/config.h"
 #include "base/err.h"
 #include "base/json_util.h"
 #include "base/kernelver.h"
 #include "base/decision_log.h"
 #include "kernel/netns.h"
+#include "kernel/nl_netns.h"
+#include "policy/pod_policy.h"
 #include "policy/policy.h"
 #include "cni/prevresult.h"
 #include "nft/render.h"
@@ -32,10 +35,8 @@ struct inv {
 	json_t *root;
 	struct ng_config cfg;
 	struct ng_cni_args args;
-	struct ng_annotations ann;
 	struct ng_prev prev;
-	struct ng_policy policy;
-	ng_resolved resolved;
+	struct ng_pod_policy pod; /* the decision and, when enforced, the policy */
 	struct ng_log log;
 	struct ng_err err;
 	FILE *out;
@@ -52,7 +53,7 @@ static const char *env(const char *name)
 
 static const char *out_version(const struct inv *v)
 {
-	return ng_version_supported(v->cfg.cni_version) ? v->cfg.cni_version : "1.1.0";
+	return ng_version_supported(v->cfg.cni_version) ? v->cfg.cni_version : NG_CNI_VERSION_LATEST;
 }
 
 static void print_json(FILE *out, json_t *j)
@@ -205,7 +206,7 @@ static int open_pod_socket(struct inv *v, struct ng_nl *nl)
 		return -1;
 	if (st == NG_NETNS_GONE)
 		return ng_fail(&v->err, NG_E_NETNS, "CNI_NETNS %s is not a network namespace", v->netns_path);
-	rc = ng_nl_open_netns(fd, v->policy.raw_guard ? v->policy.ifname : NULL, nl, &v->err);
+	rc = ng_nl_open_netns(fd, v->pod.policy.raw_guard ? v->pod.policy.ifname : NULL, nl, &v->err);
 	close(fd);
 	return rc;
 }
@@ -223,58 +224,62 @@ static int print_prev(struct inv *v)
 	return 0;
 }
 
+/* ADD resolves the policy's DNS names from the node's namespace (where the
+ * plugin runs), within one budget for all of them. */
+static int resolve_names(const ng_name_list *names, ng_resolved *out, void *ctx, struct ng_err *err)
+{
+	(void)ctx;
+	return ng_resolve_all(names, ng_resolve_system, NG_RESOLVE_BUDGET_MS, out, err);
+}
+
+/* The pod's decision and policy (policy/pod_policy.h), the same for ADD,
+ * CHECK and verify; logs refusals and errors under their own word. */
+static int decide(struct inv *v, ng_names_fn resolve)
+{
+	struct ng_pod_id pod = pod_id(v);
+	int rc = ng_pod_policy_build(v->root, &v->cfg, &v->prev, &pod, resolve, NULL, &v->pod, &v->err);
+
+	if (rc == NG_POD_ERROR)
+		return fail(v, "error");
+	if (rc < 0)
+		return fail(v, "refused");
+	return 0;
+}
+
 static int cmd_add(struct inv *v, FILE *in)
 {
-	char reason[512];
-	struct ng_pod_id pod;
-	ng_name_list names = {0};
-	bool enforced;
 	int rc;
 	struct ng_nl nl;
 
 	if (need_env(v, true) < 0)
 		return fail(v, "error");
-	if (load(v, in) < 0 || load_prev(v) < 0 ||
-	    ng_annotations_parse(v->root, &v->cfg, &v->ann, &v->err) < 0 ||
-	    ng_select(&v->cfg, v->args.pod_namespace, &v->ann, &enforced, reason, sizeof(reason), &v->err) <
-		    0)
+	if (load(v, in) < 0 || load_prev(v) < 0)
 		return fail(v, "refused");
-	if (!enforced) {
+	if ((rc = decide(v, resolve_names)) != 0)
+		return rc;
+	if (!v->pod.enforced) {
 		if (print_prev(v) < 0)
 			return fail(v, "error");
-		ng_log_emit(&v->log, "skipped", reason, 0);
+		ng_log_emit(&v->log, "skipped", v->pod.reason, 0);
 		return 0;
 	}
-
-	/* DNS first, from the node's namespace, then the pure compile. */
-	rc = ng_policy_names(&v->cfg, &v->ann, &names);
-	if (rc == 0)
-		rc = ng_resolve_all(&names, ng_resolve_system, NG_RESOLVE_BUDGET_MS, &v->resolved, &v->err);
-	else
-		ng_fail(&v->err, NG_E_INTERNAL, "out of memory");
-	ng_vec_free(&names);
-	if (rc < 0)
-		return fail(v, "error");
-	pod = pod_id(v);
-	if (ng_policy_compile(&v->cfg, &v->ann, &v->prev, &v->resolved, &pod, &v->policy, &v->err) < 0)
-		return fail(v, "refused");
-	v->policy.names_at = time(NULL); /* for the pinned name sets' expiry comments */
-	if (v->policy.raw_guard && guard_kernel(v) < 0)
+	v->pod.policy.names_at = time(NULL); /* for the pinned name sets' expiry comments */
+	if (v->pod.policy.raw_guard && guard_kernel(v) < 0)
 		return fail(v, "error");
 
 	if (open_pod_socket(v, &nl) < 0)
 		return fail(v, "error");
-	rc = ng_ruleset_apply(&nl, &v->policy, NG_TABLE, &v->err);
+	rc = ng_ruleset_apply(&nl, &v->pod.policy, NG_TABLE, &v->err);
 	ng_nl_close(&nl);
 	if (rc < 0)
 		return fail(v, "error");
 	if (print_prev(v) < 0)
 		return fail(v, "error");
 	ng_log_set(&v->log, "allow_elements",
-		   json_integer((json_int_t)v->policy.allow[0].n + (json_int_t)v->policy.allow[1].n));
+		   json_integer((json_int_t)v->pod.policy.allow[0].n + (json_int_t)v->pod.policy.allow[1].n));
 	ng_log_set(&v->log, "name_elements",
-		   json_integer((json_int_t)v->policy.names[0].n + (json_int_t)v->policy.names[1].n));
-	ng_log_emit(&v->log, "enforced", reason, 0);
+		   json_integer((json_int_t)v->pod.policy.names[0].n + (json_int_t)v->pod.policy.names[1].n));
+	ng_log_emit(&v->log, "enforced", v->pod.reason, 0);
 	return 0;
 }
 
@@ -321,8 +326,6 @@ static int cmd_del(struct inv *v, FILE *in)
 
 static int cmd_check(struct inv *v, FILE *in)
 {
-	char reason[512];
-	struct ng_pod_id pod;
 	struct ng_snapshot snap = {0};
 	struct ng_nl nl;
 	bool enforced;
@@ -335,23 +338,21 @@ static int cmd_check(struct inv *v, FILE *in)
 			v->cfg.cni_version);
 		return fail(v, "error");
 	}
-	if (load_prev(v) < 0 || ng_annotations_parse(v->root, &v->cfg, &v->ann, &v->err) < 0 ||
-	    ng_select(&v->cfg, v->args.pod_namespace, &v->ann, &enforced, reason, sizeof(reason), &v->err) <
-		    0)
+	if (load_prev(v) < 0)
 		return fail(v, "refused");
-	pod = pod_id(v);
-	if (enforced && ng_policy_compile(&v->cfg, &v->ann, &v->prev, NULL, &pod, &v->policy, &v->err) < 0)
-		return fail(v, "refused");
+	if ((rc = decide(v, NULL)) != 0)
+		return rc;
+	enforced = v->pod.enforced;
 	if (open_pod_socket(v, &nl) < 0)
 		return fail(v, "error");
 	if (enforced) {
-		rc = ng_ruleset_check(&nl, &v->policy, NG_TABLE, NULL, &v->err);
+		rc = ng_ruleset_check(&nl, &v->pod.policy, NG_TABLE, NULL, &v->err);
 	} else {
 		rc = ng_ruleset_snapshot(&nl, NG_TABLE, &snap, &v->err);
 		if (rc == 0)
 			rc = ng_fail(&v->err, NG_E_CHECK,
 				     "table inet %s is present but the pod is not enforced: %s", NG_TABLE,
-				     reason);
+				     v->pod.reason);
 		else if (rc == -ENOENT)
 			rc = 0;
 		ng_snapshot_free(&snap);
@@ -359,7 +360,7 @@ static int cmd_check(struct inv *v, FILE *in)
 	ng_nl_close(&nl);
 	if (rc < 0)
 		return fail(v, "differs");
-	ng_log_emit(&v->log, "verified", enforced ? "ruleset matches the policy" : reason, 0);
+	ng_log_emit(&v->log, "verified", enforced ? "ruleset matches the policy" : v->pod.reason, 0);
 	return 0;
 }
 
@@ -387,7 +388,7 @@ static int cmd_version(struct inv *v, FILE *in)
 	for (int i = 0; ng_supported_versions[i]; i++)
 		json_array_append_new(list, json_string(ng_supported_versions[i]));
 	json_object_set_new(o, "cniVersion",
-			    json_string(want && ng_version_supported(want) ? want : "1.1.0"));
+			    json_string(want && ng_version_supported(want) ? want : NG_CNI_VERSION_LATEST));
 	json_object_set_new(o, "supportedVersions", list);
 	print_json(v->out, o);
 	json_decref(o);
@@ -426,10 +427,8 @@ int ng_cni_main(FILE *in, FILE *out)
 		rc = fail(&v, "error");
 	}
 
-	ng_policy_free(&v.policy);
-	ng_resolved_free(&v.resolved);
+	ng_pod_policy_free(&v.pod);
 	ng_prev_free(&v.prev);
-	ng_annotations_free(&v.ann);
 	ng_config_free(&v.cfg);
 	json_decref(v.root);
 	return rc;

@@ -1,3 +1,4 @@
+#include "cni/cniversion.h"
 #include "cni/prevresult.h"
 
 #include <stdio.h>

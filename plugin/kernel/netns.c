@@ -21,6 +21,18 @@ static bool same_ns(const struct stat *a, const char *other)
 	return a->st_dev == b.st_dev && a->st_ino == b.st_ino;
 }
 
+bool ng_netns_same(const char *a, const char *b)
+{
+	struct stat x;
+
+	return stat(a, &x) == 0 && same_ns(&x, b);
+}
+
+bool ng_netns_is_node(const char *path)
+{
+	return ng_netns_same(path, "/proc/self/ns/net") || ng_netns_same(path, "/proc/1/ns/net");
+}
+
 int ng_netns_open(const char *path, int *fd, enum ng_netns_status *status, struct ng_err *err)
 {
 	struct stat st;

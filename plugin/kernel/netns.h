@@ -5,6 +5,8 @@
 #ifndef NG_NETNS_H
 #define NG_NETNS_H
 
+#include <stdbool.h>
+
 #include "base/err.h"
 
 enum ng_netns_status {
@@ -18,6 +20,11 @@ enum ng_netns_status {
  * *status OK; 0 with *status GONE and *fd = -1 when there is no namespace
  * any more; -1 with err (code 112, or 4 for the node's own namespace). */
 int ng_netns_open(const char *path, int *fd, enum ng_netns_status *status, struct ng_err *err);
+
+/* Whether two paths name the same namespace (same device and inode); and
+ * whether a path names the node's: this process's or PID 1's. */
+bool ng_netns_same(const char *a, const char *b);
+bool ng_netns_is_node(const char *path);
 
 /* Runs fn(data) inside the namespace `fd`, then returns to the original
  * one. If returning fails the process aborts: carrying on in the pod's

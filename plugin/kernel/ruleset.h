@@ -8,10 +8,6 @@
 #include "policy/policy.h"
 #include "nft/snapshot.h"
 
-/* Opens a netfilter socket inside the namespace `netns_fd`; with `link`,
- * that interface must exist there (code 112 otherwise). */
-int ng_nl_open_netns(int netns_fd, const char *link, struct ng_nl *nl, struct ng_err *err);
-
 /* One transaction replacing `table` with the policy. Retried once, with a
  * freshly numbered batch, when replies were lost (the batch is idempotent). */
 int ng_ruleset_apply(struct ng_nl *nl, const struct ng_policy *p, const char *table, struct ng_err *err);

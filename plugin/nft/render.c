@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "nft/render_objs.h"
+#include "nft/render_raw.h"
 #include "nft/rulebuild.h"
 
 static int rule_common_head(struct ng_batch *b, const char *chain, bool egress)

@@ -47,9 +47,6 @@ int ng_render_counter(struct ng_batch *b, const char *name);
 int ng_render_refuse_chain(const struct ng_policy *p, struct ng_batch *b, const char *chain,
 			   const char *counter, const char *category, bool reject, const char *what);
 
-/* The netdev table's body (render_raw.c), from the inet table's set list. */
-int ng_render_raw_body(const struct ng_policy *p, struct ng_batch *b, const struct ng_set_spec *inet_sets);
-
 /* `[meta l4proto P] [meta nfproto F] [tcp flags & (syn|ack) != syn]
  * <key> @set [@also] accept` (or `jump <jump>`). */
 struct ng_lookup_rule {

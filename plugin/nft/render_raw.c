@@ -50,6 +50,7 @@
 
 #include "nft/render.h"
 #include "nft/render_objs.h"
+#include "nft/render_raw.h"
 #include "nft/rulebuild.h"
 
 #define ETHERTYPE_OFFSET 12 /* in the Ethernet header */

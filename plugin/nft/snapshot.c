@@ -8,7 +8,6 @@
 #include <libnftnl/rule.h>
 #include <libnftnl/set.h>
 #include <libnftnl/table.h>
-#include <libnftnl/udata.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>
@@ -19,14 +18,14 @@
 
 #include "nft/render.h"
 #include "nft/render_sets.h"
-
-#define LINE_MAX_ 4096
+#include "nft/snapnames.h"
+#include "nft/snaptext.h"
 
 static void add_line(struct ng_snapshot *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void add_line(struct ng_snapshot *s, const char *fmt, ...)
 {
-	char buf[LINE_MAX_], *copy;
+	char buf[NG_SNAP_LINE_MAX], *copy;
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -46,38 +45,6 @@ static bool other_table(const struct ng_snapshot *s, const char *table)
 	return s->table && table && strcmp(s->table, table) != 0;
 }
 
-static void hex(char *out, size_t outlen, const void *data, uint32_t len)
-{
-	const uint8_t *p = data;
-	size_t o = 0;
-
-	out[0] = '\0';
-	for (uint32_t i = 0; p && i < len && o + 3 < outlen; i++)
-		o += (size_t)snprintf(out + o, outlen - o, "%02x", p[i]);
-}
-
-/* The comment in a rule's or table's userdata (type 0 in both). */
-static void udata_comment(const void *data, uint32_t len, char *out, size_t outlen)
-{
-	const uint8_t *p = data;
-	uint32_t off = 0;
-
-	out[0] = '\0';
-	while (p && off + 2 <= len) {
-		uint8_t type = p[off], l = p[off + 1];
-
-		if (off + 2u + l > len)
-			break;
-		if (type == 0 && l > 0) {
-			snprintf(out, outlen, "%.*s", (int)l - 1, (const char *)p + off + 2);
-			return;
-		}
-		off += 2u + l;
-	}
-}
-
-static void problem(struct ng_snapshot *s, const char *msg);
-
 /* A message libnftnl cannot parse must not vanish from the comparison: an
  * object we cannot read is an object we cannot vouch for. */
 static void unreadable(struct ng_snapshot *s, const char *kind)
@@ -85,7 +52,7 @@ static void unreadable(struct ng_snapshot *s, const char *kind)
 	char msg[128];
 
 	snprintf(msg, sizeof(msg), "a %s message could not be parsed", kind);
-	problem(s, msg);
+	ng_snap_problem(s, msg);
 }
 
 static void snap_table(struct ng_snapshot *s, const struct nlmsghdr *nlh)
@@ -105,7 +72,7 @@ static void snap_table(struct ng_snapshot *s, const struct nlmsghdr *nlh)
 		return;
 	}
 	ud = nftnl_table_get_data(t, NFTNL_TABLE_USERDATA, &len);
-	udata_comment(ud, len, comment, sizeof(comment));
+	ng_snap_comment(ud, len, comment, sizeof(comment));
 	/* Flags matter: `dormant` unregisters every base chain of the table
 	 * while leaving its rules exactly as they were. */
 	add_line(s, "table %s %s flags 0x%x comment \"%s\"",
@@ -151,7 +118,7 @@ static void snap_set(struct ng_snapshot *s, const struct nlmsghdr *nlh)
 		return;
 	}
 	p = nftnl_set_get_data(set, NFTNL_SET_USERDATA, &len);
-	hex(ud, sizeof(ud), p, p ? len : 0);
+	ng_snap_hex(ud, sizeof(ud), p, p ? len : 0);
 	len = 0;
 	p = nftnl_set_get_data(set, NFTNL_SET_DESC_CONCAT, &len);
 	for (uint32_t i = 0; p && i < len; i++) {
@@ -166,119 +133,6 @@ static void snap_set(struct ng_snapshot *s, const struct nlmsghdr *nlh)
 		 nftnl_set_is_set(set, NFTNL_SET_DESC_SIZE) ? nftnl_set_get_u32(set, NFTNL_SET_DESC_SIZE) : 0,
 		 ud);
 	nftnl_set_free(set);
-}
-
-/* Reads protocol and port range out of a name-set key (addr . proto . port)
- * and checks them against the name entries' shapes. */
-static void problem(struct ng_snapshot *s, const char *msg)
-{
-	char *copy = strdup(msg);
-
-	if (!copy || ng_vec_push(&s->problems, &copy) < 0) {
-		free(copy);
-		s->oom = true;
-	}
-}
-
-static void check_name_elem(struct ng_snapshot *s, const char *set, const uint8_t *key, uint32_t klen,
-			    const uint8_t *end, uint32_t elen)
-{
-	uint32_t alen = strncmp(set, NG_SET_NAMES_V4, strlen(NG_SET_NAMES_V4)) == 0 ? 4 : 16;
-	uint16_t lo, hi;
-	uint8_t proto;
-	char msg[LINE_MAX_], k[160];
-
-	if (klen != alen + 8 || (end && elen != klen)) {
-		hex(k, sizeof(k), key, klen);
-		snprintf(msg, sizeof(msg), "set %s: element %s has the wrong key length", set, k);
-		goto bad;
-	}
-	proto = key[alen];
-	memcpy(&lo, key + alen + 4, 2);
-	memcpy(&hi, (end ? end : key) + alen + 4, 2);
-	lo = ntohs(lo);
-	hi = ntohs(hi);
-	for (size_t i = 0; s->name_ports && i < s->name_ports->n; i++) {
-		const struct ng_elem *np = &s->name_ports->v[i];
-
-		if (np->proto == proto && np->p_lo <= lo && hi <= np->p_hi)
-			return;
-	}
-	hex(k, sizeof(k), key, klen);
-	snprintf(msg, sizeof(msg),
-		 "set %s: element %s (protocol %u, ports %u-%u) matches no DNS-name entry of the config", set,
-		 k, proto, lo, hi);
-bad:
-	problem(s, msg);
-}
-
-/* A name-set element as read from the kernel, kept for the cross-check of
- * the pinned set against its _ttl twin (ng_snapshot_check_names). */
-static void keep_name_elem(struct ng_snapshot *s, const char *set, bool ttl, const char *key,
-			   struct nftnl_set_elem *e)
-{
-	struct ng_name_elem ne = {.ttl = ttl};
-	uint32_t len = 0;
-	const void *ud;
-	char comment[128];
-
-	snprintf(ne.set, sizeof(ne.set), "%.*s", (int)(sizeof(ne.set) - 1), set);
-	snprintf(ne.key, sizeof(ne.key), "%s", key);
-	ud = nftnl_set_elem_get(e, NFTNL_SET_ELEM_USERDATA, &len);
-	if (!ttl && ud) {
-		udata_comment(ud, len, comment, sizeof(comment));
-		ne.expires = ng_expiry_parse(comment);
-	}
-	if (ng_vec_push(&s->name_elems, &ne) < 0)
-		s->oom = true;
-}
-
-static bool is_name_set(const char *name, bool *ttl)
-{
-	static const char *const bases[] = {NG_SET_NAMES_V4, NG_SET_NAMES_V6};
-
-	for (int i = 0; i < 2; i++) {
-		size_t n = strlen(bases[i]);
-
-		if (strncmp(name, bases[i], n) != 0)
-			continue;
-		if (name[n] == '\0' || !strcmp(name + n, NG_TTL_SUFFIX)) {
-			*ttl = name[n] != '\0';
-			return true;
-		}
-	}
-	return false;
-}
-
-void ng_snapshot_check_names(struct ng_snapshot *s, time_t now)
-{
-	char msg[LINE_MAX_];
-
-	for (size_t i = 0; i < s->name_elems.n; i++) {
-		const struct ng_name_elem *a = &s->name_elems.v[i];
-		bool twin = false;
-
-		for (size_t j = 0; j < s->name_elems.n && !twin; j++) {
-			const struct ng_name_elem *b = &s->name_elems.v[j];
-
-			twin = b->ttl != a->ttl && !strcmp(a->key, b->key) &&
-			       !strncmp(a->set, b->set, strlen(NG_SET_NAMES_V4));
-		}
-		if (twin)
-			continue;
-		if (a->ttl) {
-			snprintf(msg, sizeof(msg),
-				 "set %s: element %s was not resolved at ADD (not in the pinned set): added "
-				 "by hand?",
-				 a->set, a->key);
-			problem(s, msg);
-		} else if (a->expires > now + NG_EXPIRY_GRACE) {
-			snprintf(msg, sizeof(msg),
-				 "set %s%s: element %s is missing before its expiry: removed by hand?",
-				 a->set, NG_TTL_SUFFIX, a->key);
-			problem(s, msg);
-		}
-	}
 }
 
 static void snap_elems(struct ng_snapshot *s, const struct nlmsghdr *nlh)
@@ -301,7 +155,7 @@ static void snap_elems(struct ng_snapshot *s, const struct nlmsghdr *nlh)
 	name = nftnl_set_get_str(set, NFTNL_SET_NAME);
 	if (!name)
 		name = "?";
-	dynamic = s->name_ports && is_name_set(name, &ttl);
+	dynamic = s->name_ports && ng_snap_is_name_set(name, &ttl);
 	it = nftnl_set_elems_iter_create(set);
 	while (it && (e = nftnl_set_elems_iter_next(it))) {
 		uint32_t klen = 0, elen = 0, flags = 0;
@@ -311,15 +165,13 @@ static void snap_elems(struct ng_snapshot *s, const struct nlmsghdr *nlh)
 
 		if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_FLAGS))
 			flags = nftnl_set_elem_get_u32(e, NFTNL_SET_ELEM_FLAGS);
-		hex(k, sizeof(k), key, key ? klen : 0);
-		hex(ke, sizeof(ke), end, end ? elen : 0);
+		ng_snap_hex(k, sizeof(k), key, key ? klen : 0);
+		ng_snap_hex(ke, sizeof(ke), end, end ? elen : 0);
 		if (dynamic) {
 			char both[330];
 
 			snprintf(both, sizeof(both), "%s-%s", k, ke);
-			if (!ttl)
-				check_name_elem(s, name, key, key ? klen : 0, end, end ? elen : 0);
-			keep_name_elem(s, name, ttl, both, e);
+			ng_snap_name_elem(s, name, ttl, key, key ? klen : 0, end, end ? elen : 0, both, e);
 			continue;
 		}
 		add_line(s, "set %s element %s%s%s flags 0x%x", name, k, end ? " - " : "", ke, flags);
@@ -361,7 +213,7 @@ static void snap_chain(struct ng_snapshot *s, const struct nlmsghdr *nlh)
 }
 
 struct expr_text {
-	char buf[LINE_MAX_];
+	char buf[NG_SNAP_LINE_MAX];
 	size_t len;
 };
 
@@ -423,7 +275,7 @@ static void snap_rule(struct ng_snapshot *s, const struct nlmsghdr *nlh)
 	chain = nftnl_rule_get_str(r, NFTNL_RULE_CHAIN);
 	nftnl_expr_foreach(r, expr_cb, t);
 	ud = nftnl_rule_get_data(r, NFTNL_RULE_USERDATA, &len);
-	udata_comment(ud, len, comment, sizeof(comment));
+	ng_snap_comment(ud, len, comment, sizeof(comment));
 	add_line(s, "chain %s rule %03u: %scomment \"%s\"", chain, next_rule_index(s, chain), t->buf,
 		 comment);
 	free(t);
@@ -480,189 +332,6 @@ int ng_snapshot_from_batch(struct ng_snapshot *s, const struct ng_batch *b)
 
 /* Appends "line\n" when it fits whole; a detail list loses lines, never
  * halves of them. */
-static void append_line(char *buf, size_t size, const char *line)
-{
-	size_t used = strlen(buf), n = strlen(line);
-
-	if (used + n + 2 > size)
-		return;
-	memcpy(buf + used, line, n);
-	buf[used + n] = '\n';
-	buf[used + n + 1] = '\0';
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The differences found so far: a count, the first, and up to a dozen. */
-struct diffs {
-	char first[sizeof(((struct ng_err *)0)->msg)];
-	char details[sizeof(((struct ng_err *)0)->details)];
-	size_t n;
-};
-
-static void note(struct diffs *d, const char *one)
-{
-	if (d->n++ == 0)
-		snprintf(d->first, sizeof(d->first), "%.400s", one);
-	if (d->n <= 12)
-		append_line(d->details, sizeof(d->details), one);
-}
-
-/* Splits "chain NAME rule NNN: BODY"; false for other lines. */
-static bool rule_parts(const char *l, const char **chain, size_t *chain_len, const char **body)
-{
-	const char *sp, *colon;
-
-	if (strncmp(l, "chain ", 6) != 0 || !(sp = strchr(l + 6, ' ')) || strncmp(sp, " rule ", 6) != 0 ||
-	    !(colon = strstr(sp, ": ")))
-		return false;
-	*chain = l + 6;
-	*chain_len = (size_t)(sp - *chain);
-	*body = colon + 2;
-	return true;
-}
-
-/* The bodies of one chain's rules, in order. */
-static size_t chain_rules(const struct ng_snapshot *s, const char *chain, size_t len, const char **out,
-			  size_t cap)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < s->lines.n && n < cap; i++) {
-		const char *c, *body;
-		size_t cl;
-
-		if (rule_parts(s->lines.v[i], &c, &cl, &body) && cl == len && !strncmp(c, chain, len))
-			out[n++] = body;
-	}
-	return n;
-}
-
-#define MAX_RULES 256
-
-/* Compares one chain's rules as sequences (longest common subsequence), so
- * one inserted rule is one difference, not a shift of every rule after it. */
-static void diff_chain(const struct ng_snapshot *want, const struct ng_snapshot *have, const char *chain,
-		       size_t len, struct diffs *d)
-{
-	const char *w[MAX_RULES], *h[MAX_RULES];
-	size_t n = chain_rules(want, chain, len, w, MAX_RULES),
-	       m = chain_rules(have, chain, len, h, MAX_RULES);
-	unsigned short *lcs = calloc((n + 1) * (m + 1), sizeof(*lcs));
-	char one[460];
-	size_t i = 0, j = 0;
-
-	if (!lcs) {
-		note(d, "out of memory while comparing rules");
-		return;
-	}
-#define L(a, b) lcs[(a) * (m + 1) + (b)]
-	for (size_t a = n; a-- > 0;)
-		for (size_t b = m; b-- > 0;)
-			L(a, b) = !strcmp(w[a], h[b])          ? (unsigned short)(L(a + 1, b + 1) + 1)
-				  : L(a + 1, b) >= L(a, b + 1) ? L(a + 1, b)
-							       : L(a, b + 1);
-	while (i < n || j < m) {
-		if (i < n && j < m && !strcmp(w[i], h[j])) {
-			i++;
-			j++;
-		} else if (j < m && (i == n || L(i, j + 1) >= L(i + 1, j))) {
-			snprintf(one, sizeof(one), "unexpected rule at position %zu of chain %.*s: %.380s",
-				 j + 1, (int)len, chain, h[j]);
-			note(d, one);
-			j++;
-		} else {
-			snprintf(one, sizeof(one), "missing rule %zu of chain %.*s: %.380s", i + 1, (int)len,
-				 chain, w[i]);
-			note(d, one);
-			i++;
-		}
-	}
-#undef L
-	free(lcs);
-}
-
-/* Every chain that has rules in either snapshot, each compared once. */
-static void diff_rules(const struct ng_snapshot *want, const struct ng_snapshot *have, struct diffs *d)
-{
-	const struct ng_snapshot *both[2] = {want, have};
-
-	for (int k = 0; k < 2; k++) {
-		for (size_t i = 0; i < both[k]->lines.n; i++) {
-			const char *c, *body, *c2, *b2;
-			size_t cl, cl2;
-			bool seen = false;
-
-			if (!rule_parts(both[k]->lines.v[i], &c, &cl, &body))
-				continue;
-			/* Compared already: in an earlier line of this snapshot,
-			 * or (for `have`) anywhere in `want`. */
-			for (size_t j = 0; j < i && !seen; j++)
-				seen = rule_parts(both[k]->lines.v[j], &c2, &cl2, &b2) && cl2 == cl &&
-				       !strncmp(c, c2, cl);
-			for (size_t j = 0; k == 1 && j < want->lines.n && !seen; j++)
-				seen = rule_parts(want->lines.v[j], &c2, &cl2, &b2) && cl2 == cl &&
-				       !strncmp(c, c2, cl);
-			if (!seen)
-				diff_chain(want, have, c, cl, d);
-		}
-	}
-}
-
-int ng_snapshot_diff(struct ng_snapshot *want, struct ng_snapshot *have, struct ng_err *err)
-{
-	struct diffs d = {0};
-	size_t i = 0, j = 0;
-	const char *c, *body;
-	size_t cl;
-
-	if (want->oom || have->oom)
-		return ng_fail(err, NG_E_INTERNAL, "out of memory while comparing rulesets");
-	/* Rules first, in their order; then every other object as a set. */
-	diff_rules(want, have, &d);
-	qsort(want->lines.v, want->lines.n, sizeof(char *), cmp_str);
-	qsort(have->lines.v, have->lines.n, sizeof(char *), cmp_str);
-	while (i < want->lines.n || j < have->lines.n) {
-		const char *w = i < want->lines.n ? want->lines.v[i] : NULL;
-		const char *h = j < have->lines.n ? have->lines.v[j] : NULL;
-		int cmp = !w ? 1 : !h ? -1 : strcmp(w, h);
-		char one[400];
-
-		if (w && rule_parts(w, &c, &cl, &body)) {
-			i++;
-			continue;
-		}
-		if (h && rule_parts(h, &c, &cl, &body)) {
-			j++;
-			continue;
-		}
-		if (cmp == 0) {
-			i++;
-			j++;
-			continue;
-		}
-		if (cmp < 0) {
-			snprintf(one, sizeof(one), "missing: %.380s", w);
-			i++;
-		} else {
-			snprintf(one, sizeof(one), "unexpected: %.380s", h);
-			j++;
-		}
-		note(&d, one);
-	}
-	for (size_t k = 0; k < have->problems.n; k++)
-		note(&d, have->problems.v[k]);
-	if (d.n == 0)
-		return 0;
-	ng_fail(err, NG_E_CHECK, "ruleset differs from the policy (%zu difference%s); first: %s", d.n,
-		d.n == 1 ? "" : "s", d.first);
-	ng_err_details(err, "%s", d.details);
-	return -1;
-}
-
 void ng_snapshot_free(struct ng_snapshot *s)
 {
 	for (size_t i = 0; i < s->lines.n; i++)

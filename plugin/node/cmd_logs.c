@@ -219,8 +219,7 @@ out:
 int ng_logs_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"netns", required_argument, NULL, 'n'},
-		{"pid", required_argument, NULL, 'p'},
+		NG_TARGET_OPTIONS,
 		{"group", required_argument, NULL, 'g'},
 		{"duration", required_argument, NULL, 'd'},
 		{"count", required_argument, NULL, 'c'},
@@ -229,20 +228,20 @@ int ng_logs_main(int argc, char **argv)
 	};
 	struct logs lg = {0};
 	struct ng_err err = {0};
-	const char *netns = NULL;
+	struct ng_target t = {.cmd = "logs"};
 	bool have_group = false;
 	char path[4096];
-	long pid = 0, n = 0;
-	int c, fd;
+	long n = 0;
+	int c, fd, taken;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'n': netns = optarg; break;
-		case 'p':
-			if (!ng_arg_long("logs", "pid", optarg, 1, 0x7fffffff, &pid))
+		if ((taken = ng_target_opt(&t, c, optarg)) != 0) {
+			if (taken < 0)
 				return 2;
-			break;
+			continue;
+		}
+		switch (c) {
 		case 'g':
 			if (!ng_arg_long("logs", "group", optarg, 0, 65535, &n))
 				return 2;
@@ -269,7 +268,7 @@ int ng_logs_main(int argc, char **argv)
 			"boxxkite-netguard logs: --group N (the config's log.nflogGroup) is required\n");
 		return 2;
 	}
-	fd = ng_target_open("logs", netns, (int)pid, path, sizeof(path));
+	fd = ng_target_open(&t, path, sizeof(path));
 	if (fd < 0)
 		return 2;
 	signal(SIGINT, on_signal);

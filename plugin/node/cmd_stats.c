@@ -137,27 +137,25 @@ static void print_json(const struct stats *st, const char *netns, FILE *out)
 int ng_stats_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"netns", required_argument, NULL, 'n'},
-		{"pid", required_argument, NULL, 'p'},
+		NG_TARGET_OPTIONS,
 		{"prometheus", no_argument, NULL, 'P'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *netns = NULL;
+	struct ng_target t = {.cmd = "stats"};
 	char path[4096];
 	struct stats st = {0};
 	bool prom = false;
-	long pid = 0;
-	int c, fd;
+	int c, fd, taken;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'n': netns = optarg; break;
-		case 'p':
-			if (!ng_arg_long("stats", "pid", optarg, 1, 0x7fffffff, &pid))
+		if ((taken = ng_target_opt(&t, c, optarg)) != 0) {
+			if (taken < 0)
 				return 2;
-			break;
+			continue;
+		}
+		switch (c) {
 		case 'P': prom = true; break;
 		case 'h':
 			printf("usage: boxxkite-netguard stats (--netns PATH | --pid PID) [--prometheus]\n");
@@ -165,7 +163,7 @@ int ng_stats_main(int argc, char **argv)
 		default: return 2;
 		}
 	}
-	fd = ng_target_open("stats", netns, (int)pid, path, sizeof(path));
+	fd = ng_target_open(&t, path, sizeof(path));
 	if (fd < 0)
 		return 2;
 	if (ng_netns_run(fd, read_inside, &st, &st.err) < 0)

@@ -2,10 +2,28 @@
 
 #include <stdio.h>
 
+#include "base/cliarg.h"
 #include "kernel/netns.h"
 
-int ng_target_open(const char *cmd, const char *netns, int pid, char *path, size_t len)
+int ng_target_opt(struct ng_target *t, int c, const char *arg)
 {
+	long n;
+
+	switch (c) {
+	case 'n': t->netns = arg; return 1;
+	case 'p':
+		if (!ng_arg_long(t->cmd, "pid", arg, 1, 0x7fffffff, &n))
+			return -1;
+		t->pid = (int)n;
+		return 1;
+	default: return 0;
+	}
+}
+
+int ng_target_open(const struct ng_target *t, char *path, size_t len)
+{
+	const char *cmd = t->cmd, *netns = t->netns;
+	int pid = t->pid;
 	struct ng_err err = {0};
 	enum ng_netns_status st;
 	int fd;

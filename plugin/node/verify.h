@@ -7,9 +7,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "node/target.h"
+
 struct ng_verify_opts {
-	const char *netns;       /* --netns PATH */
-	int pid;                 /* --pid PID (a process in the pod) */
+	struct ng_target target; /* --netns PATH | --pid PID */
 	const char *config;      /* --config FILE|DIR (default: /etc/cni/net.d if it has our entry) */
 	const char *annotations; /* --annotations JSON */
 	int process;             /* --process PID: layer one for an exec'd process */

@@ -5,8 +5,7 @@
 #include <string.h>
 
 #include "base/json_util.h"
-
-const char *const ng_supported_versions[] = {"0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0", NULL};
+#include "cni/cniversion.h"
 
 /* Cloud metadata endpoints, refused before any allow rule (guide section 1).
  * Not all of 169.254.0.0/16: node-local DNS and EKS Pod Identity live there. */
@@ -23,30 +22,6 @@ static const char *const builtin_metadata[] = {
 	"fe80::a9fe:a9fe",    /* OpenStack over IPv6 */
 	NULL,
 };
-
-bool ng_version_supported(const char *v)
-{
-	for (int i = 0; ng_supported_versions[i]; i++)
-		if (strcmp(v, ng_supported_versions[i]) == 0)
-			return true;
-	return false;
-}
-
-int ng_version_cmp(const char *a, const char *b)
-{
-	/* Both are cniVersion strings checked against the supported list (or
-	 * constants); a malformed part reads as 0. */
-	for (int i = 0; i < 3; i++) {
-		char *ea, *eb;
-		unsigned long x = strtoul(a, &ea, 10), y = strtoul(b, &eb, 10);
-
-		if (x != y)
-			return x < y ? -1 : 1;
-		a = *ea == '.' ? ea + 1 : ea;
-		b = *eb == '.' ? eb + 1 : eb;
-	}
-	return 0;
-}
 
 /* Recursion depth is bounded by jansson's own nesting limit (2048). */
 /* A path to a JSON value as a chain of segments on the stack: formatted
@@ -495,10 +470,8 @@ static int parse_header(const json_t *root, struct ng_config *cfg, struct ng_err
 		return ng_fail(err, NG_E_CONFIG, "cniVersion: must be a version string");
 	snprintf(cfg->cni_version, sizeof(cfg->cni_version), "%s", json_string_value(v));
 	if (!ng_version_supported(cfg->cni_version))
-		return ng_fail(
-			err, NG_E_VERSION,
-			"cniVersion \"%s\" is not supported (supported: 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0)",
-			cfg->cni_version);
+		return ng_fail(err, NG_E_VERSION, "cniVersion \"%s\" is not supported (supported: %s)",
+			       cfg->cni_version, ng_versions_text());
 
 	v = json_object_get(root, "name");
 	if (v && !json_is_string(v))

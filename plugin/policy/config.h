@@ -59,12 +59,6 @@ struct ng_config {
 int ng_config_parse(const json_t *root, struct ng_config *cfg, struct ng_err *err);
 void ng_config_free(struct ng_config *cfg);
 
-/* The cniVersion strings this plugin speaks; NULL-terminated. */
-extern const char *const ng_supported_versions[];
-bool ng_version_supported(const char *v);
-/* -1, 0, 1 like strcmp, for dotted versions. */
-int ng_version_cmp(const char *a, const char *b);
-
 /* Address-level checks shared with the annotation parser. */
 int ng_check_prefix_min(const struct ng_config *cfg, const struct ng_prefix *p, const char *what, int code,
 			struct ng_err *err);

@@ -7,7 +7,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "policy/policy.h"
+#include "base/addr.h"
+#include "base/vec.h"
+#include "policy/dest.h"
+
+/* The addresses one name resolved to, with their TTLs. */
+struct ng_answer {
+	struct ng_ip ip;
+	uint32_t ttl;
+};
+struct ng_resolved_name {
+	char name[NG_DEST_TEXT_MAX];
+	NG_VEC(struct ng_answer) answers;
+};
 
 /* Appends every answer record of type `qtype` (1 = A, 28 = AAAA) in the
  * answer section to `out` (CNAME chains are followed implicitly: the

@@ -6,7 +6,7 @@
  * protocol. The sweep runs along the second dimension; within each
  * elementary range the covering address ranges are merged, and consecutive
  * elementary ranges with the same address rows are joined again. */
-#include "policy/policy.h"
+#include "policy/normalize.h"
 
 #include <stdlib.h>
 #include <string.h>

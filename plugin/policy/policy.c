@@ -1,3 +1,4 @@
+#include "policy/normalize.h"
 #include "policy/policy.h"
 
 #include "base/version.h"

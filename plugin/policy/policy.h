@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "base/addr.h"
+#include "policy/dnsparse.h"
 #include "policy/annotations.h"
 #include "policy/config.h"
 #include "cni/prevresult.h"
@@ -65,15 +66,6 @@ struct ng_policy {
 	ng_elem_vec name_ports;
 };
 
-/* A DNS answer for one name, as resolved at ADD. */
-struct ng_answer {
-	struct ng_ip ip;
-	uint32_t ttl;
-};
-struct ng_resolved_name {
-	char name[NG_DEST_TEXT_MAX];
-	NG_VEC(struct ng_answer) answers;
-};
 typedef NG_VEC(struct ng_resolved_name) ng_resolved;
 
 /* Compiles the policy. `resolved` may be NULL (CHECK): the name sets are
@@ -93,11 +85,6 @@ void ng_policy_free(struct ng_policy *p);
  * grants), for the resolver. Strings point into cfg/ann. */
 typedef NG_VEC(const char *) ng_name_list;
 int ng_policy_names(const struct ng_config *cfg, const struct ng_annotations *ann, ng_name_list *out);
-
-/* Rewrites `v` (one family, one set) into disjoint elements covering the
- * same union; where inputs overlap, the longer timeout wins. Needed because
- * the kernel's interval sets refuse overlapping elements. 0 or -1 (ENOMEM). */
-int ng_elems_normalize(ng_elem_vec *v);
 
 void ng_resolved_free(ng_resolved *r);
 

@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cni/cniversion.h"
 #include "policy/config.h"
 #include "cni/prevresult.h"
 

@@ -3,6 +3,7 @@
 #include "testutil.h"
 
 #include "policy/annotations.h"
+#include "policy/normalize.h"
 #include "policy/policy.h"
 #include "cni/prevresult.h"
 

@@ -1,0 +1,120 @@
+#include "nft/snapnames.h"
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "nft/render.h"
+#include "nft/render_sets.h"
+#include "nft/snaptext.h"
+
+/* Reads protocol and port range out of a name-set key (addr . proto . port)
+ * and checks them against the name entries' shapes. */
+static void check_name_elem(struct ng_snapshot *s, const char *set, const uint8_t *key, uint32_t klen,
+			    const uint8_t *end, uint32_t elen)
+{
+	uint32_t alen = strncmp(set, NG_SET_NAMES_V4, strlen(NG_SET_NAMES_V4)) == 0 ? 4 : 16;
+	uint16_t lo, hi;
+	uint8_t proto;
+	char msg[NG_SNAP_LINE_MAX], k[160];
+
+	if (klen != alen + 8 || (end && elen != klen)) {
+		ng_snap_hex(k, sizeof(k), key, klen);
+		snprintf(msg, sizeof(msg), "set %s: element %s has the wrong key length", set, k);
+		goto bad;
+	}
+	proto = key[alen];
+	memcpy(&lo, key + alen + 4, 2);
+	memcpy(&hi, (end ? end : key) + alen + 4, 2);
+	lo = ntohs(lo);
+	hi = ntohs(hi);
+	for (size_t i = 0; s->name_ports && i < s->name_ports->n; i++) {
+		const struct ng_elem *np = &s->name_ports->v[i];
+
+		if (np->proto == proto && np->p_lo <= lo && hi <= np->p_hi)
+			return;
+	}
+	ng_snap_hex(k, sizeof(k), key, klen);
+	snprintf(msg, sizeof(msg),
+		 "set %s: element %s (protocol %u, ports %u-%u) matches no DNS-name entry of the config", set,
+		 k, proto, lo, hi);
+bad:
+	ng_snap_problem(s, msg);
+}
+
+/* A name-set element as read from the kernel, kept for the cross-check of
+ * the pinned set against its _ttl twin (ng_snapshot_check_names). */
+static void keep_name_elem(struct ng_snapshot *s, const char *set, bool ttl, const char *key,
+			   struct nftnl_set_elem *e)
+{
+	struct ng_name_elem ne = {.ttl = ttl};
+	uint32_t len = 0;
+	const void *ud;
+	char comment[128];
+
+	snprintf(ne.set, sizeof(ne.set), "%.*s", (int)(sizeof(ne.set) - 1), set);
+	snprintf(ne.key, sizeof(ne.key), "%s", key);
+	ud = nftnl_set_elem_get(e, NFTNL_SET_ELEM_USERDATA, &len);
+	if (!ttl && ud) {
+		ng_snap_comment(ud, len, comment, sizeof(comment));
+		ne.expires = ng_expiry_parse(comment);
+	}
+	if (ng_vec_push(&s->name_elems, &ne) < 0)
+		s->oom = true;
+}
+
+bool ng_snap_is_name_set(const char *name, bool *ttl)
+{
+	static const char *const bases[] = {NG_SET_NAMES_V4, NG_SET_NAMES_V6};
+
+	for (int i = 0; i < 2; i++) {
+		size_t n = strlen(bases[i]);
+
+		if (strncmp(name, bases[i], n) != 0)
+			continue;
+		if (name[n] == '\0' || !strcmp(name + n, NG_TTL_SUFFIX)) {
+			*ttl = name[n] != '\0';
+			return true;
+		}
+	}
+	return false;
+}
+
+void ng_snap_name_elem(struct ng_snapshot *s, const char *set, bool ttl, const uint8_t *key, uint32_t klen,
+		       const uint8_t *end, uint32_t elen, const char *hexkey, struct nftnl_set_elem *e)
+{
+	if (!ttl)
+		check_name_elem(s, set, key, klen, end, elen);
+	keep_name_elem(s, set, ttl, hexkey, e);
+}
+
+void ng_snapshot_check_names(struct ng_snapshot *s, time_t now)
+{
+	char msg[NG_SNAP_LINE_MAX];
+
+	for (size_t i = 0; i < s->name_elems.n; i++) {
+		const struct ng_name_elem *a = &s->name_elems.v[i];
+		bool twin = false;
+
+		for (size_t j = 0; j < s->name_elems.n && !twin; j++) {
+			const struct ng_name_elem *b = &s->name_elems.v[j];
+
+			twin = b->ttl != a->ttl && !strcmp(a->key, b->key) &&
+			       !strncmp(a->set, b->set, strlen(NG_SET_NAMES_V4));
+		}
+		if (twin)
+			continue;
+		if (a->ttl) {
+			snprintf(msg, sizeof(msg),
+				 "set %s: element %s was not resolved at ADD (not in the pinned set): added "
+				 "by hand?",
+				 a->set, a->key);
+			ng_snap_problem(s, msg);
+		} else if (a->expires > now + NG_EXPIRY_GRACE) {
+			snprintf(msg, sizeof(msg),
+				 "set %s%s: element %s is missing before its expiry: removed by hand?",
+				 a->set, NG_TTL_SUFFIX, a->key);
+			ng_snap_problem(s, msg);
+		}
+	}
+}

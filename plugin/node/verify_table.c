@@ -1,0 +1,84 @@
+#include "node/verify_run.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "kernel/ruleset.h"
+#include "nft/render.h"
+#include "nft/snapshot.h"
+#include "policy/pod_policy.h"
+
+/* Reads the pod identity out of the table comment line of a snapshot. */
+static bool pod_from_snapshot(const struct ng_snapshot *s, char *buf, size_t len, struct ng_pod_id *id)
+{
+	for (size_t i = 0; i < s->lines.n; i++) {
+		const char *l = s->lines.v[i], *c = strstr(l, " comment \"");
+
+		if (strncmp(l, "table ", 6) != 0 || !c)
+			continue;
+		snprintf(buf, len, "%s", c + 10);
+		if (*buf)
+			buf[strlen(buf) - 1] = '\0'; /* closing quote */
+		return ng_pod_id_from_comment(buf, id);
+	}
+	return false;
+}
+
+void ng_verify_table(struct run *r, struct ng_nl *nl, const struct ng_netinfo *ni)
+{
+	struct ng_snapshot have = {.table = NG_TABLE};
+	struct ng_pod_policy pp = {0};
+	struct ng_pod_id id = {0};
+	struct ng_err err = {0};
+	size_t objects = 0;
+	char comment[256];
+	int rc;
+
+	rc = ng_ruleset_snapshot(nl, NG_TABLE, &have, &err);
+	if (rc == -ENOENT) {
+		ng_vrow(r, "layer 2: table present", NG_FAIL, -1,
+			"no table inet %s in this namespace: the pod is not protected by netguard", NG_TABLE);
+		ng_snapshot_free(&have);
+		return;
+	}
+	if (rc < 0) {
+		ng_vrow(r, "layer 2: table present", NG_FAIL, -1, "%s", err.msg);
+		ng_snapshot_free(&have);
+		return;
+	}
+	if (pod_from_snapshot(&have, comment, sizeof(comment), &id))
+		snprintf(r->pod, sizeof(r->pod), "%s/%s", id.ns ? id.ns : "-", id.name ? id.name : "-");
+	ng_vrow(r, "layer 2: table present", NG_PASS, -1, "table inet %s%s%s", NG_TABLE,
+		r->pod[0] ? ", pod " : "", r->pod);
+
+	if (!r->have_cfg) {
+		ng_vrow(r, "layer 2: rules match policy", NG_SKIP, -1, "no configuration to compare with");
+		goto out;
+	}
+	/* prevResult rebuilt from the namespace itself: its addresses and the
+	 * gateways of its default routes; the guard's interface is the pod's
+	 * first one other than loopback. */
+	for (size_t i = 0; i < ni->links.n && !id.ifname; i++)
+		if (!ni->links.v[i].loopback)
+			id.ifname = ni->links.v[i].name;
+	/* The pod's selection and policy, exactly as ADD and CHECK decide them. */
+	if (ng_pod_policy_build(r->cfg_json, &r->cfg, &ni->prev, &id, NULL, NULL, &pp, &err) < 0) {
+		ng_vrow(r, "layer 2: rules match policy", NG_FAIL, -1, "%s", err.msg);
+		goto out;
+	}
+	if (!pp.enforced) {
+		ng_vrow(r, "layer 2: rules match policy", NG_FAIL, -1,
+			"the configuration does not enforce this pod: %s", pp.reason);
+		goto out;
+	}
+	/* The same comparison as CHECK, both tables. */
+	rc = ng_ruleset_check(nl, &pp.policy, NG_TABLE, &objects, &err);
+	if (rc == 0)
+		ng_vrow(r, "layer 2: rules match policy", NG_PASS, -1,
+			"identical to what %s compiles to (%zu objects)", r->cfg_path, objects);
+	else
+		ng_vrow(r, "layer 2: rules match policy", NG_FAIL, -1, "%s", err.msg);
+out:
+	ng_pod_policy_free(&pp);
+	ng_snapshot_free(&have);
+}
