@@ -232,16 +232,12 @@ int ng_logs_main(int argc, char **argv)
 	bool have_group = false;
 	char path[4096];
 	long n = 0;
-	int c, fd, taken;
+	int c, fd;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if ((taken = ng_target_opt(&t, c, optarg)) != 0) {
-			if (taken < 0)
-				return 2;
-			continue;
-		}
+	while ((c = ng_target_getopt(&t, argc, argv, opts)) != -1) {
 		switch (c) {
+		case NG_TARGET_BAD: return 2;
 		case 'g':
 			if (!ng_arg_long("logs", "group", optarg, 0, 65535, &n))
 				return 2;

@@ -146,16 +146,12 @@ int ng_stats_main(int argc, char **argv)
 	char path[4096];
 	struct stats st = {0};
 	bool prom = false;
-	int c, fd, taken;
+	int c, fd;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if ((taken = ng_target_opt(&t, c, optarg)) != 0) {
-			if (taken < 0)
-				return 2;
-			continue;
-		}
+	while ((c = ng_target_getopt(&t, argc, argv, opts)) != -1) {
 		switch (c) {
+		case NG_TARGET_BAD: return 2;
 		case 'P': prom = true; break;
 		case 'h':
 			printf("usage: boxxkite-netguard stats (--netns PATH | --pid PID) [--prometheus]\n");

@@ -5,19 +5,21 @@
 #include "base/cliarg.h"
 #include "kernel/netns.h"
 
-int ng_target_opt(struct ng_target *t, int c, const char *arg)
+int ng_target_getopt(struct ng_target *t, int argc, char **argv, const struct option *opts)
 {
 	long n;
+	int c;
 
-	switch (c) {
-	case 'n': t->netns = arg; return 1;
-	case 'p':
-		if (!ng_arg_long(t->cmd, "pid", arg, 1, 0x7fffffff, &n))
-			return -1;
-		t->pid = (int)n;
-		return 1;
-	default: return 0;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) == 'n' || c == 'p') {
+		if (c == 'n') {
+			t->netns = optarg;
+		} else {
+			if (!ng_arg_long(t->cmd, "pid", optarg, 1, 0x7fffffff, &n))
+				return NG_TARGET_BAD;
+			t->pid = (int)n;
+		}
 	}
+	return c;
 }
 
 int ng_target_open(const struct ng_target *t, char *path, size_t len)

@@ -19,9 +19,11 @@ struct ng_target {
 		"pid", required_argument, NULL, 'p' \
 	}
 
-/* Takes getopt's option `c` when it is one of NG_TARGET_OPTIONS: returns 1
- * (taken), 0 (not ours) or -1 (bad value, printed). */
-int ng_target_opt(struct ng_target *t, int c, const char *arg);
+/* getopt_long over `opts` (which holds NG_TARGET_OPTIONS), taking --netns
+ * and --pid into `t`: returns the next other option, -1 at the end, or
+ * NG_TARGET_BAD after printing why a --pid value is refused. */
+#define NG_TARGET_BAD (-2)
+int ng_target_getopt(struct ng_target *t, int argc, char **argv, const struct option *opts);
 
 /* Resolves the target to a namespace path and opens it (checked to be a
  * network namespace other than the node's). Returns the fd, or -1 after

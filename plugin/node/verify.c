@@ -105,16 +105,12 @@ int ng_verify_main(int argc, char **argv)
 				   .denied = DEFAULT_DENIED,
 				   .dns_name = "."};
 	long n = 0;
-	int c, taken;
+	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if ((taken = ng_target_opt(&o.target, c, optarg)) != 0) {
-			if (taken < 0)
-				return 2;
-			continue;
-		}
+	while ((c = ng_target_getopt(&o.target, argc, argv, opts)) != -1) {
 		switch (c) {
+		case NG_TARGET_BAD: return 2;
 		case 'c': o.config = optarg; break;
 		case 'a': o.annotations = optarg; break;
 		case 'x':
