@@ -17,6 +17,8 @@
 
 #include "kernel/netns.h"
 #include "nft/render.h"
+#include "nft/snapdiff.h"
+#include "nft/snapnames.h"
 
 /* Builds a batch numbered from nl->seq and moves nl->seq past it, so that a
  * retry never confuses a late reply of the first attempt with its own. */

@@ -1,7 +1,4 @@
-/* Comparing two snapshots: the wanted one (from the batch ADD would send)
- * and the one read from the kernel; each difference in words, rule
- * positions per chain. */
-#include "nft/snapshot.h"
+#include "nft/snapdiff.h"
 
 #include <stdio.h>
 #include <stdlib.h>

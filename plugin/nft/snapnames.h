@@ -8,6 +8,7 @@
 #include <libnftnl/set.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "nft/snapshot.h"
 
@@ -18,5 +19,10 @@ bool ng_snap_is_name_set(const char *name, bool *ttl);
  * (pinned sets) and kept for the cross-check. */
 void ng_snap_name_elem(struct ng_snapshot *s, const char *set, bool ttl, const uint8_t *key, uint32_t klen,
 		       const uint8_t *end, uint32_t elen, const char *hexkey, struct nftnl_set_elem *e);
+
+/* Cross-checks the name sets read from the kernel: every _ttl element must
+ * be pinned (resolved at ADD), and every pinned element whose expiry is
+ * still ahead must be in its _ttl set. Adds to `problems`. */
+void ng_snapshot_check_names(struct ng_snapshot *s, time_t now);
 
 #endif

@@ -51,16 +51,6 @@ void ng_snapshot_add(struct ng_snapshot *s, const struct nlmsghdr *nlh);
 /* The snapshot of what a batch leaves in the kernel. */
 int ng_snapshot_from_batch(struct ng_snapshot *s, const struct ng_batch *b);
 
-/* Cross-checks the name sets read from the kernel: every _ttl element must
- * be pinned (resolved at ADD), and every pinned element whose expiry is
- * still ahead must be in its _ttl set. Adds to `problems`. */
-void ng_snapshot_check_names(struct ng_snapshot *s, time_t now);
-
-/* Compares; 0 when identical (and no name-set problems), else -1 with
- * code 111, msg naming the first difference and details listing up to a
- * dozen. */
-int ng_snapshot_diff(struct ng_snapshot *want, struct ng_snapshot *have, struct ng_err *err);
-
 void ng_snapshot_free(struct ng_snapshot *s);
 /* Empties the snapshot, keeping what says which table it is of (table,
  * family) and name_ports. */

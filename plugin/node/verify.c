@@ -14,7 +14,12 @@
 #include "base/cliarg.h"
 #include "kernel/netns.h"
 #include "node/target.h"
-#include "node/verify_run.h"
+#include "node/verify_caps.h"
+#include "node/verify_config.h"
+#include "node/verify_layer1.h"
+#include "node/verify_probes.h"
+#include "node/verify_report.h"
+#include "node/verify_table.h"
 
 #define DEFAULT_TIMEOUT_MS 2000
 #define DEFAULT_DENIED     "192.0.2.1:443" /* TEST-NET-1 (RFC 5737): never anyone's allowlist */

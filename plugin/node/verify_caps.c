@@ -1,4 +1,4 @@
-#include "node/verify_run.h"
+#include "node/verify_caps.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,4 +1,4 @@
-#include "node/verify_run.h"
+#include "node/verify_config.h"
 
 #include <string.h>
 

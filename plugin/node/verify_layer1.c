@@ -1,4 +1,4 @@
-#include "node/verify_run.h"
+#include "node/verify_layer1.h"
 
 #include <errno.h>
 #include <fcntl.h>

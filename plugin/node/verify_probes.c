@@ -1,4 +1,4 @@
-#include "node/verify_run.h"
+#include "node/verify_probes.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -7,6 +7,8 @@
 #include "kernel/counters.h"
 #include "nft/render.h"
 #include "node/probe.h"
+
+#define METADATA_PORT 80
 
 static uint64_t counter_packets(struct ng_nl *nl, const char *name)
 {

@@ -1,4 +1,4 @@
-#include "node/verify_run.h"
+#include "node/verify_report.h"
 
 #include <stdarg.h>
 #include <stdlib.h>

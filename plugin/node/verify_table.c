@@ -1,4 +1,4 @@
-#include "node/verify_run.h"
+#include "node/verify_table.h"
 
 #include <errno.h>
 #include <string.h>

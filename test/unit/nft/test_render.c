@@ -16,6 +16,8 @@
 
 #include "nft/batch.h"
 #include "nft/render.h"
+#include "nft/snapdiff.h"
+#include "nft/snapnames.h"
 #include "nft/snapshot.h"
 
 static void add_ip(ng_ip_vec *v, const char *s)
