@@ -56,6 +56,9 @@ void ng_log_emit(struct ng_log *l, const char *decision, const char *reason, int
 	long long us;
 	int fd = 2;
 
+	snprintf(l->decision, sizeof(l->decision), "%s", decision ? decision : "");
+	snprintf(l->reason, sizeof(l->reason), "%s", reason ? reason : "");
+	l->code = code;
 	if (!o)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);

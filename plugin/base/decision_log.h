@@ -15,6 +15,10 @@ struct ng_log {
 	const char *log_file; /* NULL or "": stderr */
 	const char *pod_namespace, *pod_name, *container_id, *netns;
 	json_t *extra; /* optional fields merged into the line */
+	/* The last line's decision, reason and code, kept for the node's
+	 * metrics and status (cni/invstats.h): "" until a line is emitted. */
+	char decision[24], reason[256];
+	int code;
 };
 
 /* The current UTC time as 2026-11-29T09:19:29.535Z. */

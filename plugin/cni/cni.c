@@ -28,6 +28,7 @@
 #include "policy/select.h"
 #include "base/version.h"
 #include "cni/podrecord.h"
+#include "cni/handoff.h"
 
 #include <linux/netfilter.h>
 #include <sys/stat.h>
@@ -502,6 +503,39 @@ static int cmd_version(struct inv *v, FILE *in)
 	return 0;
 }
 
+/* stateDir's hand-off to the agent's metrics and `status` (cni/handoff.h):
+ * the tables that enforce the pod are the record's, or, when the agent
+ * keeps no record of the pod, those ADD built. */
+static void hand_off(struct inv *v)
+{
+	struct ng_record_table t = {.family = NFPROTO_INET, .name = NG_TABLE};
+	bool enforced = !strcmp(v->verb, "ADD") && !strcmp(v->log.decision, "enforced");
+	struct ng_handoff h = {
+		.state_dir = v->cfg.state_dir,
+		.root = v->root,
+		.verb = v->verb,
+		.container_id = v->container_id,
+		.ifname = v->ifname,
+		.netns = v->netns_path,
+		.pod_namespace = v->args.pod_namespace,
+		.pod_name = v->args.pod_name,
+		.log = &v->log,
+		.conf = enforced ? v->root : NULL,
+		.tables = &v->record.tables,
+		.learn = v->policy.learn,
+	};
+
+	if (enforced && !v->recorded) {
+		ng_vec_free(&v->record.tables);
+		if (ng_vec_push(&v->record.tables, &t) < 0)
+			return;
+		t.family = NFPROTO_NETDEV;
+		if (v->policy.raw_guard && ng_vec_push(&v->record.tables, &t) < 0)
+			return;
+	}
+	ng_handoff(&h);
+}
+
 int ng_cni_main(FILE *in, FILE *out)
 {
 	struct inv v;
@@ -533,6 +567,7 @@ int ng_cni_main(FILE *in, FILE *out)
 		rc = fail(&v, "error");
 	}
 
+	hand_off(&v);
 	ng_vec_free(&v.record.tables);
 	ng_pod_policy_free(&v.pod);
 	ng_prev_free(&v.prev);
