@@ -12,7 +12,8 @@ set -euo pipefail
 build_pkgs=(gcc make pkg-config libc6-dev libjansson-dev libnftnl-dev libmnl-dev libcmocka-dev python3)
 # e2e and demo: namespaces, the reference CNI plugins, fake DNS, listeners,
 # nft to show the ruleset, python3 to play libcni.
-e2e_pkgs=(iproute2 nftables containernetworking-plugins dnsmasq-base socat util-linux procps python3)
+e2e_pkgs=(iproute2 nftables containernetworking-plugins dnsmasq-base socat util-linux procps python3
+	prometheus) # promtool: the node's /metrics scrape must pass `promtool check metrics`
 cri_pkgs=(containerd runc python3-grpcio busybox-static)
 lint_pkgs=(clang-format clang-tidy cppcheck shellcheck)
 fuzz_pkgs=(clang libclang-rt-14-dev)

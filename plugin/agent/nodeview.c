@@ -1,0 +1,61 @@
+#include "agent/nodeview.h"
+
+#include <string.h>
+
+const struct ng_agent_counter_def ng_agent_counter_defs[NG_AC_COUNT] = {
+	[NG_AC_ANSWERS] = {"dns_answers_total", "DNS answers to the pod seen by the agent."},
+	[NG_AC_LEARNED] = {"learned_elements_total", "Set elements the agent added or refreshed from answers."},
+	[NG_AC_KEPT_ALIVE] = {"kept_alive_total", "Refreshes of learned addresses kept alive by live connections."},
+	[NG_AC_METADATA] = {"metadata_refused_total", "Metadata addresses in answers that were never learned."},
+	[NG_AC_UNPARSED] = {"dns_unparsed_total", "Answers that did not parse (passed, nothing learned)."},
+	[NG_AC_FULL] = {"learn_full_total", "Elements refused by the per-pod bound on learned elements."},
+	[NG_AC_COMMITS] = {"commits_total", "Set update transactions the kernel acknowledged."},
+	[NG_AC_COMMIT_ERRORS] = {"commit_errors_total", "Set update transactions the kernel refused."},
+	[NG_AC_DROPPED] = {"dns_dropped_total", "Answers dropped (fail closed) because learning failed."},
+	[NG_AC_EXPIRED] = {"expired_elements_total", "Learned elements whose lifetime ran out."},
+};
+
+const char *const ng_inv_verbs[NG_INV_VERBS] = {"ADD", "DEL", "CHECK", "STATUS", "GC", "VERSION"};
+
+void ng_invtotals_add(struct ng_invtotals *t, const struct ng_inv *inv)
+{
+	unsigned i;
+
+	for (int k = 0; k < NG_INV_VERBS; k++)
+		if (!strcmp(ng_inv_verbs[k], inv->verb))
+			ng_hist_observe(&t->hist[k], inv->us);
+	for (i = 0; i < t->nrows; i++)
+		if (!strcmp(t->row[i].verb, inv->verb) && !strcmp(t->row[i].decision, inv->decision))
+			break;
+	if (i == t->nrows) {
+		if (i == sizeof(t->row) / sizeof(t->row[0])) {
+			t->other++;
+			return;
+		}
+		memcpy(t->row[i].verb, inv->verb, sizeof(t->row[i].verb));
+		memcpy(t->row[i].decision, inv->decision, sizeof(t->row[i].decision));
+		t->nrows++;
+	}
+	t->row[i].n++;
+}
+
+void ng_view_pod_free(struct ng_view_pod *p)
+{
+	ng_vec_free(&p->counters);
+	ng_vec_free(&p->names);
+}
+
+void ng_view_free(struct ng_view *v)
+{
+	for (size_t i = 0; i < v->pods.n; i++)
+		ng_view_pod_free(&v->pods.v[i]);
+	ng_vec_free(&v->pods);
+}
+
+struct ng_view_pod *ng_view_find(struct ng_view *v, const char *key)
+{
+	for (size_t i = 0; i < v->pods.n; i++)
+		if (!strcmp(v->pods.v[i].key, key))
+			return &v->pods.v[i];
+	return NULL;
+}

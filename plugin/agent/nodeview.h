@@ -1,0 +1,113 @@
+/* The node as the operator sees it: every pod the plugin decided about
+ * (from stateDir/decisions), what the kernel holds for each enforced one
+ * (deny counters of every table, learned set sizes, the last CHECK), the
+ * drift seen, the plugin's invocation totals, and the agent's own
+ * counters. The ops thread (agent/ops.h) fills it; /metrics, /readyz and
+ * the status file are rendered from it. Plain data. */
+#ifndef NG_NODEVIEW_H
+#define NG_NODEVIEW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "agent/histogram.h"
+#include "base/vec.h"
+#include "cni/invstats.h"
+
+/* The agent's DNS-learning counters (agent/agent.h's struct ng_counters),
+ * by name, so the renderer needs no agent internals. */
+enum {
+	NG_AC_ANSWERS,
+	NG_AC_LEARNED,
+	NG_AC_KEPT_ALIVE,
+	NG_AC_METADATA,
+	NG_AC_UNPARSED,
+	NG_AC_FULL,
+	NG_AC_COMMITS,
+	NG_AC_COMMIT_ERRORS,
+	NG_AC_DROPPED,
+	NG_AC_EXPIRED,
+	NG_AC_COUNT
+};
+struct ng_agent_counter_def {
+	const char *metric, *help;
+};
+extern const struct ng_agent_counter_def ng_agent_counter_defs[NG_AC_COUNT];
+
+struct ng_view_counter {
+	char table[64];
+	bool in_node, netdev;
+	char category[32]; /* counter name without "_denied" */
+	uint64_t packets, bytes;
+};
+
+struct ng_view_name {
+	char name[256];     /* the name entry, "*.suffix" for wildcards */
+	char proto_ports[24]; /* "tcp/443", "udp/53-54" */
+	unsigned addresses; /* learned elements of the entry's proto and ports */
+};
+
+struct ng_view_pod {
+	char key[256], ns[256], name[256], container[129];
+	char decision[24], reason[256];
+	int code;
+	int64_t at_ms;
+	bool learn, refused_file;
+	/* The kernel, enforced pods (the last look) */
+	bool read_ok;
+	char read_error[160];
+	NG_VEC(struct ng_view_counter) counters;
+	NG_VEC(struct ng_view_name) names;
+	uint64_t learned[2]; /* elements in the learned sets, v4 and v6 */
+	bool pod_present, node_present, has_node_side;
+	/* CHECK and drift */
+	int64_t last_check_ms;
+	bool checked, in_sync;
+	char diff[256];
+	uint64_t drift_events, repairs, repair_errors;
+	/* The agent's counters for this pod (only pods whose names it learns) */
+	bool has_agent;
+	uint64_t ac[NG_AC_COUNT];
+};
+
+struct ng_inv_row {
+	char verb[8], decision[24];
+	uint64_t n;
+};
+
+#define NG_INV_VERBS 6
+extern const char *const ng_inv_verbs[NG_INV_VERBS];
+
+struct ng_invtotals {
+	struct ng_inv_row row[64];
+	unsigned nrows;
+	uint64_t other; /* rows past the table's size, counted under "other" */
+	struct ng_hist hist[NG_INV_VERBS];
+	uint64_t malformed;
+};
+
+/* Folds one invocation line into the totals. Pure. */
+void ng_invtotals_add(struct ng_invtotals *t, const struct ng_inv *inv);
+
+struct ng_ready {
+	bool binary, conflist, serving;
+	char binary_msg[256], conflist_msg[256], serving_msg[128];
+};
+
+struct ng_view {
+	NG_VEC(struct ng_view_pod) pods;
+	struct ng_invtotals inv;
+	int64_t start_ms, now_ms; /* unix ms */
+	bool serving;
+	bool repair;
+	uint64_t scans, check_runs, drift_events, repairs, repair_errors, kernel_errors;
+	uint64_t ac[NG_AC_COUNT]; /* agent totals, released pods included */
+	bool has_agent;
+	struct ng_ready ready;
+};
+
+void ng_view_pod_free(struct ng_view_pod *p);
+void ng_view_free(struct ng_view *v);
+struct ng_view_pod *ng_view_find(struct ng_view *v, const char *key);
+
+#endif
