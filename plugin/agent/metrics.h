@@ -21,7 +21,7 @@
 
 #include <stdio.h>
 
-#include "agent/nodeview.h"
+#include "node/nodeview.h"
 
 #define NG_METRIC_PREFIX "boxxkite_netguard_"
 

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "agent/histogram.h"
+#include "base/histogram.h"
 
 /* Label pairs: keys and values alternate, NULL-terminated. */
 struct ng_prom_labels {

@@ -5,9 +5,9 @@
 
 #include <sys/wait.h>
 
-#include "agent/histogram.h"
+#include "base/histogram.h"
 #include "agent/metrics.h"
-#include "agent/nodeview.h"
+#include "node/nodeview.h"
 #include "cni/invstats.h"
 
 static void add_pod(struct ng_view *v, const char *key, const char *ns, const char *name, const char *decision)

@@ -1,4 +1,4 @@
-#include "agent/nodeview.h"
+#include "node/nodeview.h"
 
 #include <string.h>
 

@@ -1,4 +1,4 @@
-#include "agent/histogram.h"
+#include "base/histogram.h"
 
 const uint64_t ng_hist_bounds_us[NG_HIST_BUCKETS] = {
 	500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000, 1000000, 2500000, 5000000,

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agent/histogram.h"
+#include "base/histogram.h"
 #include "base/vec.h"
 #include "cni/invstats.h"
 

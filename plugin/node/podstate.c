@@ -1,0 +1,284 @@
+#include "node/podstate.h"
+
+#include <errno.h>
+#include <libnftnl/set.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cni/prevresult.h"
+#include "kernel/counters.h"
+#include "kernel/netns.h"
+#include "kernel/resolve.h"
+#include "kernel/ruleset.h"
+#include "nft/render.h"
+#include "nft/render_objs.h"
+#include "policy/annotations.h"
+#include "policy/config.h"
+#include "policy/select.h"
+
+int ng_podstate_policy(const struct ng_decision *d, bool resolve, struct ng_policy *pol, struct ng_err *err)
+{
+	struct ng_config cfg;
+	struct ng_annotations ann = {0};
+	struct ng_prev prev = {0};
+	ng_name_list names = {0};
+	ng_resolved resolved = {0};
+	struct ng_pod_id id = {d->pod_namespace, d->pod_name, d->container_id, d->ifname};
+	char reason[512];
+	bool enforced = false;
+	int rc = -1;
+
+	memset(pol, 0, sizeof(*pol));
+	if (!d->conf)
+		return ng_fail(err, NG_E_DECODE, "the decision record holds no configuration");
+	if (ng_config_parse(d->conf, &cfg, err) < 0)
+		goto out_cfg;
+	if (ng_annotations_parse(d->conf, &cfg, &ann, err) < 0 ||
+	    ng_prev_parse(json_object_get(d->conf, "prevResult"), &prev, err) < 0 ||
+	    ng_select(&cfg, d->pod_namespace, &ann, &enforced, reason, sizeof(reason), err) < 0)
+		goto out;
+	if (!enforced) {
+		ng_fail(err, NG_E_CONFIG, "the recorded configuration no longer enforces the pod: %s", reason);
+		goto out;
+	}
+	if (resolve && !cfg.learn) {
+		if (ng_policy_names(&cfg, &ann, &names) < 0) {
+			ng_fail(err, NG_E_INTERNAL, "out of memory");
+			goto out;
+		}
+		if (ng_resolve_all(&names, ng_resolve_system, NG_RESOLVE_BUDGET_MS, &resolved, err) < 0)
+			goto out;
+	}
+	rc = ng_policy_compile(&cfg, &ann, &prev, resolve && !cfg.learn ? &resolved : NULL, &id, pol, err);
+	if (rc == 0)
+		pol->names_at = time(NULL);
+out:
+	ng_vec_free(&names);
+	ng_resolved_free(&resolved);
+	ng_prev_free(&prev);
+	ng_annotations_free(&ann);
+out_cfg:
+	ng_config_free(&cfg);
+	return rc;
+}
+
+int ng_podstate_open(const struct ng_decision *d, struct ng_nl *nl, struct ng_err *err)
+{
+	enum ng_netns_status st;
+	struct stat sb;
+	int fd, rc;
+
+	if (!d->netns[0])
+		return 1;
+	if (ng_netns_open(d->netns, &fd, &st, err) < 0)
+		return -1;
+	if (st == NG_NETNS_GONE)
+		return 1;
+	if (fstat(fd, &sb) < 0 || (d->netns_ino && (uint64_t)sb.st_ino != d->netns_ino)) {
+		close(fd);
+		return 1;
+	}
+	rc = ng_nl_open_netns(fd, NULL, nl, err);
+	close(fd);
+	return rc;
+}
+
+void ng_podstate_from_decision(const struct ng_decision *d, struct ng_view_pod *v)
+{
+	snprintf(v->key, sizeof(v->key), "%s", d->key);
+	snprintf(v->ns, sizeof(v->ns), "%s", d->pod_namespace);
+	snprintf(v->name, sizeof(v->name), "%s", d->pod_name);
+	snprintf(v->container, sizeof(v->container), "%s", d->container_id);
+	snprintf(v->decision, sizeof(v->decision), "%s", d->decision);
+	snprintf(v->reason, sizeof(v->reason), "%s", d->reason);
+	v->code = d->code;
+	v->at_ms = d->at_ms;
+	v->learn = d->learn;
+	v->refused_file = d->refused_file;
+	for (size_t i = 0; i < d->tables.n; i++)
+		v->has_node_side |= d->tables.v[i].in_node;
+}
+
+static void category(const char *counter, char *out, size_t len)
+{
+	const char *suffix = strstr(counter, "_denied");
+
+	snprintf(out, len, "%.*s", suffix ? (int)(suffix - counter) : (int)strlen(counter), counter);
+}
+
+/* The counters of one table; false when it is not there. */
+static bool read_counters(struct ng_nl *nl, const struct ng_record_table *t, struct ng_view_pod *v)
+{
+	ng_counter_vec c = {0};
+	struct ng_err err = {0};
+	bool any = false;
+
+	if (ng_counters_read(nl, t->name, &c, &err) != 0) {
+		ng_vec_free(&c);
+		return false;
+	}
+	/* ng_counters_read lists every family's counters of that table name:
+	 * the guard's counter is raw_denied, the inet table's the others. */
+	for (size_t i = 0; i < c.n; i++) {
+		bool raw = strncmp(c.v[i].name, "raw", 3) == 0;
+		struct ng_view_counter vc = {.in_node = t->in_node, .netdev = t->family == NFPROTO_NETDEV};
+
+		if (!t->in_node && raw != (t->family == NFPROTO_NETDEV))
+			continue;
+		snprintf(vc.table, sizeof(vc.table), "%s", t->name);
+		category(c.v[i].name, vc.category, sizeof(vc.category));
+		vc.packets = c.v[i].packets;
+		vc.bytes = c.v[i].bytes;
+		if (ng_vec_push(&v->counters, &vc) == 0)
+			any = true;
+	}
+	ng_vec_free(&c);
+	return any;
+}
+
+struct learned_ctx {
+	const struct ng_set_spec *spec;
+	const struct ng_policy *pol;
+	struct ng_view_pod *v;
+	int fam;
+	/* distinct addresses per name entry (bounded: a view, not a copy) */
+	NG_VEC(struct ng_ip) seen[32];
+};
+
+static int learned_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct learned_ctx *c = data;
+	struct nftnl_set *s = nftnl_set_alloc();
+	struct nftnl_set_elems_iter *it;
+	struct nftnl_set_elem *e;
+
+	if (!s || nftnl_set_elems_nlmsg_parse(nlh, s) < 0) {
+		nftnl_set_free(s);
+		return 0;
+	}
+	it = nftnl_set_elems_iter_create(s);
+	while (it && (e = nftnl_set_elems_iter_next(it))) {
+		uint32_t klen = 0, elen = 0;
+		const uint8_t *key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &klen);
+		const uint8_t *end = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY_END, &elen);
+		struct ng_elem el;
+
+		if (!key || ng_set_key_decode(c->spec, key, klen, end, elen, &el) < 0)
+			continue;
+		c->v->learned[c->fam]++;
+		for (size_t k = 0; k < c->pol->name_entries.n && k < 32; k++) {
+			const struct ng_name_entry *ne = &c->pol->name_entries.v[k];
+			bool dup = false;
+
+			if (ne->proto != el.proto || el.p_lo < ne->p_lo || el.p_hi > ne->p_hi)
+				continue;
+			for (size_t j = 0; j < c->seen[k].n && !dup; j++)
+				dup = ng_ip_eq(&c->seen[k].v[j], &el.lo);
+			if (!dup && c->seen[k].n < 4096 && ng_vec_push(&c->seen[k], &el.lo) == 0)
+				c->v->names.v[k].addresses++;
+		}
+	}
+	nftnl_set_elems_iter_destroy(it);
+	nftnl_set_free(s);
+	return 0;
+}
+
+static void read_learned(struct ng_nl *nl, const struct ng_policy *pol, struct ng_view_pod *v)
+{
+	struct ng_set_spec sets[NG_S_COUNT];
+	struct learned_ctx c = {.pol = pol, .v = v};
+	struct ng_err err = {0};
+
+	for (size_t k = 0; k < pol->name_entries.n && k < 32; k++) {
+		const struct ng_name_entry *ne = &pol->name_entries.v[k];
+		struct ng_view_name vn = {0};
+
+		snprintf(vn.name, sizeof(vn.name), "%s%s", ne->wildcard ? "*." : "", ne->name);
+		if (ne->p_lo == ne->p_hi)
+			snprintf(vn.proto_ports, sizeof(vn.proto_ports), "%s/%u", ne->proto == 17 ? "udp" : "tcp",
+				 ne->p_lo);
+		else
+			snprintf(vn.proto_ports, sizeof(vn.proto_ports), "%s/%u-%u", ne->proto == 17 ? "udp" : "tcp",
+				 ne->p_lo, ne->p_hi);
+		if (ng_vec_push(&v->names, &vn) < 0)
+			return;
+	}
+	if (!pol->learn)
+		return;
+	ng_render_set_specs(pol, sets);
+	for (int i = 0; i < NG_S_COUNT; i++) {
+		if (!sets[i].learned)
+			continue;
+		c.spec = &sets[i];
+		c.fam = sets[i].fam == NG_V4 ? 0 : 1;
+		ng_ruleset_dump_set(nl, NFPROTO_INET, NG_TABLE, sets[i].name, learned_cb, &c, &err);
+	}
+	for (int k = 0; k < 32; k++)
+		ng_vec_free(&c.seen[k]);
+}
+
+void ng_podstate_read(struct ng_nl *nl, struct ng_nl *node_nl, const struct ng_decision *d,
+		      const struct ng_policy *pol, struct ng_view_pod *v)
+{
+	bool pod_ok = true, node_ok = true;
+
+	v->counters.n = 0;
+	v->names.n = 0;
+	v->learned[0] = v->learned[1] = 0;
+	for (size_t i = 0; i < d->tables.n; i++) {
+		const struct ng_record_table *t = &d->tables.v[i];
+		struct ng_nl *s = t->in_node ? node_nl : nl;
+		bool there = s && read_counters(s, t, v);
+
+		if (t->in_node)
+			node_ok &= there;
+		else
+			pod_ok &= there;
+	}
+	v->pod_present = pod_ok;
+	v->node_present = v->has_node_side && node_ok;
+	if (pol)
+		read_learned(nl, pol, v);
+	v->read_ok = true;
+	v->read_error[0] = '\0';
+}
+
+/* Is table `t` there (node side: a GETTABLE of its family)? */
+static bool table_there(struct ng_nl *nl, const struct ng_record_table *t)
+{
+	struct ng_snapshot s = {.family = t->family};
+	struct ng_err err = {0};
+	int rc = ng_ruleset_snapshot(nl, t->name, &s, &err);
+
+	ng_snapshot_free(&s);
+	return rc == 0;
+}
+
+int ng_podstate_check(struct ng_nl *nl, struct ng_nl *node_nl, const struct ng_decision *d,
+		      const struct ng_policy *pol, char *diff, size_t len)
+{
+	struct ng_err err = {0};
+	int rc = ng_ruleset_check(nl, pol, NG_TABLE, NULL, &err);
+
+	if (rc < 0) {
+		snprintf(diff, len, "%s", err.msg);
+		return err.code == NG_E_CHECK ? 1 : -1;
+	}
+	for (size_t i = 0; i < d->tables.n; i++) {
+		const struct ng_record_table *t = &d->tables.v[i];
+
+		if (!t->in_node)
+			continue;
+		if (!node_nl || !table_there(node_nl, t)) {
+			snprintf(diff, len, "node-side table %s %s is missing",
+				 t->family == NFPROTO_NETDEV ? "netdev" : "inet", t->name);
+			return 1;
+		}
+	}
+	diff[0] = '\0';
+	return 0;
+}
