@@ -91,7 +91,7 @@ void ng_invtotals_add(struct ng_invtotals *t, const struct ng_inv *inv);
 
 struct ng_ready {
 	bool binary, conflist, serving;
-	char binary_msg[256], conflist_msg[256], serving_msg[128];
+	char binary_msg[768], conflist_msg[768], serving_msg[128];
 };
 
 struct ng_view {

@@ -1,0 +1,129 @@
+#include "agent/drift.h"
+
+#include <errno.h>
+#include <libmnl/libmnl.h>
+#include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "kernel/netns.h"
+
+/* The name attribute of each message type's object (the table name is
+ * attribute 1 in every one of them). */
+static int object_attr(uint16_t type)
+{
+	switch (type) {
+	case NFT_MSG_NEWCHAIN:
+	case NFT_MSG_DELCHAIN: return NFTA_CHAIN_NAME;
+	case NFT_MSG_NEWRULE:
+	case NFT_MSG_DELRULE: return NFTA_RULE_CHAIN;
+	case NFT_MSG_NEWSET:
+	case NFT_MSG_DELSET: return NFTA_SET_NAME;
+	case NFT_MSG_NEWSETELEM:
+	case NFT_MSG_DELSETELEM: return NFTA_SET_ELEM_LIST_SET;
+	case NFT_MSG_NEWOBJ:
+	case NFT_MSG_DELOBJ: return NFTA_OBJ_NAME;
+	case NFT_MSG_NEWFLOWTABLE:
+	case NFT_MSG_DELFLOWTABLE: return NFTA_FLOWTABLE_NAME;
+	default: return 0;
+	}
+}
+
+int ng_nft_event_parse(const struct nlmsghdr *nlh, struct ng_nft_event *ev)
+{
+	const struct nfgenmsg *g;
+	const struct nlattr *a;
+	uint16_t type;
+	int oattr;
+
+	memset(ev, 0, sizeof(*ev));
+	if (nlh->nlmsg_len < NLMSG_HDRLEN + sizeof(*g) || NFNL_SUBSYS_ID(nlh->nlmsg_type) != NFNL_SUBSYS_NFTABLES)
+		return -1;
+	type = NFNL_MSG_TYPE(nlh->nlmsg_type);
+	if (type == NFT_MSG_NEWGEN || type >= NFT_MSG_MAX)
+		return -1;
+	g = mnl_nlmsg_get_payload(nlh);
+	ev->type = type;
+	ev->family = g->nfgen_family;
+	ev->portid = nlh->nlmsg_pid;
+	oattr = object_attr(type);
+	mnl_attr_for_each(a, nlh, sizeof(*g)) {
+		uint16_t t = mnl_attr_get_type(a);
+		const char *s;
+		size_t n;
+
+		if (t != 1 && (oattr == 0 || t != oattr))
+			continue;
+		if (mnl_attr_validate(a, MNL_TYPE_NUL_STRING) < 0)
+			return -1;
+		s = mnl_attr_get_str(a);
+		n = strlen(s);
+		if (t == 1 && n < sizeof(ev->table))
+			memcpy(ev->table, s, n + 1);
+		else if (t == oattr && n < sizeof(ev->object))
+			memcpy(ev->object, s, n + 1);
+	}
+	return ev->table[0] ? 0 : -1;
+}
+
+const char *ng_nft_event_what(uint16_t type)
+{
+	switch (type) {
+	case NFT_MSG_NEWTABLE: return "table added or changed";
+	case NFT_MSG_DELTABLE: return "table deleted";
+	case NFT_MSG_NEWCHAIN: return "chain added or changed";
+	case NFT_MSG_DELCHAIN: return "chain deleted";
+	case NFT_MSG_NEWRULE: return "rule added";
+	case NFT_MSG_DELRULE: return "rule deleted";
+	case NFT_MSG_NEWSET: return "set added";
+	case NFT_MSG_DELSET: return "set deleted";
+	case NFT_MSG_NEWSETELEM: return "set element added";
+	case NFT_MSG_DELSETELEM: return "set element deleted";
+	case NFT_MSG_NEWOBJ: return "object added or reset";
+	case NFT_MSG_DELOBJ: return "object deleted";
+	default: return "changed";
+	}
+}
+
+struct open_ctx {
+	int fd;
+	struct ng_err *err;
+};
+
+static int open_here(void *data)
+{
+	struct open_ctx *c = data;
+	struct sockaddr_nl sa = {.nl_family = AF_NETLINK};
+	int group = NFNLGRP_NFTABLES, size = 4 << 20;
+
+	c->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_NETFILTER);
+	if (c->fd < 0)
+		return ng_fail(c->err, NG_E_KERNEL, "nf_tables event socket: %s", strerror(errno));
+	/* Unprivileged RCVBUF is capped by rmem_max; FORCE needs
+	 * CAP_NET_ADMIN, which the agent has. */
+	if (setsockopt(c->fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
+		setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+	if (bind(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    setsockopt(c->fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &group, sizeof(group)) < 0) {
+		int e = errno;
+
+		close(c->fd);
+		c->fd = -1;
+		return ng_fail(c->err, NG_E_KERNEL, "nf_tables event group: %s", strerror(e));
+	}
+	return 0;
+}
+
+int ng_nft_events_open(int netns_fd, struct ng_err *err)
+{
+	struct open_ctx c = {-1, err};
+
+	if (netns_fd < 0)
+		return open_here(&c) < 0 ? -1 : c.fd;
+	if (ng_netns_run(netns_fd, open_here, &c, err) < 0)
+		return -1;
+	return c.fd;
+}
