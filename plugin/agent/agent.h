@@ -45,7 +45,9 @@ struct ng_counters {
 	uint64_t expired;     /* elements whose lifetime ran out */
 };
 
-enum { NG_EV_NFQ = 1, NG_EV_INOTIFY, NG_EV_TIMER, NG_EV_SIGNAL, NG_EV_HTTP };
+enum { NG_EV_NFQ = 1, NG_EV_INOTIFY, NG_EV_TIMER, NG_EV_SIGNAL, NG_EV_HTTP, NG_EV_OPS };
+
+struct ng_ops; /* agent/ops.h: metrics, readiness, drift watch */
 
 struct ng_pod {
 	int ev; /* NG_EV_NFQ: first, so the epoll pointer says what it is */
@@ -79,6 +81,8 @@ struct ng_agent {
 	size_t tcp_budget;
 	struct ng_counters c; /* totals, including released pods */
 	bool serving;         /* the first scan is done: /readyz */
+	struct ng_ops *ops;   /* the ops thread (agent/ops.h) */
+	int ev_ops;
 	bool stop;
 };
 
@@ -95,6 +99,9 @@ void ng_pod_serve(struct ng_agent *a, struct ng_pod *p);
 /* Once a second: namespace still there, lifetimes, live connections,
  * idle TCP flows. */
 void ng_pod_sweep(struct ng_agent *a, struct ng_pod *p, int64_t now_ms);
+/* After a repair replaced the pod's table: every tracked element committed
+ * again (the agent's view stays the truth for what it learned). */
+void ng_pod_relearn(struct ng_agent *a, struct ng_pod *p);
 
 int64_t ng_now_ms(void);
 

@@ -16,17 +16,31 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/ops.h"
+#include "agent/opshook.h"
+#include "agent/readyz.h"
+#include "base/cliarg.h"
+#include "cni/confdir.h"
 
 #define SWEEP_MS 1000
 
 static int usage(FILE *f, int rc)
 {
-	fprintf(f, "usage: boxxkite-netguard agent [--state-dir DIR] [--listen ADDR:PORT]\n"
+	fprintf(f, "usage: boxxkite-netguard agent [--state-dir DIR] [--listen ADDR:PORT] [--repair]\n"
+		   "         [--check-interval SECONDS] [--cni-bin-dir DIR] [--cni-conf-dir DIR]\n"
 		   "  Learns the DNS-name destinations of pods with egress.names \"learn\" from their own\n"
-		   "  DNS answers, before the answers reach them. Runs in the node's network namespace.\n"
-		   "  --state-dir  where ADD records pods (the plugin's stateDir; default %s)\n"
-		   "  --listen     serve /readyz and /metrics (e.g. 127.0.0.1:9617)\n",
-		NG_DEFAULT_STATE_DIR);
+		   "  DNS answers, before the answers reach them; watches every enforced pod's tables for\n"
+		   "  drift. Runs in the node's network namespace.\n"
+		   "  --state-dir       where ADD records pods (the plugin's stateDir; default %s)\n"
+		   "  --listen          serve /readyz and /metrics (default %s: loopback; give the node's\n"
+		   "                    IP, e.g. 10.0.0.5:9617, for a scraper on the pod network; none: off)\n"
+		   "  --repair          re-apply a pod's recorded policy when its tables drift\n"
+		   "  --check-interval  seconds between CHECKs of every pod (default %d; changes are\n"
+		   "                    also seen at once through nf_tables events)\n"
+		   "  --cni-bin-dir     where /readyz expects the installed binary (default %s)\n"
+		   "  --cni-conf-dir    whose active config must hold our entry (default %s)\n",
+		NG_DEFAULT_STATE_DIR, NG_AGENT_LISTEN_DEFAULT, NG_OPS_CHECK_MS / 1000, NG_DEFAULT_CNI_BIN_DIR,
+		NG_DEFAULT_CONF_DIR);
 	return rc;
 }
 
@@ -93,6 +107,7 @@ static void scan(struct ng_agent *a)
 	for (size_t i = a->pods.n; i-- > 0;)
 		if (!a->pods.v[i]->seen)
 			ng_pod_release(a, a->pods.v[i], "its record is gone");
+	ng_agent_ops_publish(a);
 }
 
 static void on_inotify(struct ng_agent *a)
@@ -126,6 +141,7 @@ static void on_inotify(struct ng_agent *a)
 			}
 		}
 	}
+	ng_agent_ops_publish(a);
 }
 
 static void sweep(struct ng_agent *a)
@@ -178,7 +194,7 @@ static int setup(struct ng_agent *a, const char *listen_addr)
 		ng_alog("error", "start", NULL, "setting up the loop: %s", strerror(errno));
 		return -1;
 	}
-	if (listen_addr) {
+	if (listen_addr && strcmp(listen_addr, "none") != 0) {
 		a->http_fd = ng_http_listen(listen_addr, &err);
 		if (a->http_fd < 0 || watch(a, a->http_fd, &a->ev_http) < 0) {
 			ng_alog("error", "start", NULL, "%s", err.msg);
@@ -206,10 +222,11 @@ static void run(struct ng_agent *a)
 			case NG_EV_TIMER: sweep(a); break;
 			case NG_EV_HTTP: ng_http_serve(a); break;
 			case NG_EV_SIGNAL: a->stop = true; break;
+			case NG_EV_OPS: ng_agent_ops_relearn(a); break;
 			}
 			/* A release inside this batch frees a pod another event
 			 * may point at: start over with a fresh wait. */
-			if (kind == NG_EV_INOTIFY || kind == NG_EV_TIMER)
+			if (kind == NG_EV_INOTIFY || kind == NG_EV_TIMER || kind == NG_EV_OPS)
 				break;
 		}
 	}
@@ -218,7 +235,11 @@ static void run(struct ng_agent *a)
 int ng_agent_main(int argc, char **argv)
 {
 	struct ng_agent a;
-	const char *listen_addr = NULL;
+	const char *listen_addr = NG_AGENT_LISTEN_DEFAULT;
+	struct ng_ops_config oc = {.bin_dir = NG_DEFAULT_CNI_BIN_DIR, .conf_dir = NG_DEFAULT_CONF_DIR,
+				   .check_ms = NG_OPS_CHECK_MS};
+	struct ng_err err = {0};
+	long secs;
 
 	memset(&a, 0, sizeof(a));
 	snprintf(a.state_dir, sizeof(a.state_dir), "%s", NG_DEFAULT_STATE_DIR);
@@ -227,17 +248,45 @@ int ng_agent_main(int argc, char **argv)
 			snprintf(a.state_dir, sizeof(a.state_dir), "%s", argv[++i]);
 		else if (!strcmp(argv[i], "--listen") && i + 1 < argc)
 			listen_addr = argv[++i];
+		else if (!strcmp(argv[i], "--repair"))
+			oc.repair = true;
+		else if (!strcmp(argv[i], "--check-interval") && i + 1 < argc &&
+			 ng_arg_long("agent", "check-interval", argv[++i], 1, 86400, &secs))
+			oc.check_ms = (int)secs * 1000;
+		else if (!strcmp(argv[i], "--cni-bin-dir") && i + 1 < argc && argv[i + 1][0] == '/')
+			oc.bin_dir = argv[++i];
+		else if (!strcmp(argv[i], "--cni-conf-dir") && i + 1 < argc && argv[i + 1][0] == '/')
+			oc.conf_dir = argv[++i];
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
 			return usage(stdout, 0);
 		else
 			return usage(stderr, 2);
 	}
+	if (!strcmp(listen_addr, "none"))
+		listen_addr = NULL;
 	if (setup(&a, listen_addr) < 0)
 		return 1;
+	/* The ops thread before the first scan, so its view knows the
+	 * learner's sockets from the first publish. */
+	oc.state_dir = a.state_dir;
+	if (ng_ops_start(&oc, &a.ops, &err) < 0) {
+		ng_alog("error", "start", NULL, "%s", err.msg);
+		return 1;
+	}
+	a.ev_ops = NG_EV_OPS;
+	if (watch(&a, ng_ops_relearn_fd(a.ops), &a.ev_ops) < 0) {
+		ng_alog("error", "start", NULL, "watching the ops thread: %s", strerror(errno));
+		ng_ops_stop(a.ops);
+		return 1;
+	}
 	scan(&a);
 	a.serving = true;
-	ng_alog("info", "serving", NULL, "state dir %s, %zu pods", a.state_dir, a.pods.n);
+	ng_agent_ops_publish(&a);
+	ng_alog("info", "serving", NULL, "state dir %s, %zu pods, /metrics and /readyz on %s%s", a.state_dir,
+		a.pods.n, listen_addr ? listen_addr : "(none)", oc.repair ? ", drift repaired" : "");
 	run(&a);
+	ng_ops_stop(a.ops);
+	a.ops = NULL;
 	ng_alog("info", "stopping", NULL, "signal received; queued answers are dropped until an agent serves");
 	while (a.pods.n)
 		ng_pod_release(&a, a.pods.v[a.pods.n - 1], "agent stopping");

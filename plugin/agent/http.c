@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/ops.h"
 
 int ng_http_listen(const char *addr, struct ng_err *err)
 {
@@ -125,12 +126,21 @@ void ng_http_serve(struct ng_agent *a)
 	req[n] = '\0';
 	f = open_memstream(&body, &blen);
 	if (f) {
-		if (!strncmp(req, "GET /readyz ", 12) || !strncmp(req, "GET /healthz ", 13)) {
+		if (!strncmp(req, "GET /healthz ", 13)) {
+			/* Liveness: the loop answers. */
 			status = a->serving ? "200 OK" : "503 Service Unavailable";
 			fprintf(f, "%s\n", a->serving ? "ok" : "starting");
+		} else if (!strncmp(req, "GET /readyz ", 12)) {
+			/* Readiness: installed, configured and serving (agent/readyz.h). */
+			bool ok = a->ops ? ng_ops_readyz(a->ops, f) : a->serving;
+
+			status = ok ? "200 OK" : "503 Service Unavailable";
 		} else if (!strncmp(req, "GET /metrics ", 13)) {
 			status = "200 OK";
-			metrics(a, f);
+			if (a->ops)
+				ng_ops_metrics(a->ops, f);
+			else
+				metrics(a, f);
 		} else {
 			fprintf(f, "not found\n");
 		}

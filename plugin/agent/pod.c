@@ -532,3 +532,19 @@ void ng_pod_sweep(struct ng_agent *a, struct ng_pod *p, int64_t now_ms)
 		if (p->tcp.f[i].used && now_ms - p->tcp.f[i].last_ms > NG_TCP_IDLE_MS)
 			ng_tcp_close(&p->tcp.f[i], &a->tcp_budget);
 }
+
+void ng_pod_relearn(struct ng_agent *a, struct ng_pod *p)
+{
+	int64_t now = ng_now_ms();
+
+	a->pending.n = 0;
+	for (uint32_t i = 0; i < p->tr.cap; i++)
+		if (p->tr.slot[i].used && p->tr.slot[i].expires > now) {
+			/* The same expiry as before the repair, not a new lease. */
+			int64_t left = (p->tr.slot[i].expires - now) / 1000;
+
+			ng_tracker_plan_one(&p->tr, &p->tr.slot[i], (uint32_t)(left > 0 ? left : 1), now, &a->pending);
+		}
+	if (commit(a, p) == 0)
+		ng_alog("info", "relearned", p, "%zu learned element(s) committed again after a repair", a->pending.n);
+}

@@ -1,0 +1,69 @@
+/* The agent's operating side, in a thread of its own so that nothing it
+ * does (dumping every pod's tables, a CHECK, a repair) ever delays a DNS
+ * answer the main loop holds:
+ *
+ *   - every pod of the node from stateDir/decisions (cni/decisionrec.h),
+ *     enforced ones with a netfilter socket and an nf_tables event socket
+ *     opened inside their namespace (closed when the record goes or the
+ *     namespace does: no socket keeps a deleted pod alive);
+ *   - the drift watch: a change to one of a pod's tables by any socket but
+ *     the agent's own (agent/drift.h) is a drift event at once, followed
+ *     by a CHECK; a periodic CHECK of every pod catches what no event told
+ *     (a missed event, an overrun); with --repair the recorded policy is
+ *     re-applied in one transaction and the main loop re-commits what it
+ *     had learned for the pod;
+ *   - the plugin's invocation totals (agent/invfold.h), /readyz's checks,
+ *     the node view behind /metrics, and stateDir/status.json for
+ *     `boxxkite-netguard status`.
+ * The main loop calls only the functions below: publish its counters,
+ * answer HTTP from the last view, take the pods to relearn. */
+#ifndef NG_OPS_H
+#define NG_OPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "base/err.h"
+#include "node/nodeview.h"
+
+/* --listen's default: loopback, as the agent runs with hostNetwork (the
+ * node's own scraper or a kubelet probe reach it; nothing else does). */
+#define NG_AGENT_LISTEN_DEFAULT "127.0.0.1:9617"
+#define NG_OPS_CHECK_MS   10000 /* periodic CHECK of every pod */
+#define NG_OPS_COLLECT_MS 2000  /* counters and learned sets re-read */
+
+struct ng_ops_config {
+	const char *state_dir, *bin_dir, *conf_dir;
+	bool repair;
+	int check_ms;
+};
+
+/* What the main loop publishes about a pod it learns for. */
+struct ng_ops_agent_pod {
+	char key[256];
+	uint32_t portid; /* its netfilter socket in the pod's namespace */
+	uint64_t ac[NG_AC_COUNT];
+};
+
+struct ng_ops;
+
+int ng_ops_start(const struct ng_ops_config *c, struct ng_ops **out, struct ng_err *err);
+void ng_ops_stop(struct ng_ops *o);
+
+/* Main loop: its pods, their sockets' port ids and counters, its totals
+ * (released pods included), whether it serves, its node-side socket. */
+void ng_ops_publish(struct ng_ops *o, bool serving, uint32_t node_portid, const struct ng_ops_agent_pod *pods,
+		    size_t n, const uint64_t totals[NG_AC_COUNT]);
+
+/* HTTP answers from the last view (no kernel work on the caller's time). */
+void ng_ops_metrics(struct ng_ops *o, FILE *out);
+bool ng_ops_readyz(struct ng_ops *o, FILE *out);
+
+/* Readable when repaired pods wait to be relearned; takes up to `max`
+ * keys (and clears the wakeup). */
+int ng_ops_relearn_fd(const struct ng_ops *o);
+size_t ng_ops_take_relearn(struct ng_ops *o, char (*keys)[256], size_t max);
+
+#endif
