@@ -10,6 +10,7 @@
 #include "install/install.h"
 #include "node/cmd_logs.h"
 #include "node/cmd_stats.h"
+#include "node/cmd_status.h"
 #include "node/verify.h"
 #include "base/version.h"
 
@@ -49,6 +50,8 @@ int main(int argc, char **argv)
 		return ng_stats_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "logs"))
 		return ng_logs_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "status"))
+		return ng_status_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "agent"))
 		return ng_agent_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "install"))

@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# ops: operating a node (issue 15 items 1-4), in the test world. The agent
+# runs inside the world's node namespace (nsenter), its state dir, CNI bin
+# dir and conf dir in the test's temp dir, killed by PID:
+#   - /readyz: 503 until the binary is installed (the same bytes as the
+#     agent's) AND the active config holds our entry AND the agent serves;
+#   - /metrics: one scrape for every pod of the node (enforced, skipped,
+#     refused), labelled by namespace and pod, valid under promtool, with
+#     ADD/DEL counts and latency histograms handed over by the plugin;
+#   - drift: table deleted, flushed, a rule added, a set element added:
+#     each noticed within 1 s (log line + metric), nothing repaired without
+#     --repair; with --repair each is repaired within 1 s (CHECK passes);
+#     an element the agent itself learns is not drift, and what it learned
+#     survives a repair;
+#   - `status` and `status --json`: every pod in one table.
+# Ends with "N passed, N failed".
+set -euo pipefail
+# shellcheck source=e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+[[ $(id -u) -eq 0 ]] || { echo "ops.sh: needs root (network namespaces)" >&2 && exit 1; }
+command -v promtool >/dev/null || { echo "ops.sh: promtool missing (Debian prometheus; make deps)" >&2 && exit 1; }
+world_up "${E2E_PREFIX:-ngo-}"
+STATE=$W_TMP/state BIN_DIR=$W_TMP/cni-bin CONF_DIR=$W_TMP/active.d
+mkdir -p "$BIN_DIR" "$CONF_DIR"
+AGENT_PID=''
+LISTEN=127.0.0.1:9617
+LEARN=$(conf_variant learn '
+e["egress"]["names"] = "learn"
+e["egress"]["minNameTTL"] = 60
+')
+
+agent_start() { # [agent flags...]
+	bg_start nsenter --net="$(_ns_path "$W_NODE")" "$NG_BIN" agent --state-dir "$STATE" --listen "$LISTEN" \
+		--cni-bin-dir "$BIN_DIR" --cni-conf-dir "$CONF_DIR" --check-interval 30 "$@" \
+		2>>"$W_TMP/log/agent.log"
+	AGENT_PID=$BG_PID
+	for _ in $(seq 100); do
+		get /healthz >/dev/null 2>&1 && return 0
+		sleep 0.02
+	done
+	return 1
+}
+agent_stop() { bg_stop "$AGENT_PID"; AGENT_PID=''; }
+# get PATH: the body; exit status 0 for 200, 1 otherwise.
+get() {
+	node_exec "$PY" -c '
+import sys, urllib.request, urllib.error
+try:
+    r = urllib.request.urlopen("http://'"$LISTEN"'" + sys.argv[1], timeout=2)
+    sys.stdout.write(r.read().decode()); sys.exit(0)
+except urllib.error.HTTPError as e:
+    sys.stdout.write(e.read().decode()); sys.exit(1)
+' "$1"
+}
+ready_is() { # WANT(200|503) [TEXT]
+	local body rc=0
+	body=$(get /readyz) || rc=$?
+	if [[ $1 == 200 ]]; then ((rc == 0)) || { echo "$body"; return 1; }; else ((rc != 0)) || { echo "$body"; return 1; }; fi
+	[[ -z ${2:-} || $body == *"$2"* ]] || { echo "$body"; return 1; }
+}
+# metric NAME LABELS_SUBSTRING: the value of the first sample matching.
+metric() { get /metrics | grep "^$1{" | grep -F -- "$2" | head -1 | awk '{print $NF}'; }
+# within MS CMD...: CMD succeeds within MS milliseconds; prints the time.
+within() {
+	local ms=$1 start now
+	shift
+	start=$(date +%s%N)
+	while :; do
+		if "$@" >/dev/null 2>&1; then
+			now=$(date +%s%N)
+			echo "$(((now - start) / 1000000)) ms"
+			return 0
+		fi
+		now=$(date +%s%N)
+		(((now - start) / 1000000 > ms)) && { echo "not within $ms ms"; return 1; }
+		sleep 0.01
+	done
+}
+drift_logged() { grep '"event":"drift"' "$W_TMP/log/agent.log" | grep -q "\"pod\":\"$1\""; }
+drift_count() { grep '"event":"drift"' "$W_TMP/log/agent.log" | grep -c "\"pod\":\"$1\"" || true; }
+in_sync() { pod_check "$1" >/dev/null 2>&1; }
+timed_row() { # LABEL MS CMD...
+	local label=$1 ms=$2 out rc=0
+	shift 2
+	out=$(within "$ms" "$@") || rc=$?
+	t_row "$label" "$out" "$rc"
+}
+
+# ---- /readyz: installed, configured, serving ------------------------------------
+t_check "agent starts in the node's namespace (/healthz)" agent_start
+t_check "readyz 503 before the binary is installed" ready_is 503 "FAIL binary"
+cp "$NG_BIN" "$BIN_DIR/boxxkite-netguard"
+t_check "readyz 503 while no active config holds our entry" within 3000 ready_is 503 "FAIL conflist"
+cp "$W_TMP/net.d/loopback.conflist" "$CONF_DIR/05-loopback.conflist"
+cp "$W_TMP/net.d/pod-network.conflist" "$CONF_DIR/10-pod.conflist"
+t_check "readyz 503: the active config (05-loopback) is not ours" within 3000 ready_is 503 "05-loopback"
+rm "$CONF_DIR/05-loopback.conflist"
+t_check "readyz 200 when installed, configured and serving" within 3000 ready_is 200
+printf 'x' >>"$BIN_DIR/boxxkite-netguard"
+t_check "readyz 503 when the installed binary is not this agent's" within 3000 ready_is 503 "differs"
+cp "$NG_BIN" "$BIN_DIR/boxxkite-netguard"
+t_check "readyz 200 again once the binary is replaced" within 3000 ready_is 200
+
+# ---- every pod of the node ------------------------------------------------------
+for p in d1 d2 d3 d4; do pod_add "$p" >/dev/null; done
+pod_add web default >/dev/null
+rc=0
+out=$(pod_add bad sandboxes '{"netguard.boxxkite.io/typo":"x"}' 2>&1) || rc=$?
+t_row "a refused ADD (unknown annotation, code 101)" "rc=$rc" "$([[ $rc != 0 ]] && echo 0 || echo 1)"
+pod_del bad >/dev/null 2>&1 || true # the runtime DELs after a failed ADD
+t_check "refused record kept past the runtime's DEL" ls "$STATE/decisions/$(_pod_var bad id)@eth0.refused.json"
+scrape_has_all() {
+	local m
+	m=$(get /metrics) || return 1
+	for want in 'pod="d1",container="' 'pod="web",' 'decision="skipped"' 'pod="bad",' 'decision="refused"'; do
+		grep -F 'boxxkite_netguard_pod_decision{' <<<"$m" | grep -qF "$want" || return 1
+	done
+}
+timed_row "pod_decision for enforced, skipped and refused pods" 4000 scrape_has_all
+get /metrics >"$W_TMP/scrape.txt" || true
+out=$(promtool check metrics <"$W_TMP/scrape.txt" 2>&1) && rc=0 || rc=$?
+[[ -z $out ]] || rc=1
+t_row "promtool check metrics accepts the node's scrape" "${out:-clean, $(wc -l <"$W_TMP/scrape.txt") lines}" "$rc"
+t_check_not "no netns path in any label" grep -q 'netns=' "$W_TMP/scrape.txt"
+t_check "labelled by namespace and pod" grep -q '^boxxkite_netguard_pod_decision{namespace="sandboxes",pod="d1",' "$W_TMP/scrape.txt"
+n=$(grep '^boxxkite_netguard_cni_invocations_total{verb="ADD",decision="enforced"}' "$W_TMP/scrape.txt" | awk '{print $NF}')
+t_row "ADD counted by decision (4 enforced)" "${n:-none}" "$([[ ${n:-0} -ge 4 ]] && echo 0 || echo 1)"
+t_check "ADD latency histogram (+Inf bucket)" grep -q '^boxxkite_netguard_cni_invocation_duration_seconds_bucket{verb="ADD",le="+Inf"} [1-9]' "$W_TMP/scrape.txt"
+t_check "deny counters per category (egress, pod side)" grep -q 'denied_packets_total{namespace="sandboxes",pod="d1",.*side="pod",category="egress"}' "$W_TMP/scrape.txt"
+expect "d1: forbidden host refused (counted)" refused 1000 pod:d1 -- tcp "$FORBID4" 443 1000
+cnt_grows() { [[ $(metric boxxkite_netguard_denied_packets_total 'pod="d1",container' | head -1) != "" ]] && get /metrics | grep 'denied_packets_total{namespace="sandboxes",pod="d1"' | grep 'category="egress"' | grep -qv ' 0$'; }
+timed_row "the refused connect shows in d1's egress counter" 4000 cnt_grows
+
+# ---- status ---------------------------------------------------------------------
+out=$("$NG_BIN" status --state-dir "$STATE" 2>&1) && rc=0 || rc=$?
+ok=0
+for want in "sandboxes/d1" "default/web" "sandboxes/bad" "enforced" "skipped" "refused"; do [[ $out == *"$want"* ]] || ok=1; done
+t_row "status: one table with every pod" "$(head -3 <<<"$out" | tr '\n' '|')" "$ok" "$out"
+json_ok() {
+	"$NG_BIN" status --json --state-dir "$STATE" | "$PY" -c '
+import json, sys
+s = json.load(sys.stdin)
+p = {x["pod"]: x for x in s["pods"]}
+d1 = p["d1"]
+assert d1["decision"] == "enforced" and d1["podSide"] is True and d1["inSync"] is True, d1
+assert p["web"]["decision"] == "skipped" and p["bad"]["decision"] == "refused", p
+assert any(c["category"] == "egress" and c["packets"] >= 1 for c in d1["denied"]), d1["denied"]
+'
+}
+t_check "status --json: decisions, both sides, in sync, deny counts" within 4000 json_ok
+
+# ---- drift, noticed (no --repair) -----------------------------------------------
+pod_exec d1 nft delete table inet boxxkite_netguard
+timed_row "table deleted: noticed" 1000 drift_logged d1
+pod_exec d2 nft flush table inet boxxkite_netguard
+timed_row "table flushed: noticed" 1000 drift_logged d2
+pod_exec d3 nft add rule inet boxxkite_netguard egress accept
+timed_row "rule added: noticed" 1000 drift_logged d3
+pod_exec d4 nft add element inet boxxkite_netguard allow_v4 "{ $FORBID4 . tcp . 443 }"
+timed_row "set element added: noticed" 1000 drift_logged d4
+sleep 0.3
+t_check_not "without --repair nothing is repaired (d3 still differs)" in_sync d3
+ev=$(metric boxxkite_netguard_drift_events_total 'pod="d4"')
+t_row "drift_events_total for d4" "${ev:-none}" "$([[ ${ev:-0} -ge 1 ]] && echo 0 || echo 1)"
+ins=$(metric boxxkite_netguard_pod_in_sync 'pod="d2"')
+t_row "pod_in_sync 0 for the flushed pod" "${ins:-none}" "$([[ ${ins:-x} == 0 ]] && echo 0 || echo 1)"
+
+# ---- drift, repaired (--repair): at start, then each tamper again --------------------
+agent_stop
+t_check "agent restarts with --repair" agent_start --repair
+for p in d1 d2 d3 d4; do timed_row "$p repaired after the restart" 2000 in_sync "$p"; done
+pod_exec d1 nft delete table inet boxxkite_netguard
+timed_row "table deleted: repaired" 1000 in_sync d1
+pod_exec d2 nft flush table inet boxxkite_netguard
+timed_row "table flushed: repaired" 1000 in_sync d2
+pod_exec d3 nft add rule inet boxxkite_netguard egress accept
+timed_row "rule added: repaired" 1000 in_sync d3
+pod_exec d4 nft add element inet boxxkite_netguard allow_v4 "{ $FORBID4 . tcp . 443 }"
+timed_row "set element added: repaired" 1000 in_sync d4
+expect "d4: the planted element is gone (forbidden refused)" refused 1000 pod:d4 -- tcp "$FORBID4" 443 1000
+rep=$(metric boxxkite_netguard_repairs_total 'pod="d1",container')
+t_row "repairs_total for d1" "${rep:-none}" "$([[ ${rep:-0} -ge 1 ]] && echo 0 || echo 1)"
+
+# ---- learned elements are not drift; they survive a repair --------------------------
+POD_CONFLIST=$LEARN pod_add ln >/dev/null
+pod_exec ln "$NPROBE" udp-dns "$DNS4" "$STORE_NAME" 1000 >/dev/null || true
+expect "ln: learned storage name reachable" connected 2000 pod:ln -- tcp "$STORE_NAME4" 443 1000
+sleep 1.2
+n=$(drift_count ln)
+t_row "elements the agent learned are not drift" "drift lines: $n" "$([[ $n == 0 ]] && echo 0 || echo 1)"
+learned_metric() { [[ $(metric boxxkite_netguard_learned_addresses 'pod="ln",container') -ge 1 ]]; }
+timed_row "learned_addresses for ln" 4000 learned_metric
+pod_exec ln nft delete table inet boxxkite_netguard
+repaired_with_learned() { in_sync ln && pod_exec ln nft list set inet boxxkite_netguard names_v4 | grep -q "$STORE_NAME4"; }
+timed_row "ln repaired, its learned address committed again" 1000 repaired_with_learned
+expect "ln: learned address still reachable after the repair (no new answer)" connected 2000 pod:ln -- tcp "$STORE_NAME4" 443 1000
+
+# ---- DEL: the pod leaves the view ---------------------------------------------------
+pod_del d1 >/dev/null
+gone() { ! get /metrics | grep -q 'pod="d1"'; }
+timed_row "after DEL, d1 is gone from /metrics" 3000 gone
+agent_stop
+t_summary

@@ -1,0 +1,197 @@
+#include "node/cmd_status.h"
+
+#include <dirent.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cni/decisionrec.h"
+#include "cni/podrecord.h"
+#include "node/podstate.h"
+#include "node/statusjson.h"
+#include "node/statustable.h"
+#include "policy/config.h"
+
+/* The agent's view is used while it is this fresh (it rewrites it every
+ * second). */
+#define FRESH_MS 10000
+
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static bool from_agent(const char *state_dir, struct ng_view *v)
+{
+	char path[4200];
+	struct ng_err err = {0};
+	json_error_t je;
+	json_t *o;
+	int rc;
+
+	if (ng_agent_serving(state_dir) != 1)
+		return false;
+	snprintf(path, sizeof(path), "%s/" NG_STATUS_FILE, state_dir);
+	o = json_load_file(path, 0, &je);
+	if (!o)
+		return false;
+	rc = ng_status_from_json(o, v, &err);
+	json_decref(o);
+	if (rc < 0 || wall_ms() - v->now_ms > FRESH_MS) {
+		if (rc == 0)
+			ng_view_free(v);
+		return false;
+	}
+	return true;
+}
+
+/* One record, read against the kernel now (no agent serving). */
+static void look(const struct ng_decision *d, struct ng_nl *node_nl, struct ng_view_pod *vp)
+{
+	struct ng_policy pol;
+	struct ng_err err = {0};
+	struct ng_nl nl;
+	int rc;
+
+	if (strcmp(d->decision, "enforced") != 0)
+		return;
+	if (ng_podstate_policy(d, false, &pol, &err) < 0) {
+		snprintf(vp->read_error, sizeof(vp->read_error), "policy: %.150s", err.msg);
+		return;
+	}
+	rc = ng_podstate_open(d, &nl, &err);
+	if (rc != 0) {
+		snprintf(vp->read_error, sizeof(vp->read_error), "%.150s",
+			 rc > 0 ? "the pod's network namespace is gone" : err.msg);
+	} else {
+		ng_podstate_read(&nl, node_nl, d, &pol, vp);
+		rc = ng_podstate_check(&nl, node_nl, d, &pol, vp->diff, sizeof(vp->diff));
+		if (rc >= 0) {
+			vp->checked = true;
+			vp->in_sync = rc == 0;
+			vp->last_check_ms = wall_ms();
+		}
+		ng_nl_close(&nl);
+	}
+	ng_policy_free(&pol);
+}
+
+/* Records the view does not have yet (all of them without an agent). */
+static void add_records(const char *state_dir, struct ng_view *v, bool kernel)
+{
+	char dir[4200], path[4600], key[256];
+	struct ng_nl node_nl;
+	struct ng_err err = {0};
+	bool node_open = kernel && ng_nl_open(&node_nl, &err) == 0;
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/" NG_DECISIONS_DIR, state_dir);
+	d = opendir(dir);
+	while (d && (e = readdir(d))) {
+		struct ng_decision rec;
+		struct ng_view_pod vp;
+		bool refused, have = false;
+
+		if (!ng_decision_name(e->d_name, key, sizeof(key), &refused))
+			continue;
+		for (size_t i = 0; i < v->pods.n && !have; i++)
+			have = !strcmp(v->pods.v[i].key, key) && v->pods.v[i].refused_file == refused;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (have || ng_decision_read(path, &rec, &err) < 0)
+			continue;
+		memset(&vp, 0, sizeof(vp));
+		ng_podstate_from_decision(&rec, &vp);
+		if (kernel)
+			look(&rec, node_open ? &node_nl : NULL, &vp);
+		else if (!strcmp(rec.decision, "enforced"))
+			snprintf(vp.read_error, sizeof(vp.read_error), "new: the agent has not looked yet");
+		if (ng_vec_push(&v->pods, &vp) < 0)
+			ng_view_pod_free(&vp);
+		ng_decision_free(&rec);
+	}
+	if (d)
+		closedir(d);
+	if (node_open)
+		ng_nl_close(&node_nl);
+}
+
+static int by_name(const void *a, const void *b)
+{
+	const struct ng_view_pod *x = a, *y = b;
+	int c = strcmp(x->ns, y->ns);
+
+	return c ? c : strcmp(x->name, y->name);
+}
+
+int ng_status_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},
+		{"state-dir", required_argument, NULL, 's'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *state_dir = NG_DEFAULT_STATE_DIR;
+	char source[128];
+	struct ng_view v;
+	bool json = false, agent, bad = false;
+	struct stat st;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = true; break;
+		case 's': state_dir = optarg; break;
+		case 'h':
+			printf("usage: boxxkite-netguard status [--json] [--state-dir DIR]\n"
+			       "  Every pod the plugin decided about on this node: decision and reason, its\n"
+			       "  tables on both sides present and matching the recorded policy, the last\n"
+			       "  CHECK, deny counts, learned names with their address counts. Read-only:\n"
+			       "  the agent's published view when one serves, else the kernel, now.\n"
+			       "  --state-dir  the plugin's stateDir (default %s)\n"
+			       "  Exit 0; 3 when an enforced pod's tables are missing or differ.\n",
+			       NG_DEFAULT_STATE_DIR);
+			return 0;
+		default: return 2;
+		}
+	}
+	if (stat(state_dir, &st) < 0) {
+		fprintf(stderr, "boxxkite-netguard status: %s: no state dir (no pod was recorded here)\n", state_dir);
+		return 1;
+	}
+	memset(&v, 0, sizeof(v));
+	agent = from_agent(state_dir, &v);
+	add_records(state_dir, &v, !agent);
+	if (agent)
+		snprintf(source, sizeof(source), "the agent's view, %llds old",
+			 (long long)((wall_ms() - v.now_ms) / 1000));
+	else
+		snprintf(source, sizeof(source), "no agent serves: read from the kernel now");
+	qsort(v.pods.v, v.pods.n, sizeof(v.pods.v[0]), by_name);
+	for (size_t i = 0; i < v.pods.n; i++) {
+		const struct ng_view_pod *p = &v.pods.v[i];
+
+		bad |= !strcmp(p->decision, "enforced") &&
+		       ((p->checked && !p->in_sync) || (p->read_ok && !p->pod_present));
+	}
+	if (json) {
+		json_t *o = ng_status_to_json(&v);
+
+		json_object_set_new(o, "source", json_string(source));
+		json_dumpf(o, stdout, JSON_INDENT(2));
+		fputc('\n', stdout);
+		json_decref(o);
+	} else {
+		ng_status_table(&v, wall_ms(), source, stdout);
+	}
+	ng_view_free(&v);
+	return bad ? 3 : 0;
+}
