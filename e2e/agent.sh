@@ -73,10 +73,10 @@ agent_start() {
 		--listen 127.0.0.1:9617 2>>"$W_TMP/log/agent.log"
 	AGENT_PID=$BG_PID
 }
-agent_ready() { # waits up to $1 ms for /readyz
+agent_ready() { # waits up to $1 ms for /healthz (the agent serves; /readyz also wants the binary installed and the conflist: e2e/ops.sh)
 	local i
 	for ((i = 0; i < $1 / 10; i++)); do
-		node_exec "$PY" -c 'import urllib.request,sys; sys.exit(0 if urllib.request.urlopen("http://127.0.0.1:9617/readyz", timeout=0.2).status == 200 else 1)' 2>/dev/null && return 0
+		node_exec "$PY" -c 'import urllib.request,sys; sys.exit(0 if urllib.request.urlopen("http://127.0.0.1:9617/healthz", timeout=0.2).status == 200 else 1)' 2>/dev/null && return 0
 		sleep 0.01
 	done
 	return 1
@@ -90,7 +90,7 @@ set_has() { # POD FAMILY SET TEXT: the set's listing holds TEXT (shown if not)
 
 # ---- learning -----------------------------------------------------------------
 agent_start
-t_check "agent serves (/readyz) in the node's namespace" agent_ready 2000
+t_check "agent serves (/healthz) in the node's namespace" agent_ready 2000
 t_check "ADD in learn mode (the agent picks the pod up)" pod_add web
 t_check "the agent bound the pod's queue (ready file)" test -s "$STATE/ready/$(_pod_var web id)@eth0"
 t_check "table has the dns_answers chain (queue to the agent)" \

@@ -25,7 +25,8 @@ static int usage(FILE *f, int status)
 		"  verify     check a live pod: table, policy, metadata refused, DNS, layer one\n"
 		"  stats      a pod's deny counters, as JSON or Prometheus text (--prometheus)\n"
 		"  logs       the packets a pod's table denied, from its NFLOG group\n"
-		"  agent      the node agent: learns pods' DNS names from their own answers\n",
+		"  agent      the node agent: learns pods' DNS names from their own answers\n"
+		"  status     every pod on this node: decision, tables, last check, denies, names\n",
 		NG_VERSION);
 	ng_install_usage(f);
 	fprintf(f, "  help       this text\n");

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "agent/drift.h"
 #include "agent/invfold.h"
 #include "agent/ops.h"
 #include "agent/readyz.h"
@@ -27,6 +28,9 @@ struct ng_opod {
 	bool nl_open;
 	struct ng_view_pod vp;
 	bool check_now;
+	/* the changes of one read of the event socket, logged as one drift */
+	unsigned batch_n;
+	struct ng_nft_event batch_first;
 	int64_t next_check_ms, next_collect_ms;
 };
 

@@ -124,14 +124,22 @@ static bool pods_table(const struct ng_opod *p, bool node, const struct ng_nft_e
 	return false;
 }
 
-static void drift(struct ng_ops *o, struct ng_opod *p, bool node, const struct ng_nft_event *ev)
+/* One drift event per pod and read: a `flush table` is thirty rule
+ * deletions, one change to an operator. */
+static void drift(struct ng_ops *o, struct ng_opod *p, bool node)
 {
+	const struct ng_nft_event *ev = &p->batch_first;
+	char obj[80] = "";
+
 	p->vp.drift_events++;
 	o->local.drift_events++;
 	o->dirty = true;
-	ng_ops_log("warning", "drift", p, "%s side: %s in table %s %s%s%s by netlink port %u", node ? "node" : "pod",
-		   ng_nft_event_what(ev->type), ev->family == NFPROTO_NETDEV ? "netdev" : "inet", ev->table,
-		   ev->object[0] ? " (" : "", ev->object[0] ? ev->object : "", ev->portid);
+	if (ev->object[0])
+		snprintf(obj, sizeof(obj), " (%s)", ev->object);
+	ng_ops_log("warning", "drift", p, "%s side: %s in table %s %s%s by netlink port %u%s%u change(s))",
+		   node ? "node" : "pod", ng_nft_event_what(ev->type), ev->family == NFPROTO_NETDEV ? "netdev" : "inet",
+		   ev->table, obj, ev->portid, " (", p->batch_n);
+	p->batch_n = 0;
 	p->check_now = true;
 }
 
@@ -174,10 +182,16 @@ void ng_opod_events(struct ng_ops *o, int fd, bool node)
 				if ((!node && p != owner) || !enforced(p) || !pods_table(p, node, &ev) ||
 				    ng_ops_is_self(o, p, node, ev.portid))
 					continue;
-				drift(o, p, node, &ev);
+				/* Name the change that matters most: a deleted table
+				 * arrives as its rules' deletions first. */
+				if (p->batch_n++ == 0 || ev.type == NFT_MSG_DELTABLE)
+					p->batch_first = ev;
 			}
 		}
 	}
+	for (size_t i = 0; i < o->pods.n; i++)
+		if (o->pods.v[i]->batch_n)
+			drift(o, o->pods.v[i], node);
 }
 
 /* Re-applies the recorded policy in one transaction (the pod side: inet
@@ -189,6 +203,14 @@ static void repair(struct ng_ops *o, struct ng_opod *p)
 	struct ng_err err = {0};
 	int rc;
 
+	char path[4600];
+
+	/* A DEL removes the record before the table: no record, no repair. */
+	snprintf(path, sizeof(path), "%s/" NG_DECISIONS_DIR "/%s.json", o->state_dir, p->d.key);
+	if (access(path, F_OK) < 0) {
+		ng_ops_log("info", "repair_skipped", p, "the pod's decision record is gone (DEL)");
+		return;
+	}
 	/* "resolve" pods: their pinned addresses come from the node's DNS, as
 	 * at ADD. */
 	rc = ng_podstate_policy(&p->d, !p->d.learn, &pol, &err);

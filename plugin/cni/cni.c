@@ -362,6 +362,16 @@ static int forget_pod(struct inv *v)
 	return ng_record_remove(v->cfg.state_dir, key, NG_AGENT_RELEASE_MS, &v->err);
 }
 
+/* The decision record first (cni/handoff.h): the drift watch must not
+ * take this DEL's table removal for tampering. */
+static void forget_decision(struct inv *v)
+{
+	struct ng_handoff h = {.state_dir = v->cfg.state_dir, .root = v->root, .container_id = v->container_id,
+			       .ifname = v->ifname};
+
+	ng_handoff_forget(&h);
+}
+
 static int cmd_del(struct inv *v, FILE *in)
 {
 	enum ng_netns_status st;
@@ -375,7 +385,8 @@ static int cmd_del(struct inv *v, FILE *in)
 	if (load(v, in) < 0) {
 		ng_log_set(&v->log, "config_error", json_string(v->err.msg));
 		memset(&v->err, 0, sizeof(v->err));
-	} else if (forget_pod(v) < 0) {
+		forget_decision(v);
+	} else if (forget_decision(v), forget_pod(v) < 0) {
 		/* Never a stuck pod for it: the agent also drops a pod whose
 		 * namespace is gone. */
 		ng_log_set(&v->log, "state_error", json_string(v->err.msg));

@@ -33,10 +33,6 @@ static void decide(const struct ng_handoff *h, const char *dir)
 	if (!h->container_id || !h->ifname ||
 	    ng_record_key(h->container_id, h->ifname, d.key, sizeof(d.key), &e) < 0)
 		return; /* no pod to name */
-	if (!strcmp(h->verb, "DEL")) {
-		ng_decision_remove(dir, d.key);
-		return;
-	}
 	if (!h->log->decision[0])
 		return;
 	snprintf(d.pod_namespace, sizeof(d.pod_namespace), "%s", h->pod_namespace ? h->pod_namespace : "");
@@ -70,7 +66,7 @@ void ng_handoff(const struct ng_handoff *h)
 
 	if (!h->verb || !*h->verb)
 		return;
-	if (!strcmp(h->verb, "ADD") || !strcmp(h->verb, "DEL"))
+	if (!strcmp(h->verb, "ADD"))
 		decide(h, dir);
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	us = (uint64_t)((now.tv_sec - h->log->start.tv_sec) * 1000000 +
@@ -78,4 +74,13 @@ void ng_handoff(const struct ng_handoff *h)
 	n = ng_inv_format(line, sizeof(line), h->verb, h->log->decision[0] ? h->log->decision : "none", us);
 	if (n > 0)
 		ng_inv_append(dir, line, (size_t)n);
+}
+
+void ng_handoff_forget(const struct ng_handoff *h)
+{
+	char key[256];
+	struct ng_err e = {0};
+
+	if (h->container_id && h->ifname && ng_record_key(h->container_id, h->ifname, key, sizeof(key), &e) == 0)
+		ng_decision_remove(state_dir(h), key);
 }

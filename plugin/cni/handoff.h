@@ -28,4 +28,9 @@ struct ng_handoff {
 
 void ng_handoff(const struct ng_handoff *h);
 
+/* DEL, before anything is removed: the decision record goes first, so the
+ * agent's drift watch stops watching the pod before its table is deleted
+ * (it would take the deletion for drift, and repair it). */
+void ng_handoff_forget(const struct ng_handoff *h);
+
 #endif
