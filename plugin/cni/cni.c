@@ -533,7 +533,7 @@ static void hand_off(struct inv *v)
 		.log = &v->log,
 		.conf = enforced ? v->root : NULL,
 		.tables = &v->record.tables,
-		.learn = v->policy.learn,
+		.learn = v->pod.policy.learn,
 	};
 
 	if (enforced && !v->recorded) {
@@ -541,7 +541,7 @@ static void hand_off(struct inv *v)
 		if (ng_vec_push(&v->record.tables, &t) < 0)
 			return;
 		t.family = NFPROTO_NETDEV;
-		if (v->policy.raw_guard && ng_vec_push(&v->record.tables, &t) < 0)
+		if (v->pod.policy.raw_guard && ng_vec_push(&v->record.tables, &t) < 0)
 			return;
 	}
 	ng_handoff(&h);

@@ -16,20 +16,23 @@
 #include "kernel/ruleset.h"
 #include "nft/render.h"
 #include "nft/render_objs.h"
-#include "policy/annotations.h"
+#include "kernel/nl_netns.h"
 #include "policy/config.h"
-#include "policy/select.h"
+#include "policy/pod_policy.h"
+
+/* Repair of a "resolve" pod: the node's DNS, as ADD asked it. */
+static int resolve_names(const ng_name_list *names, ng_resolved *out, void *ctx, struct ng_err *err)
+{
+	(void)ctx;
+	return ng_resolve_all(names, ng_resolve_system, NG_RESOLVE_BUDGET_MS, out, err);
+}
 
 int ng_podstate_policy(const struct ng_decision *d, bool resolve, struct ng_policy *pol, struct ng_err *err)
 {
 	struct ng_config cfg;
-	struct ng_annotations ann = {0};
 	struct ng_prev prev = {0};
-	ng_name_list names = {0};
-	ng_resolved resolved = {0};
+	struct ng_pod_policy pp = {0};
 	struct ng_pod_id id = {d->pod_namespace, d->pod_name, d->container_id, d->ifname};
-	char reason[512];
-	bool enforced = false;
 	int rc = -1;
 
 	memset(pol, 0, sizeof(*pol));
@@ -37,30 +40,23 @@ int ng_podstate_policy(const struct ng_decision *d, bool resolve, struct ng_poli
 		return ng_fail(err, NG_E_DECODE, "the decision record holds no configuration");
 	if (ng_config_parse(d->conf, &cfg, err) < 0)
 		goto out_cfg;
-	if (ng_annotations_parse(d->conf, &cfg, &ann, err) < 0 ||
-	    ng_prev_parse(json_object_get(d->conf, "prevResult"), &prev, err) < 0 ||
-	    ng_select(&cfg, d->pod_namespace, &ann, &enforced, reason, sizeof(reason), err) < 0)
+	if (ng_prev_parse(json_object_get(d->conf, "prevResult"), &prev, err) < 0)
 		goto out;
-	if (!enforced) {
-		ng_fail(err, NG_E_CONFIG, "the recorded configuration no longer enforces the pod: %s", reason);
+	/* The one path of ADD, CHECK and verify (policy/pod_policy.h). */
+	if (ng_pod_policy_build(d->conf, &cfg, &prev, &id, resolve && !cfg.learn ? resolve_names : NULL, NULL, &pp,
+				err) < 0)
+		goto out;
+	if (!pp.enforced) {
+		ng_fail(err, NG_E_CONFIG, "the recorded configuration no longer enforces the pod: %s", pp.reason);
 		goto out;
 	}
-	if (resolve && !cfg.learn) {
-		if (ng_policy_names(&cfg, &ann, &names) < 0) {
-			ng_fail(err, NG_E_INTERNAL, "out of memory");
-			goto out;
-		}
-		if (ng_resolve_all(&names, ng_resolve_system, NG_RESOLVE_BUDGET_MS, &resolved, err) < 0)
-			goto out;
-	}
-	rc = ng_policy_compile(&cfg, &ann, &prev, resolve && !cfg.learn ? &resolved : NULL, &id, pol, err);
-	if (rc == 0)
-		pol->names_at = time(NULL);
+	*pol = pp.policy; /* handed over: the rest of pp is freed below */
+	memset(&pp.policy, 0, sizeof(pp.policy));
+	pol->names_at = time(NULL);
+	rc = 0;
 out:
-	ng_vec_free(&names);
-	ng_resolved_free(&resolved);
+	ng_pod_policy_free(&pp);
 	ng_prev_free(&prev);
-	ng_annotations_free(&ann);
 out_cfg:
 	ng_config_free(&cfg);
 	return rc;
