@@ -50,7 +50,7 @@ TEST_BIN := $(patsubst test/unit/%.c,$(BUILD)/test/%,$(TEST_SRC))
 DEPFLAGS = -MMD -MP
 TOOLS := $(BUILD)/nprobe $(BUILD)/xsktx
 
-.PHONY: all test unit e2e e2e-cri demo deps asan valgrind fuzz bench mutants install clean static image manifests e2e-install e2e-kind lint
+.PHONY: all test unit e2e e2e-cri demo deps asan valgrind fuzz bench bench-handoff mutants install clean static image manifests e2e-install e2e-kind lint
 all: $(BIN)
 
 $(BUILD)/obj/%.o: plugin/%.c
@@ -159,6 +159,13 @@ mutants: $(BIN) $(TOOLS)
 bench: $(BIN)
 	@scripts/deps.sh --e2e --bench
 	@test/bench/run.sh
+
+# The operating hand-off's cost per invocation (decision record + invocation
+# line), with stateDir on tmpfs and absent: issue 15's 0.3 ms budget on ADD.
+bench-handoff: $(LIB)
+	@mkdir -p $(BUILD)/bench
+	$(Q)$(CC) $(CFLAGS) -Iplugin $(LDFLAGS) -o $(BUILD)/bench/handoff test/bench/handoff.c $(LIB) $(LDLIBS)
+	@$(BUILD)/bench/handoff
 
 # Formatting (.clang-format), clang-tidy (.clang-tidy), cppcheck, shellcheck.
 lint:
