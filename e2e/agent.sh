@@ -209,7 +209,9 @@ ms=$((($(date +%s%N) - t0) / 1000000))
 t_row "100 x 20 names: every first connect after its answer" "$((N * 20)) in $ms ms, $bad pods failing" "$((bad == 0 ? 0 : 1))"
 out=$(race m1 "$DNSL" udp 1 h0.p0.world.test 443)
 t_row "a pod never learns another pod's name (m1 asks m0's)" "$out" "$([[ $out == *"refused 1 "* ]] && echo 0 || echo 1)"
-t_check "the agent holds two sockets per pod" test "$(agent_fds)" -eq $((base + 2 * N))
+# Per pod: the learner's queue and netfilter sockets, and the ops thread's
+# event and query sockets (drift watch, metrics: agent/ops.h).
+t_check "the agent holds four sockets per pod" test "$(agent_fds)" -eq $((base + 4 * N))
 for ((p = 0; p < N; p += 10)); do
 	pids=()
 	for ((q = p; q < p + 10; q++)); do POD_NO_LOOPBACK=1 pod_del "m$q" >/dev/null 2>&1 & pids+=("$!"); done

@@ -109,7 +109,7 @@ cp "$NG_BIN" "$BIN_DIR/boxxkite-netguard"
 t_check "readyz 200 again once the binary is replaced" within 3000 ready_is 200
 
 # ---- every pod of the node ------------------------------------------------------
-for p in d1 d2 d3 d4; do pod_add "$p" >/dev/null; done
+for p in d1 d2 d3 d4 d5; do pod_add "$p" >/dev/null; done
 pod_add web default >/dev/null
 rc=0
 out=$(pod_add bad sandboxes '{"netguard.boxxkite.io/typo":"x"}' 2>&1) || rc=$?
@@ -131,7 +131,7 @@ t_row "promtool check metrics accepts the node's scrape" "${out:-clean, $(wc -l 
 t_check_not "no netns path in any label" grep -q 'netns=' "$W_TMP/scrape.txt"
 t_check "labelled by namespace and pod" grep -q '^boxxkite_netguard_pod_decision{namespace="sandboxes",pod="d1",' "$W_TMP/scrape.txt"
 n=$(grep '^boxxkite_netguard_cni_invocations_total{verb="ADD",decision="enforced"}' "$W_TMP/scrape.txt" | awk '{print $NF}')
-t_row "ADD counted by decision (4 enforced)" "${n:-none}" "$([[ ${n:-0} -ge 4 ]] && echo 0 || echo 1)"
+t_row "ADD counted by decision (5 enforced)" "${n:-none}" "$([[ ${n:-0} -ge 5 ]] && echo 0 || echo 1)"
 t_check "ADD latency histogram (+Inf bucket)" grep -q '^boxxkite_netguard_cni_invocation_duration_seconds_bucket{verb="ADD",le="+Inf"} [1-9]' "$W_TMP/scrape.txt"
 t_check "deny counters per category (egress, pod side)" grep -q 'denied_packets_total{namespace="sandboxes",pod="d1",.*side="pod",category="egress"}' "$W_TMP/scrape.txt"
 expect "d1: forbidden host refused (counted)" refused 1000 pod:d1 -- tcp "$FORBID4" 443 1000
@@ -176,6 +176,10 @@ t_row "pod_in_sync 0 for the flushed pod" "${ins:-none}" "$([[ ${ins:-x} == 0 ]]
 
 # ---- drift, repaired (--repair): at start, then each tamper again --------------------
 agent_stop
+# A rolling update's gap: no agent on the node, the tables hold.
+expect "no agent running: d5 still refuses the forbidden host" refused 1000 pod:d5 -- tcp "$FORBID4" 443 1000
+expect "no agent running: d5 still reaches its allowed storage" connected 1000 pod:d5 -- tcp "$STORE4" 443 1000
+t_check_not "no agent running: nothing answers /readyz" get /readyz
 t_check "agent restarts with --repair" agent_start --repair
 for p in d1 d2 d3 d4; do timed_row "$p repaired after the restart" 2000 in_sync "$p"; done
 pod_exec d1 nft delete table inet boxxkite_netguard
