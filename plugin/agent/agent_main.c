@@ -92,7 +92,8 @@ static void scan(struct ng_agent *a)
 		struct ng_pod *p;
 		struct stat st;
 
-		if (e->d_name[0] == '.' || n < 6 || n - 5 >= sizeof(key) || strcmp(e->d_name + n - 5, ".json"))
+		if (e->d_name[0] == '.' || n < 6 || n - 5 >= sizeof(key) ||
+		    strcmp(e->d_name + n - 5, ".json") != 0)
 			continue;
 		snprintf(key, sizeof(key), "%.*s", (int)(n - 5), e->d_name);
 		p = ng_pod_find(a, key);
@@ -133,7 +134,7 @@ static void on_inotify(struct ng_agent *a)
 				char key[256];
 				struct ng_pod *pod;
 
-				if (l < 6 || l - 5 >= sizeof(key) || strcmp(ev->name + l - 5, ".json"))
+				if (l < 6 || l - 5 >= sizeof(key) || strcmp(ev->name + l - 5, ".json") != 0)
 					continue;
 				snprintf(key, sizeof(key), "%.*s", (int)(l - 5), ev->name);
 				if ((pod = ng_pod_find(a, key)))
@@ -188,7 +189,8 @@ static int setup(struct ng_agent *a, const char *listen_addr)
 	a->signal_fd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
 	snprintf(dir, sizeof(dir), "%s/" NG_PODS_DIR, a->state_dir);
 	if (!a->msg || !a->rx || a->epfd < 0 || a->inotify_fd < 0 || a->timer_fd < 0 || a->signal_fd < 0 ||
-	    inotify_add_watch(a->inotify_fd, dir, IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM) < 0 ||
+	    inotify_add_watch(a->inotify_fd, dir, IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM) <
+		    0 ||
 	    timerfd_settime(a->timer_fd, 0, &its, NULL) < 0 || watch(a, a->inotify_fd, &a->ev_inotify) < 0 ||
 	    watch(a, a->timer_fd, &a->ev_timer) < 0 || watch(a, a->signal_fd, &a->ev_signal) < 0) {
 		ng_alog("error", "start", NULL, "setting up the loop: %s", strerror(errno));
@@ -287,7 +289,8 @@ int ng_agent_main(int argc, char **argv)
 	run(&a);
 	ng_ops_stop(a.ops);
 	a.ops = NULL;
-	ng_alog("info", "stopping", NULL, "signal received; queued answers are dropped until an agent serves");
+	ng_alog("info", "stopping", NULL,
+		"signal received; queued answers are dropped until an agent serves");
 	while (a.pods.n)
 		ng_pod_release(&a, a.pods.v[a.pods.n - 1], "agent stopping");
 	ng_vec_free(&a.pods);

@@ -23,6 +23,10 @@ struct ng_name_elem {
 	bool ttl;       /* from the _ttl set */
 	char key[330];  /* key-keyend, hex */
 	time_t expires; /* pinned elements: from the element comment */
+	/* pinned elements in "resolve" mode: the name they were resolved from
+	 * (element comment "name X"), and their addresses */
+	char dns_name[256];
+	struct ng_ip lo, hi;
 };
 
 /* Seconds of clock slack when deciding an element should still be there. */
