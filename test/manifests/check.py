@@ -150,6 +150,26 @@ def container_mounts(c, vols):
             for m in c.get("volumeMounts") or [] if m.get("name") in vols}
 
 
+def check_agent_probes(f, agent, vols):
+    """Readiness is /readyz on the agent's --listen; liveness is /healthz; the
+    dirs /readyz inspects are the host's CNI dirs."""
+    args = [str(a) for a in agent.get("args") or []]
+    flags = dict(a[2:].split("=", 1) for a in args if a.startswith("--") and "=" in a)
+    host, _, port = flags.get("listen", "127.0.0.1:9617").rpartition(":")
+    ready = ((agent.get("readinessProbe") or {}).get("httpGet")) or {}
+    live = ((agent.get("livenessProbe") or {}).get("httpGet")) or {}
+    check(f"{f}: agent readinessProbe is /readyz on its --listen address",
+          ready.get("path") == "/readyz" and str(ready.get("port")) == port and ready.get("host") == host,
+          f"readinessProbe {ready}, --listen {host}:{port}")
+    check(f"{f}: agent livenessProbe is /healthz (an agent waiting for the installer is alive)",
+          live.get("path") == "/healthz" and str(live.get("port")) == port, f"livenessProbe {live}")
+    mounts = container_mounts(agent, vols)
+    check(f"{f}: agent --cni-bin-dir/--cni-conf-dir are the mounted host dirs",
+          mounts.get(flags.get("cni-bin-dir")) == "/opt/cni/bin" and
+          mounts.get(flags.get("cni-conf-dir")) == "/etc/cni/net.d",
+          f"args {args}, mounts {mounts}")
+
+
 def check_daemonset(docs, f, verb):
     ds = [x for x in docs.get(f, []) if kind_of(x, "DaemonSet")]
     check(f"{f} holds a DaemonSet", len(ds) == 1)
@@ -199,6 +219,11 @@ def check_daemonset(docs, f, verb):
         check(f"{f}: one agent container, ALL dropped, only NET_ADMIN and SYS_ADMIN added",
               len(agents) == 1 and caps.get("drop") == ["ALL"] and sorted(caps.get("add") or []) == ["NET_ADMIN", "SYS_ADMIN"],
               f"agents {len(agents)}, capabilities {caps}")
+        if len(agents) == 1:
+            check_agent_probes(f, agents[0], vols)
+        ru = ((ds[0].get("spec") or {}).get("updateStrategy") or {}).get("rollingUpdate") or {}
+        check(f"{f}: rolling update one node at a time, no surge (maxUnavailable 1, maxSurge 0)",
+              str(ru.get("maxUnavailable")) == "1" and str(ru.get("maxSurge")) == "0", f"rollingUpdate: {ru}")
         entry = [a.split("=", 1)[1] for _, args in init + main for a in args if a.startswith("--entry=")]
         cm_mounts = [m.get("mountPath") for c, _ in init + main for m in c.get("volumeMounts") or []
                      if m.get("name") in {v.get("name") for v in spec.get("volumes") or [] if v.get("configMap")}]

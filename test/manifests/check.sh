@@ -54,6 +54,20 @@ mutant() {
 }
 
 echo "--- the checker refuses broken copies"
+mutant "agent liveness on /readyz (restarts an agent waiting for the installer)" "livenessProbe is /healthz" \
+	"python3 - <<'PY'
+import re
+p = 'daemonset.yaml'
+s = open(p).read()
+s = s.replace('path: /healthz', 'path: /readyz')
+open(p, 'w').write(s)
+PY"
+mutant "readiness probe on another port than --listen" "readinessProbe is /readyz on its --listen" \
+	'sed -i "s|--listen=127.0.0.1:9617|--listen=127.0.0.1:9618|" daemonset.yaml'
+mutant "rolling update with a surge pod (two agents, one lock)" "no surge" \
+	'sed -i "s|maxSurge: 0|maxSurge: 1|" daemonset.yaml'
+mutant "agent /readyz looks at a CNI bin dir that is not mounted" "agent --cni-bin-dir" \
+	'sed -i "s|--cni-bin-dir=/host/opt/cni/bin|--cni-bin-dir=/opt/cni/bin|" daemonset.yaml'
 mutant "default policy allows 0.0.0.0/0" "allows 0.0.0.0/0" \
 	'sed -i "s|cidr: CHANGEME-storage-cidr|cidr: 0.0.0.0/0|" network-policy.yaml'
 mutant "default policy allows ::/0 (quoted)" "allows ::/0" \
