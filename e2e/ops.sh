@@ -83,8 +83,8 @@ within() {
 		sleep 0.01
 	done
 }
-drift_logged() { grep '"event":"drift"' "$W_TMP/log/agent.log" | grep -q "\"pod\":\"$1\""; }
-drift_count() { grep '"event":"drift"' "$W_TMP/log/agent.log" | grep -c "\"pod\":\"$1\"" || true; }
+drift_logged() { grep '"event":"drift"' "$W_TMP/log/agent.log" | grep -q "\"pod\":\"sandboxes/$1\""; }
+drift_count() { grep '"event":"drift"' "$W_TMP/log/agent.log" | grep -c "\"pod\":\"sandboxes/$1\"" || true; }
 in_sync() { pod_check "$1" >/dev/null 2>&1; }
 timed_row() { # LABEL MS CMD...
 	local label=$1 ms=$2 out rc=0

@@ -106,6 +106,8 @@ void ng_pod_relearn(struct ng_agent *a, struct ng_pod *p);
 int64_t ng_now_ms(void);
 
 /* JSON lines on stderr: {"time","level","event","pod","msg", extra...}. */
+/* The same line from its parts (the ops thread's pods are not ng_pods). */
+void ng_alog_line(const char *level, const char *event, const char *pod, const char *record, const char *msg);
 void ng_alog(const char *level, const char *event, const struct ng_pod *p, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 

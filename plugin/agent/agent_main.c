@@ -26,19 +26,20 @@
 
 static int usage(FILE *f, int rc)
 {
-	fprintf(f, "usage: boxxkite-netguard agent [--state-dir DIR] [--listen ADDR:PORT] [--repair]\n"
-		   "         [--check-interval SECONDS] [--cni-bin-dir DIR] [--cni-conf-dir DIR]\n"
-		   "  Learns the DNS-name destinations of pods with egress.names \"learn\" from their own\n"
-		   "  DNS answers, before the answers reach them; watches every enforced pod's tables for\n"
-		   "  drift. Runs in the node's network namespace.\n"
-		   "  --state-dir       where ADD records pods (the plugin's stateDir; default %s)\n"
-		   "  --listen          serve /readyz and /metrics (default %s: loopback; give the node's\n"
-		   "                    IP, e.g. 10.0.0.5:9617, for a scraper on the pod network; none: off)\n"
-		   "  --repair          re-apply a pod's recorded policy when its tables drift\n"
-		   "  --check-interval  seconds between CHECKs of every pod (default %d; changes are\n"
-		   "                    also seen at once through nf_tables events)\n"
-		   "  --cni-bin-dir     where /readyz expects the installed binary (default %s)\n"
-		   "  --cni-conf-dir    whose active config must hold our entry (default %s)\n",
+	fprintf(f,
+		"usage: boxxkite-netguard agent [--state-dir DIR] [--listen ADDR:PORT] [--repair]\n"
+		"         [--check-interval SECONDS] [--cni-bin-dir DIR] [--cni-conf-dir DIR]\n"
+		"  Learns the DNS-name destinations of pods with egress.names \"learn\" from their own\n"
+		"  DNS answers, before the answers reach them; watches every enforced pod's tables for\n"
+		"  drift. Runs in the node's network namespace.\n"
+		"  --state-dir       where ADD records pods (the plugin's stateDir; default %s)\n"
+		"  --listen          serve /readyz and /metrics (default %s: loopback; give the node's\n"
+		"                    IP, e.g. 10.0.0.5:9617, for a scraper on the pod network; none: off)\n"
+		"  --repair          re-apply a pod's recorded policy when its tables drift\n"
+		"  --check-interval  seconds between CHECKs of every pod (default %d; changes are\n"
+		"                    also seen at once through nf_tables events)\n"
+		"  --cni-bin-dir     where /readyz expects the installed binary (default %s)\n"
+		"  --cni-conf-dir    whose active config must hold our entry (default %s)\n",
 		NG_DEFAULT_STATE_DIR, NG_AGENT_LISTEN_DEFAULT, NG_OPS_CHECK_MS / 1000, NG_DEFAULT_CNI_BIN_DIR,
 		NG_DEFAULT_CONF_DIR);
 	return rc;
@@ -238,7 +239,8 @@ int ng_agent_main(int argc, char **argv)
 {
 	struct ng_agent a;
 	const char *listen_addr = NG_AGENT_LISTEN_DEFAULT;
-	struct ng_ops_config oc = {.bin_dir = NG_DEFAULT_CNI_BIN_DIR, .conf_dir = NG_DEFAULT_CONF_DIR,
+	struct ng_ops_config oc = {.bin_dir = NG_DEFAULT_CNI_BIN_DIR,
+				   .conf_dir = NG_DEFAULT_CONF_DIR,
 				   .check_ms = NG_OPS_CHECK_MS};
 	struct ng_err err = {0};
 	long secs;

@@ -6,22 +6,18 @@
 #include "agent/agent.h"
 #include "base/decision_log.h"
 
-void ng_alog(const char *level, const char *event, const struct ng_pod *p, const char *fmt, ...)
+void ng_alog_line(const char *level, const char *event, const char *pod, const char *record, const char *msg)
 {
-	char msg[1024], now[64];
+	char now[64];
 	json_t *o;
 	char *line;
-	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	ng_utc_now(now, sizeof(now));
 	o = json_pack("{s:s,s:s,s:s,s:s}", "time", now, "level", level, "event", event, "msg", msg);
-	if (o && p) {
-		json_object_set_new(o, "pod", json_string(p->policy.pod));
-		json_object_set_new(o, "record", json_string(p->key));
-	}
+	if (o && pod)
+		json_object_set_new(o, "pod", json_string(pod));
+	if (o && record)
+		json_object_set_new(o, "record", json_string(record));
 	line = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	if (line) {
 		fprintf(stderr, "%s\n", line);
@@ -29,4 +25,15 @@ void ng_alog(const char *level, const char *event, const struct ng_pod *p, const
 	}
 	free(line);
 	json_decref(o);
+}
+
+void ng_alog(const char *level, const char *event, const struct ng_pod *p, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	ng_alog_line(level, event, p ? p->policy.pod : NULL, p ? p->key : NULL, msg);
 }

@@ -40,7 +40,8 @@ int ng_nft_event_parse(const struct nlmsghdr *nlh, struct ng_nft_event *ev)
 	int oattr;
 
 	memset(ev, 0, sizeof(*ev));
-	if (nlh->nlmsg_len < NLMSG_HDRLEN + sizeof(*g) || NFNL_SUBSYS_ID(nlh->nlmsg_type) != NFNL_SUBSYS_NFTABLES)
+	if (nlh->nlmsg_len < NLMSG_HDRLEN + sizeof(*g) ||
+	    NFNL_SUBSYS_ID(nlh->nlmsg_type) != NFNL_SUBSYS_NFTABLES)
 		return -1;
 	type = NFNL_MSG_TYPE(nlh->nlmsg_type);
 	if (type == NFT_MSG_NEWGEN || type >= NFT_MSG_MAX)

@@ -33,9 +33,10 @@ static void decisions(const struct ng_view *v, FILE *out)
 {
 	struct podlabels pl;
 
-	ng_prom_family(out, P "pod_decision", "gauge",
-		       "1 for each pod the plugin decided about on this node, by decision (enforced, skipped, "
-		       "refused, error).");
+	ng_prom_family(
+		out, P "pod_decision", "gauge",
+		"1 for each pod the plugin decided about on this node, by decision (enforced, skipped, "
+		"refused, error).");
 	for (size_t i = 0; i < v->pods.n; i++) {
 		pod_labels(&v->pods.v[i], &pl);
 		pl.l.kv[6] = "decision";
@@ -49,9 +50,10 @@ static void denied(const struct ng_view *v, FILE *out, bool bytes)
 	const char *name = bytes ? P "denied_bytes_total" : P "denied_packets_total";
 	struct podlabels pl;
 
-	ng_prom_family(out, name, "counter",
-		       bytes ? "Bytes refused by a table that enforces the pod, by table, side and category."
-			     : "Packets refused by a table that enforces the pod, by table, side and category.");
+	ng_prom_family(
+		out, name, "counter",
+		bytes ? "Bytes refused by a table that enforces the pod, by table, side and category."
+		      : "Packets refused by a table that enforces the pod, by table, side and category.");
 	for (size_t i = 0; i < v->pods.n; i++) {
 		const struct ng_view_pod *p = &v->pods.v[i];
 
@@ -88,9 +90,10 @@ static void learned(const struct ng_view *v, FILE *out)
 			ng_prom_u64(out, P "learned_addresses", &pl.l, p->learned[f]);
 		}
 	}
-	ng_prom_family(out, P "learned_name_addresses", "gauge",
-		       "Learned addresses for each of the pod's name entries (elements of the entry's protocol "
-		       "and ports; entries sharing them count the same elements).");
+	ng_prom_family(
+		out, P "learned_name_addresses", "gauge",
+		"Learned addresses for each of the pod's name entries (elements of the entry's protocol "
+		"and ports; entries sharing them count the same elements).");
 	for (size_t i = 0; i < v->pods.n; i++) {
 		const struct ng_view_pod *p = &v->pods.v[i];
 
@@ -111,8 +114,9 @@ static void checks(const struct ng_view *v, FILE *out)
 {
 	struct podlabels pl;
 
-	ng_prom_family(out, P "pod_in_sync", "gauge",
-		       "1 when the last CHECK found every table of the pod as its recorded policy renders it.");
+	ng_prom_family(
+		out, P "pod_in_sync", "gauge",
+		"1 when the last CHECK found every table of the pod as its recorded policy renders it.");
 	for (size_t i = 0; i < v->pods.n; i++)
 		if (v->pods.v[i].checked) {
 			pod_labels(&v->pods.v[i], &pl);
@@ -224,7 +228,8 @@ static void health(const struct ng_view *v, FILE *out)
 		for (int k = 0; k < 4; k++)
 			if (!strcmp(v->pods.v[i].decision, kinds[k]))
 				n[k]++;
-	ng_prom_family(out, P "agent_pods", "gauge", "Pods with a decision record on this node, by decision.");
+	ng_prom_family(out, P "agent_pods", "gauge",
+		       "Pods with a decision record on this node, by decision.");
 	for (int k = 0; k < 4; k++) {
 		l = (struct ng_prom_labels){{"decision", kinds[k]}};
 		ng_prom_u64(out, P "agent_pods", &l, n[k]);

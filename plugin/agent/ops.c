@@ -17,10 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/agent.h"
 #include "agent/drift.h"
 #include "agent/metrics.h"
 #include "agent/ops_int.h"
-#include "base/decision_log.h"
 #include "node/statusjson.h"
 
 #define TICK_MS 1000
@@ -43,26 +43,16 @@ int64_t ng_ops_mono_ms(void)
 
 void ng_ops_log(const char *level, const char *event, const struct ng_opod *p, const char *fmt, ...)
 {
-	char msg[1024], now[64];
-	json_t *o;
-	char *line;
+	char msg[1024], pod[520];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	ng_utc_now(now, sizeof(now));
-	o = json_pack("{s:s,s:s,s:s,s:s}", "time", now, "level", level, "event", event, "msg", msg);
-	if (o && p) {
-		json_object_set_new(o, "namespace", json_string(p->d.pod_namespace));
-		json_object_set_new(o, "pod", json_string(p->d.pod_name));
-		json_object_set_new(o, "record", json_string(p->d.key));
-	}
-	line = o ? json_dumps(o, JSON_COMPACT) : NULL;
-	if (line)
-		fprintf(stderr, "%s\n", line);
-	free(line);
-	json_decref(o);
+	/* The learner's shape: "pod" is namespace/name, "record" the key. */
+	if (p)
+		snprintf(pod, sizeof(pod), "%s/%s", p->d.pod_namespace, p->d.pod_name);
+	ng_alog_line(level, event, p ? pod : NULL, p ? p->d.key : NULL, msg);
 }
 
 static struct ng_opod *find(struct ng_ops *o, const char *key, bool refused)
@@ -162,7 +152,8 @@ static void sweep_gone(struct ng_ops *o)
 		struct ng_opod *p = o->pods.v[i];
 		struct stat st;
 
-		if (!p->nl_open || (stat(p->d.netns, &st) == 0 && (!p->d.netns_ino || (uint64_t)st.st_ino == p->d.netns_ino)))
+		if (!p->nl_open || (stat(p->d.netns, &st) == 0 &&
+				    (!p->d.netns_ino || (uint64_t)st.st_ino == p->d.netns_ino)))
 			continue;
 		ng_ops_log("info", "pod_unwatched", p, "its network namespace is gone");
 		ng_nl_close(&p->nl);
@@ -219,7 +210,8 @@ static void publish(struct ng_ops *o)
 	}
 	v.ready.serving = v.serving;
 	snprintf(v.ready.serving_msg, sizeof(v.ready.serving_msg), "%s",
-		 v.serving ? "the agent serves every recorded pod" : "the agent has not picked up every recorded pod yet");
+		 v.serving ? "the agent serves every recorded pod"
+			   : "the agent has not picked up every recorded pod yet");
 	old = o->shared;
 	o->shared = v;
 	pthread_mutex_unlock(&o->mu);
@@ -361,7 +353,8 @@ int ng_ops_start(const struct ng_ops_config *c, struct ng_ops **out, struct ng_e
 	o->relearn_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	o->inotify_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
 	if (o->stop_fd < 0 || o->relearn_fd < 0 || o->inotify_fd < 0 ||
-	    inotify_add_watch(o->inotify_fd, dir, IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM) < 0) {
+	    inotify_add_watch(o->inotify_fd, dir, IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM) <
+		    0) {
 		ng_fail(err, NG_E_INTERNAL, "ops thread setup: %s", strerror(errno));
 		goto fail;
 	}
@@ -449,7 +442,8 @@ bool ng_ops_readyz(struct ng_ops *o, FILE *out)
 	r.serving = o->agent_serving;
 	pthread_mutex_unlock(&o->mu);
 	snprintf(r.serving_msg, sizeof(r.serving_msg), "%s",
-		 r.serving ? "the agent serves every recorded pod" : "the agent has not picked up every recorded pod yet");
+		 r.serving ? "the agent serves every recorded pod"
+			   : "the agent has not picked up every recorded pod yet");
 	return ng_readyz_render(&r, out);
 }
 

@@ -49,7 +49,7 @@ struct ng_ops {
 	int64_t next_tick_ms;
 	pid_t tid;
 
-	pthread_mutex_t mu; /* guards what follows */
+	pthread_mutex_t mu;    /* guards what follows */
 	struct ng_view shared; /* the last complete view: /metrics, /readyz */
 	bool agent_serving;
 	uint32_t agent_node_portid;

@@ -107,7 +107,8 @@ bool ng_ops_is_self(struct ng_ops *o, const struct ng_opod *p, bool node, uint32
 		self |= portid == o->agent_node_portid;
 	else
 		for (size_t i = 0; i < o->agent_pods.n && !self; i++)
-			self = o->agent_pods.v[i].portid == portid && !strcmp(o->agent_pods.v[i].key, p->d.key);
+			self = o->agent_pods.v[i].portid == portid &&
+			       !strcmp(o->agent_pods.v[i].key, p->d.key);
 	pthread_mutex_unlock(&o->mu);
 	return self;
 }
@@ -137,8 +138,9 @@ static void drift(struct ng_ops *o, struct ng_opod *p, bool node)
 	if (ev->object[0])
 		snprintf(obj, sizeof(obj), " (%s)", ev->object);
 	ng_ops_log("warning", "drift", p, "%s side: %s in table %s %s%s by netlink port %u%s%u change(s))",
-		   node ? "node" : "pod", ng_nft_event_what(ev->type), ev->family == NFPROTO_NETDEV ? "netdev" : "inet",
-		   ev->table, obj, ev->portid, " (", p->batch_n);
+		   node ? "node" : "pod", ng_nft_event_what(ev->type),
+		   ev->family == NFPROTO_NETDEV ? "netdev" : "inet", ev->table, obj, ev->portid, " (",
+		   p->batch_n);
 	p->batch_n = 0;
 	p->check_now = true;
 }
@@ -171,7 +173,8 @@ void ng_opod_events(struct ng_ops *o, int fd, bool node)
 			}
 			break;
 		}
-		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
+		     h = NLMSG_NEXT(h, n)) {
 			struct ng_nft_event ev;
 
 			if (ng_nft_event_parse(h, &ev) < 0)
@@ -251,7 +254,8 @@ void ng_opod_check(struct ng_ops *o, struct ng_opod *p, const char *why)
 
 	if (!p->nl_open || !p->pol_ok)
 		return;
-	rc = ng_podstate_check(&p->nl, o->node_nl_open ? &o->node_nl : NULL, &p->d, &p->pol, diff, sizeof(diff));
+	rc = ng_podstate_check(&p->nl, o->node_nl_open ? &o->node_nl : NULL, &p->d, &p->pol, diff,
+			       sizeof(diff));
 	o->local.check_runs++;
 	p->next_check_ms = ng_ops_mono_ms() + o->cfg.check_ms;
 	if (rc < 0) {
@@ -282,7 +286,8 @@ void ng_opod_check(struct ng_ops *o, struct ng_opod *p, const char *why)
 	repair(o, p);
 	p->check_now = false;
 	/* Confirm: the repair is itself checked at once. */
-	rc = ng_podstate_check(&p->nl, o->node_nl_open ? &o->node_nl : NULL, &p->d, &p->pol, diff, sizeof(diff));
+	rc = ng_podstate_check(&p->nl, o->node_nl_open ? &o->node_nl : NULL, &p->d, &p->pol, diff,
+			       sizeof(diff));
 	p->vp.in_sync = rc == 0;
 	snprintf(p->vp.diff, sizeof(p->vp.diff), "%s", rc ? diff : "");
 }
@@ -292,6 +297,7 @@ void ng_opod_collect(struct ng_ops *o, struct ng_opod *p)
 	p->next_collect_ms = ng_ops_mono_ms() + NG_OPS_COLLECT_MS;
 	if (!p->nl_open)
 		return;
-	ng_podstate_read(&p->nl, o->node_nl_open ? &o->node_nl : NULL, &p->d, p->pol_ok ? &p->pol : NULL, &p->vp);
+	ng_podstate_read(&p->nl, o->node_nl_open ? &o->node_nl : NULL, &p->d, p->pol_ok ? &p->pol : NULL,
+			 &p->vp);
 	o->dirty = true;
 }

@@ -3,7 +3,6 @@
 #include "agent/agent.h"
 
 #include <errno.h>
-#include <libnftnl/set.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 #include <stdio.h>
@@ -18,6 +17,7 @@
 #include "cni/cni_args.h"
 #include "cni/prevresult.h"
 #include "kernel/ctdump.h"
+#include "kernel/learnedset.h"
 #include "kernel/netns.h"
 #include "kernel/nl_netns.h"
 #include "kernel/ruleset.h"
@@ -88,40 +88,14 @@ struct dump_ctx {
 	int64_t now;
 };
 
-/* One GETSETELEM reply of a learned set: back into the tracker. */
-static int learned_cb(const struct nlmsghdr *nlh, void *data)
+/* One element of a learned set: back into the tracker. */
+static void learned_one(const struct ng_elem *el, uint64_t left, void *data)
 {
 	struct dump_ctx *c = data;
-	struct nftnl_set *s = nftnl_set_alloc();
-	struct nftnl_set_elems_iter *it;
-	struct nftnl_set_elem *e;
 
-	if (!s || nftnl_set_elems_nlmsg_parse(nlh, s) < 0) {
-		nftnl_set_free(s);
-		return 0;
-	}
-	it = nftnl_set_elems_iter_create(s);
-	while (it && (e = nftnl_set_elems_iter_next(it))) {
-		uint32_t klen = 0, elen = 0;
-		const uint8_t *key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &klen);
-		const uint8_t *end = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY_END, &elen);
-		struct ng_elem el;
-		uint64_t left = 0, timeout = 0;
-
-		if (!key || ng_set_key_decode(c->spec, key, klen, end, elen, &el) < 0)
-			continue;
-		if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_EXPIRATION))
-			left = nftnl_set_elem_get_u64(e, NFTNL_SET_ELEM_EXPIRATION);
-		if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_TIMEOUT))
-			timeout = nftnl_set_elem_get_u64(e, NFTNL_SET_ELEM_TIMEOUT);
-		el.timeout = (uint32_t)(timeout / 1000);
-		/* Our view must never outlive the kernel's: a second less. */
-		if (left > 1000)
-			ng_tracker_learned(&c->p->tr, &el, c->ranged, c->now + (int64_t)left - 1000);
-	}
-	nftnl_set_elems_iter_destroy(it);
-	nftnl_set_free(s);
-	return 0;
+	/* Our view must never outlive the kernel's: a second less. */
+	if (left > 1000)
+		ng_tracker_learned(&c->p->tr, el, c->ranged, c->now + (int64_t)left - 1000);
 }
 
 /* After a restart: what the kernel still holds is what was learned. */
@@ -134,8 +108,7 @@ static void reread_learned(struct ng_pod *p)
 			struct dump_ctx c = {p, &p->sets[(ranged ? NG_S_TTL4 : NG_S_NAMES4) + f], ranged != 0,
 					     ng_now_ms()};
 
-			ng_ruleset_dump_set(&p->nl, NFPROTO_INET, NG_TABLE, c.spec->name, learned_cb, &c,
-					    &err);
+			ng_learned_each(&p->nl, c.spec, learned_one, &c, &err);
 		}
 }
 
@@ -553,8 +526,10 @@ void ng_pod_relearn(struct ng_agent *a, struct ng_pod *p)
 			/* The same expiry as before the repair, not a new lease. */
 			int64_t left = (p->tr.slot[i].expires - now) / 1000;
 
-			ng_tracker_plan_one(&p->tr, &p->tr.slot[i], (uint32_t)(left > 0 ? left : 1), now, &a->pending);
+			ng_tracker_plan_one(&p->tr, &p->tr.slot[i], (uint32_t)(left > 0 ? left : 1), now,
+					    &a->pending);
 		}
 	if (commit(a, p) == 0)
-		ng_alog("info", "relearned", p, "%zu learned element(s) committed again after a repair", a->pending.n);
+		ng_alog("info", "relearned", p, "%zu learned element(s) committed again after a repair",
+			a->pending.n);
 }

@@ -44,7 +44,8 @@ static void eval_binary(struct ng_readyz *z, struct ng_ready *r)
 	}
 	fb = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 	if (fb < 0 || fstat(fa, &a) < 0 || fstat(fb, &b) < 0) {
-		snprintf(r->binary_msg, sizeof(r->binary_msg), "%.300s: cannot compare with this agent", path);
+		snprintf(r->binary_msg, sizeof(r->binary_msg), "%.300s: cannot compare with this agent",
+			 path);
 		goto out;
 	}
 	if (!S_ISREG(a.st_mode) || !(a.st_mode & S_IXUSR)) {
@@ -63,7 +64,8 @@ static void eval_binary(struct ng_readyz *z, struct ng_ready *r)
 	}
 	r->binary = z->same;
 	snprintf(r->binary_msg, sizeof(r->binary_msg), "%.300s %s", path,
-		 z->same ? "is this agent's binary" : "differs from this agent's binary (not installed yet?)");
+		 z->same ? "is this agent's binary"
+			 : "differs from this agent's binary (not installed yet?)");
 out:
 	close(fa);
 	if (fb >= 0)
@@ -79,19 +81,23 @@ static void eval_conflist(struct ng_readyz *z, struct ng_ready *r)
 
 	r->conflist = false;
 	if (ng_conffile_active(z->conf_dir, active, sizeof(active)) < 0) {
-		snprintf(r->conflist_msg, sizeof(r->conflist_msg), "no network config in %.300s", z->conf_dir);
+		snprintf(r->conflist_msg, sizeof(r->conflist_msg), "no network config in %.300s",
+			 z->conf_dir);
 		return;
 	}
 	entry = ng_conffile_entry(active, used, sizeof(used), &err);
 	if (!entry) {
-		snprintf(r->conflist_msg, sizeof(r->conflist_msg), "%.300s (the active config): %.300s", active, err.msg);
+		snprintf(r->conflist_msg, sizeof(r->conflist_msg), "%.300s (the active config): %.300s",
+			 active, err.msg);
 		return;
 	}
 	if (ng_config_parse(entry, &cfg, &err) < 0) {
-		snprintf(r->conflist_msg, sizeof(r->conflist_msg), "%.300s: our entry is refused: %.300s", active, err.msg);
+		snprintf(r->conflist_msg, sizeof(r->conflist_msg), "%.300s: our entry is refused: %.300s",
+			 active, err.msg);
 	} else {
 		r->conflist = true;
-		snprintf(r->conflist_msg, sizeof(r->conflist_msg), "%.300s (the active config) holds our entry", active);
+		snprintf(r->conflist_msg, sizeof(r->conflist_msg),
+			 "%.300s (the active config) holds our entry", active);
 	}
 	ng_config_free(&cfg);
 	json_decref(entry);

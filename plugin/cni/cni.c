@@ -382,7 +382,9 @@ static int forget_pod(struct inv *v)
  * take this DEL's table removal for tampering. */
 static void forget_decision(struct inv *v)
 {
-	struct ng_handoff h = {.state_dir = v->cfg.state_dir, .root = v->root, .container_id = v->container_id,
+	struct ng_handoff h = {.state_dir = v->cfg.state_dir,
+			       .root = v->root,
+			       .container_id = v->container_id,
 			       .ifname = v->ifname};
 
 	ng_handoff_forget(&h);

@@ -40,9 +40,9 @@ json_t *ng_decision_to_json(const struct ng_decision *d)
 	for (size_t i = 0; i < d->tables.n; i++) {
 		const struct ng_record_table *t = &d->tables.v[i];
 
-		json_array_append_new(tables,
-				      json_pack("{s:s,s:s,s:s}", "netns", t->in_node ? "node" : "pod", "family",
-						t->family == NFPROTO_NETDEV ? "netdev" : "inet", "table", t->name));
+		json_array_append_new(
+			tables, json_pack("{s:s,s:s,s:s}", "netns", t->in_node ? "node" : "pod", "family",
+					  t->family == NFPROTO_NETDEV ? "netdev" : "inet", "table", t->name));
 	}
 	json_object_set_new(o, "tables", tables);
 	if (d->conf)

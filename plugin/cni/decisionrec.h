@@ -29,10 +29,10 @@
 #include "base/err.h"
 #include "cni/podrecord.h"
 
-#define NG_DECISIONS_DIR   "decisions"
-#define NG_REFUSED_SUFFIX  ".refused.json"
-#define NG_REFUSED_KEEP_S  3600
-#define NG_DECISION_MAX    (NG_RECORD_MAX + 16384)
+#define NG_DECISIONS_DIR  "decisions"
+#define NG_REFUSED_SUFFIX ".refused.json"
+#define NG_REFUSED_KEEP_S 3600
+#define NG_DECISION_MAX   (NG_RECORD_MAX + 16384)
 
 struct ng_decision {
 	char key[256];

@@ -81,6 +81,7 @@ void ng_handoff_forget(const struct ng_handoff *h)
 	char key[256];
 	struct ng_err e = {0};
 
-	if (h->container_id && h->ifname && ng_record_key(h->container_id, h->ifname, key, sizeof(key), &e) == 0)
+	if (h->container_id && h->ifname &&
+	    ng_record_key(h->container_id, h->ifname, key, sizeof(key), &e) == 0)
 		ng_decision_remove(state_dir(h), key);
 }

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define NG_INV_LOG    "invocations.log"
+#define NG_INV_LOG      "invocations.log"
 #define NG_INV_LINE_MAX 64
 
 struct ng_inv {

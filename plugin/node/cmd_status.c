@@ -164,7 +164,8 @@ int ng_status_main(int argc, char **argv)
 		}
 	}
 	if (stat(state_dir, &st) < 0) {
-		fprintf(stderr, "boxxkite-netguard status: %s: no state dir (no pod was recorded here)\n", state_dir);
+		fprintf(stderr, "boxxkite-netguard status: %s: no state dir (no pod was recorded here)\n",
+			state_dir);
 		return 1;
 	}
 	memset(&v, 0, sizeof(v));

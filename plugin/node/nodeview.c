@@ -4,9 +4,12 @@
 
 const struct ng_agent_counter_def ng_agent_counter_defs[NG_AC_COUNT] = {
 	[NG_AC_ANSWERS] = {"dns_answers_total", "DNS answers to the pod seen by the agent."},
-	[NG_AC_LEARNED] = {"learned_elements_total", "Set elements the agent added or refreshed from answers."},
-	[NG_AC_KEPT_ALIVE] = {"kept_alive_total", "Refreshes of learned addresses kept alive by live connections."},
-	[NG_AC_METADATA] = {"metadata_refused_total", "Metadata addresses in answers that were never learned."},
+	[NG_AC_LEARNED] = {"learned_elements_total",
+			   "Set elements the agent added or refreshed from answers."},
+	[NG_AC_KEPT_ALIVE] = {"kept_alive_total",
+			      "Refreshes of learned addresses kept alive by live connections."},
+	[NG_AC_METADATA] = {"metadata_refused_total",
+			    "Metadata addresses in answers that were never learned."},
 	[NG_AC_UNPARSED] = {"dns_unparsed_total", "Answers that did not parse (passed, nothing learned)."},
 	[NG_AC_FULL] = {"learn_full_total", "Elements refused by the per-pod bound on learned elements."},
 	[NG_AC_COMMITS] = {"commits_total", "Set update transactions the kernel acknowledged."},

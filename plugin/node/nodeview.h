@@ -42,9 +42,9 @@ struct ng_view_counter {
 };
 
 struct ng_view_name {
-	char name[256];     /* the name entry, "*.suffix" for wildcards */
+	char name[256];       /* the name entry, "*.suffix" for wildcards */
 	char proto_ports[24]; /* "tcp/443", "udp/53-54" */
-	unsigned addresses; /* learned elements of the entry's proto and ports */
+	unsigned addresses;   /* learned elements of the entry's proto and ports */
 };
 
 struct ng_view_pod {

@@ -1,7 +1,6 @@
 #include "node/podstate.h"
 
 #include <errno.h>
-#include <libnftnl/set.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 #include <stdio.h>
@@ -11,6 +10,7 @@
 
 #include "cni/prevresult.h"
 #include "kernel/counters.h"
+#include "kernel/learnedset.h"
 #include "kernel/netns.h"
 #include "kernel/resolve.h"
 #include "kernel/ruleset.h"
@@ -43,11 +43,12 @@ int ng_podstate_policy(const struct ng_decision *d, bool resolve, struct ng_poli
 	if (ng_prev_parse(json_object_get(d->conf, "prevResult"), &prev, err) < 0)
 		goto out;
 	/* The one path of ADD, CHECK and verify (policy/pod_policy.h). */
-	if (ng_pod_policy_build(d->conf, &cfg, &prev, &id, resolve && !cfg.learn ? resolve_names : NULL, NULL, &pp,
-				err) < 0)
+	if (ng_pod_policy_build(d->conf, &cfg, &prev, &id, resolve && !cfg.learn ? resolve_names : NULL, NULL,
+				&pp, err) < 0)
 		goto out;
 	if (!pp.enforced) {
-		ng_fail(err, NG_E_CONFIG, "the recorded configuration no longer enforces the pod: %s", pp.reason);
+		ng_fail(err, NG_E_CONFIG, "the recorded configuration no longer enforces the pod: %s",
+			pp.reason);
 		goto out;
 	}
 	*pol = pp.policy; /* handed over: the rest of pp is freed below */
@@ -145,42 +146,23 @@ struct learned_ctx {
 	NG_VEC(struct ng_ip) seen[32];
 };
 
-static int learned_cb(const struct nlmsghdr *nlh, void *data)
+static void learned_one(const struct ng_elem *el, uint64_t left, void *data)
 {
 	struct learned_ctx *c = data;
-	struct nftnl_set *s = nftnl_set_alloc();
-	struct nftnl_set_elems_iter *it;
-	struct nftnl_set_elem *e;
 
-	if (!s || nftnl_set_elems_nlmsg_parse(nlh, s) < 0) {
-		nftnl_set_free(s);
-		return 0;
-	}
-	it = nftnl_set_elems_iter_create(s);
-	while (it && (e = nftnl_set_elems_iter_next(it))) {
-		uint32_t klen = 0, elen = 0;
-		const uint8_t *key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &klen);
-		const uint8_t *end = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY_END, &elen);
-		struct ng_elem el;
+	(void)left;
+	c->v->learned[c->fam]++;
+	for (size_t k = 0; k < c->pol->name_entries.n && k < 32; k++) {
+		const struct ng_name_entry *ne = &c->pol->name_entries.v[k];
+		bool dup = false;
 
-		if (!key || ng_set_key_decode(c->spec, key, klen, end, elen, &el) < 0)
+		if (ne->proto != el->proto || el->p_lo < ne->p_lo || el->p_hi > ne->p_hi)
 			continue;
-		c->v->learned[c->fam]++;
-		for (size_t k = 0; k < c->pol->name_entries.n && k < 32; k++) {
-			const struct ng_name_entry *ne = &c->pol->name_entries.v[k];
-			bool dup = false;
-
-			if (ne->proto != el.proto || el.p_lo < ne->p_lo || el.p_hi > ne->p_hi)
-				continue;
-			for (size_t j = 0; j < c->seen[k].n && !dup; j++)
-				dup = ng_ip_eq(&c->seen[k].v[j], &el.lo);
-			if (!dup && c->seen[k].n < 4096 && ng_vec_push(&c->seen[k], &el.lo) == 0)
-				c->v->names.v[k].addresses++;
-		}
+		for (size_t j = 0; j < c->seen[k].n && !dup; j++)
+			dup = ng_ip_eq(&c->seen[k].v[j], &el->lo);
+		if (!dup && c->seen[k].n < 4096 && ng_vec_push(&c->seen[k], &el->lo) == 0)
+			c->v->names.v[k].addresses++;
 	}
-	nftnl_set_elems_iter_destroy(it);
-	nftnl_set_free(s);
-	return 0;
 }
 
 static void read_learned(struct ng_nl *nl, const struct ng_policy *pol, struct ng_view_pod *v)
@@ -195,11 +177,11 @@ static void read_learned(struct ng_nl *nl, const struct ng_policy *pol, struct n
 
 		snprintf(vn.name, sizeof(vn.name), "%s%s", ne->wildcard ? "*." : "", ne->name);
 		if (ne->p_lo == ne->p_hi)
-			snprintf(vn.proto_ports, sizeof(vn.proto_ports), "%s/%u", ne->proto == 17 ? "udp" : "tcp",
-				 ne->p_lo);
+			snprintf(vn.proto_ports, sizeof(vn.proto_ports), "%s/%u",
+				 ne->proto == 17 ? "udp" : "tcp", ne->p_lo);
 		else
-			snprintf(vn.proto_ports, sizeof(vn.proto_ports), "%s/%u-%u", ne->proto == 17 ? "udp" : "tcp",
-				 ne->p_lo, ne->p_hi);
+			snprintf(vn.proto_ports, sizeof(vn.proto_ports), "%s/%u-%u",
+				 ne->proto == 17 ? "udp" : "tcp", ne->p_lo, ne->p_hi);
 		if (ng_vec_push(&v->names, &vn) < 0)
 			return;
 	}
@@ -211,7 +193,7 @@ static void read_learned(struct ng_nl *nl, const struct ng_policy *pol, struct n
 			continue;
 		c.spec = &sets[i];
 		c.fam = sets[i].fam == NG_V4 ? 0 : 1;
-		ng_ruleset_dump_set(nl, NFPROTO_INET, NG_TABLE, sets[i].name, learned_cb, &c, &err);
+		ng_learned_each(nl, &sets[i], learned_one, &c, &err);
 	}
 	for (int k = 0; k < 32; k++)
 		ng_vec_free(&c.seen[k]);

@@ -42,16 +42,18 @@ static json_t *pod_json(const struct ng_view_pod *p)
 	for (size_t i = 0; i < p->counters.n; i++) {
 		const struct ng_view_counter *c = &p->counters.v[i];
 
-		json_array_append_new(denied, json_pack("{s:s,s:s,s:s,s:s,s:I,s:I}", "table", c->table, "family",
-							c->netdev ? "netdev" : "inet", "side", c->in_node ? "node" : "pod",
-							"category", c->category, "packets", (json_int_t)c->packets,
-							"bytes", (json_int_t)c->bytes));
+		json_array_append_new(denied, json_pack("{s:s,s:s,s:s,s:s,s:I,s:I}", "table", c->table,
+							"family", c->netdev ? "netdev" : "inet", "side",
+							c->in_node ? "node" : "pod", "category", c->category,
+							"packets", (json_int_t)c->packets, "bytes",
+							(json_int_t)c->bytes));
 	}
 	json_object_set_new(o, "names", names);
 	json_object_set_new(o, "denied", denied);
 	if (p->has_agent) {
 		for (int c = 0; c < NG_AC_COUNT; c++)
-			json_object_set_new(ac, ng_agent_counter_defs[c].metric, json_integer((json_int_t)p->ac[c]));
+			json_object_set_new(ac, ng_agent_counter_defs[c].metric,
+					    json_integer((json_int_t)p->ac[c]));
 		json_object_set_new(o, "agent", ac);
 	} else {
 		json_decref(ac);
@@ -68,9 +70,10 @@ json_t *ng_status_to_json(const struct ng_view *v)
 	json_object_set_new(o, "agentStart", json_integer((json_int_t)v->start_ms));
 	json_object_set_new(o, "serving", json_boolean(v->serving));
 	json_object_set_new(o, "repair", json_boolean(v->repair));
-	ready = json_pack("{s:b,s:s,s:b,s:s,s:b,s:s}", "binary", v->ready.binary, "binaryDetail", v->ready.binary_msg,
-			  "conflist", v->ready.conflist, "conflistDetail", v->ready.conflist_msg, "agent",
-			  v->ready.serving, "agentDetail", v->ready.serving_msg);
+	ready = json_pack("{s:b,s:s,s:b,s:s,s:b,s:s}", "binary", v->ready.binary, "binaryDetail",
+			  v->ready.binary_msg, "conflist", v->ready.conflist, "conflistDetail",
+			  v->ready.conflist_msg, "agent", v->ready.serving, "agentDetail",
+			  v->ready.serving_msg);
 	json_object_set_new(o, "ready", ready);
 	for (size_t i = 0; i < v->pods.n; i++)
 		json_array_append_new(pods, pod_json(&v->pods.v[i]));
@@ -160,7 +163,8 @@ int ng_status_from_json(const json_t *o, struct ng_view *v, struct ng_err *err)
 	size_t i;
 
 	memset(v, 0, sizeof(*v));
-	if (!json_is_object(o) || json_integer_value(json_object_get(o, "version")) != 1 || !json_is_array(pods))
+	if (!json_is_object(o) || json_integer_value(json_object_get(o, "version")) != 1 ||
+	    !json_is_array(pods))
 		return ng_fail(err, NG_E_DECODE, "status file: not one (version 1)");
 	v->now_ms = (int64_t)json_integer_value(json_object_get(o, "written"));
 	v->start_ms = (int64_t)json_integer_value(json_object_get(o, "agentStart"));

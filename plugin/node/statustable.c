@@ -31,7 +31,9 @@ static void tables(const struct ng_view_pod *p, char *out, size_t len)
 		return;
 	}
 	snprintf(out, len, "%s%s%s", p->pod_present ? "pod" : "MISSING-pod", p->has_node_side ? "+" : "",
-		 !p->has_node_side ? "" : p->node_present ? "node" : "MISSING-node");
+		 !p->has_node_side ? ""
+		 : p->node_present ? "node"
+				   : "MISSING-node");
 }
 
 static void check(const struct ng_view_pod *p, int64_t now, char *out, size_t len)
@@ -104,22 +106,23 @@ void ng_status_table(const struct ng_view *v, int64_t now_ms, const char *source
 	}
 	if (w > 60)
 		w = 60;
-	fprintf(out, "%zu pods, %zu enforced, %zu differing from their policy (%s)\n", v->pods.n, enforced, drifted,
-		source);
-	fprintf(out, "%-*s  %-8s  %-12s  %-16s  %-20s  %-24s  %s\n", (int)w, "POD", "DECISION", "TABLES", "CHECK",
-		"DENIED", "NAMES", "REASON");
+	fprintf(out, "%zu pods, %zu enforced, %zu differing from their policy (%s)\n", v->pods.n, enforced,
+		drifted, source);
+	fprintf(out, "%-*s  %-8s  %-12s  %-16s  %-20s  %-24s  %s\n", (int)w, "POD", "DECISION", "TABLES",
+		"CHECK", "DENIED", "NAMES", "REASON");
 	for (size_t i = 0; i < v->pods.n; i++) {
 		const struct ng_view_pod *p = &v->pods.v[i];
 		char pod[600], t[32], c[48], d[256], n[512];
 		const char *reason = p->checked && !p->in_sync && p->diff[0] ? p->diff
-				     : p->read_error[0] && is_enforced(p) ? p->read_error
-									   : p->reason;
+				     : p->read_error[0] && is_enforced(p)    ? p->read_error
+									     : p->reason;
 
 		snprintf(pod, sizeof(pod), "%s/%s", p->ns[0] ? p->ns : "-", p->name[0] ? p->name : p->key);
 		tables(p, t, sizeof(t));
 		check(p, now_ms, c, sizeof(c));
 		denied(p, d, sizeof(d));
 		names(p, n, sizeof(n));
-		fprintf(out, "%-*s  %-8s  %-12s  %-16s  %-20s  %-24s  %s\n", (int)w, pod, p->decision, t, c, d, n, reason);
+		fprintf(out, "%-*s  %-8s  %-12s  %-16s  %-20s  %-24s  %s\n", (int)w, pod, p->decision, t, c,
+			d, n, reason);
 	}
 }

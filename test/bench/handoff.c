@@ -26,9 +26,12 @@ static const char *conf_text =
 	"\"ingress\":{\"ports\":[8080],\"sources\":[\"10.244.0.0/16\"],\"allowNode\":true},"
 	"\"runtimeConfig\":{\"io.kubernetes.cri.pod-annotations\":{\"netguard.boxxkite.io/egress\":"
 	"\"s3.us-east-1.amazonaws.com:443\",\"kubernetes.io/config.seen\":\"2026-12-01T09:00:00Z\"}},"
-	"\"prevResult\":{\"cniVersion\":\"1.0.0\",\"interfaces\":[{\"name\":\"cni0\",\"mac\":\"aa:bb:cc:dd:ee:ff\"},"
-	"{\"name\":\"veth1234\",\"mac\":\"aa:bb:cc:dd:ee:01\"},{\"name\":\"eth0\",\"mac\":\"aa:bb:cc:dd:ee:02\","
-	"\"sandbox\":\"/var/run/netns/cni-1234\"}],\"ips\":[{\"address\":\"10.244.1.7/24\",\"gateway\":\"10.244.1.1\","
+	"\"prevResult\":{\"cniVersion\":\"1.0.0\",\"interfaces\":[{\"name\":\"cni0\",\"mac\":\"aa:bb:cc:dd:"
+	"ee:ff\"},"
+	"{\"name\":\"veth1234\",\"mac\":\"aa:bb:cc:dd:ee:01\"},{\"name\":\"eth0\",\"mac\":\"aa:bb:cc:dd:ee:"
+	"02\","
+	"\"sandbox\":\"/var/run/netns/cni-1234\"}],\"ips\":[{\"address\":\"10.244.1.7/"
+	"24\",\"gateway\":\"10.244.1.1\","
 	"\"interface\":2},{\"address\":\"fd00:244:1::7/64\",\"gateway\":\"fd00:244:1::1\",\"interface\":2}],"
 	"\"routes\":[{\"dst\":\"0.0.0.0/0\"},{\"dst\":\"::/0\"}],\"dns\":{}}}";
 
@@ -57,15 +60,23 @@ static void run(const char *label, const char *state_dir, const char *verb, cons
 	ng_vec_push(&tables, &tab);
 	for (int i = 0; i < n; i++) {
 		struct ng_log log;
-		struct ng_handoff h = {.state_dir = state_dir, .verb = verb, .ifname = "eth0",
-				       .netns = "/proc/self/ns/net", .pod_namespace = "sandboxes", .pod_name = "s1",
-				       .log = &log, .conf = conf, .tables = &tables, .learn = true};
+		struct ng_handoff h = {.state_dir = state_dir,
+				       .verb = verb,
+				       .ifname = "eth0",
+				       .netns = "/proc/self/ns/net",
+				       .pod_namespace = "sandboxes",
+				       .pod_name = "s1",
+				       .log = &log,
+				       .conf = conf,
+				       .tables = &tables,
+				       .learn = true};
 		double t0;
 
 		snprintf(cid, sizeof(cid), "c%06d", i % 100);
 		h.container_id = cid;
 		ng_log_begin(&log, verb);
-		snprintf(log.decision, sizeof(log.decision), "%s", !strcmp(verb, "ADD") ? "enforced" : "deleted");
+		snprintf(log.decision, sizeof(log.decision), "%s",
+			 !strcmp(verb, "ADD") ? "enforced" : "deleted");
 		snprintf(log.reason, sizeof(log.reason), "namespace sandboxes is in enforce.namespaces");
 		t0 = now_us();
 		if (!strcmp(verb, "DEL"))

@@ -35,8 +35,8 @@ static void test_event_parse(void **state)
 	struct ng_nft_event ev;
 
 	(void)state;
-	assert_int_equal(ng_nft_event_parse(event(buf, NFT_MSG_NEWRULE, NFPROTO_INET, 4242, "boxxkite_netguard",
-						  NFTA_RULE_CHAIN, "egress"),
+	assert_int_equal(ng_nft_event_parse(event(buf, NFT_MSG_NEWRULE, NFPROTO_INET, 4242,
+						  "boxxkite_netguard", NFTA_RULE_CHAIN, "egress"),
 					    &ev),
 			 0);
 	assert_int_equal(ev.type, NFT_MSG_NEWRULE);
@@ -47,16 +47,18 @@ static void test_event_parse(void **state)
 	assert_string_equal(ng_nft_event_what(ev.type), "rule added");
 
 	memset(buf, 0, sizeof(buf));
-	assert_int_equal(ng_nft_event_parse(event(buf, NFT_MSG_NEWSETELEM, NFPROTO_NETDEV, 7, "boxxkite_netguard",
-						  NFTA_SET_ELEM_LIST_SET, "names_v4_ttl"),
-					    &ev),
-			 0);
+	assert_int_equal(
+		ng_nft_event_parse(event(buf, NFT_MSG_NEWSETELEM, NFPROTO_NETDEV, 7, "boxxkite_netguard",
+					 NFTA_SET_ELEM_LIST_SET, "names_v4_ttl"),
+				   &ev),
+		0);
 	assert_int_equal(ev.family, NFPROTO_NETDEV);
 	assert_string_equal(ev.object, "names_v4_ttl");
 	assert_string_equal(ng_nft_event_what(ev.type), "set element added");
 
 	memset(buf, 0, sizeof(buf));
-	assert_int_equal(ng_nft_event_parse(event(buf, NFT_MSG_DELTABLE, NFPROTO_INET, 1, "t", 0, NULL), &ev), 0);
+	assert_int_equal(ng_nft_event_parse(event(buf, NFT_MSG_DELTABLE, NFPROTO_INET, 1, "t", 0, NULL), &ev),
+			 0);
 	assert_string_equal(ng_nft_event_what(ev.type), "table deleted");
 	assert_string_equal(ev.object, "");
 }
@@ -70,10 +72,12 @@ static void test_event_refusals(void **state)
 
 	(void)state;
 	/* The generation message ends a transaction: not a change. */
-	assert_int_equal(ng_nft_event_parse(event(buf, NFT_MSG_NEWGEN, NFPROTO_UNSPEC, 1, NULL, 0, NULL), &ev), -1);
+	assert_int_equal(
+		ng_nft_event_parse(event(buf, NFT_MSG_NEWGEN, NFPROTO_UNSPEC, 1, NULL, 0, NULL), &ev), -1);
 	/* No table named. */
 	memset(buf, 0, sizeof(buf));
-	assert_int_equal(ng_nft_event_parse(event(buf, NFT_MSG_NEWRULE, NFPROTO_INET, 1, NULL, 0, NULL), &ev), -1);
+	assert_int_equal(ng_nft_event_parse(event(buf, NFT_MSG_NEWRULE, NFPROTO_INET, 1, NULL, 0, NULL), &ev),
+			 -1);
 	/* Another subsystem (conntrack). */
 	memset(buf, 0, sizeof(buf));
 	nlh = event(buf, NFT_MSG_NEWRULE, NFPROTO_INET, 1, "boxxkite_netguard", 0, NULL);
@@ -88,7 +92,8 @@ static void test_event_refusals(void **state)
 	memset(buf, 0, sizeof(buf));
 	memset(big, 'a', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
-	assert_int_equal(ng_nft_event_parse(event(buf, NFT_MSG_NEWRULE, NFPROTO_INET, 1, big, 0, NULL), &ev), -1);
+	assert_int_equal(ng_nft_event_parse(event(buf, NFT_MSG_NEWRULE, NFPROTO_INET, 1, big, 0, NULL), &ev),
+			 -1);
 	/* Too short for its nfgenmsg. */
 	memset(buf, 0, sizeof(buf));
 	nlh = mnl_nlmsg_put_header(buf);

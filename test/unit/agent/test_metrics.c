@@ -10,10 +10,12 @@
 #include "node/nodeview.h"
 #include "cni/invstats.h"
 
-static void add_pod(struct ng_view *v, const char *key, const char *ns, const char *name, const char *decision)
+static void add_pod(struct ng_view *v, const char *key, const char *ns, const char *name,
+		    const char *decision)
 {
 	struct ng_view_pod p;
-	struct ng_view_counter c = {.table = "boxxkite_netguard", .category = "egress", .packets = 7, .bytes = 420};
+	struct ng_view_counter c = {
+		.table = "boxxkite_netguard", .category = "egress", .packets = 7, .bytes = 420};
 	struct ng_view_name n = {.name = "*.example.com", .proto_ports = "tcp/443", .addresses = 2};
 
 	memset(&p, 0, sizeof(p));
@@ -93,10 +95,12 @@ static void test_one_family_header_for_many_pods(void **state)
 	assert_int_equal(count(t, "boxxkite_netguard_pod_decision{"), 4);
 	assert_non_null(strstr(t, "boxxkite_netguard_pod_decision{namespace=\"sandboxes\",pod=\"bad\","
 				  "container=\"dddddddddddd\",decision=\"refused\"} 1\n"));
-	assert_non_null(strstr(t, "boxxkite_netguard_denied_packets_total{namespace=\"sandboxes\",pod=\"s1\","
-				  "container=\"aaaaaaaaaaaa\",table=\"netdev\",side=\"pod\",category=\"raw\"} 7\n"));
-	assert_non_null(strstr(t, "boxxkite_netguard_learned_name_addresses{namespace=\"sandboxes\",pod=\"s2\","
-				  "container=\"bbbbbbbbbbbb\",name=\"*.example.com\",ports=\"tcp/443\"} 2\n"));
+	assert_non_null(
+		strstr(t, "boxxkite_netguard_denied_packets_total{namespace=\"sandboxes\",pod=\"s1\","
+			  "container=\"aaaaaaaaaaaa\",table=\"netdev\",side=\"pod\",category=\"raw\"} 7\n"));
+	assert_non_null(strstr(t,
+			       "boxxkite_netguard_learned_name_addresses{namespace=\"sandboxes\",pod=\"s2\","
+			       "container=\"bbbbbbbbbbbb\",name=\"*.example.com\",ports=\"tcp/443\"} 2\n"));
 	/* Not a netns path anywhere. */
 	assert_null(strstr(t, "netns="));
 	free(t);

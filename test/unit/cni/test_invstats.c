@@ -31,9 +31,19 @@ static void test_line_refusals(void **state)
 	char buf[NG_INV_LINE_MAX];
 	struct ng_inv inv;
 	static const char *const bad[] = {
-		"", "\n", "ADD", "ADD enforced", "ADD enforced \n", "ADD  12\n", "FOO enforced 1\n",
-		"ADD Enforced 1\n", "ADD enforced 1x\n", "ADD enforced 12345678901234567\n", "ADDenforced 1\n",
-		"ADD enforced -1\n", "ADD enf\"orced 1\n",
+		"",
+		"\n",
+		"ADD",
+		"ADD enforced",
+		"ADD enforced \n",
+		"ADD  12\n",
+		"FOO enforced 1\n",
+		"ADD Enforced 1\n",
+		"ADD enforced 1x\n",
+		"ADD enforced 12345678901234567\n",
+		"ADDenforced 1\n",
+		"ADD enforced -1\n",
+		"ADD enf\"orced 1\n",
 	};
 
 	(void)state;

@@ -10,7 +10,8 @@
 static void pod(struct ng_view *v, const char *ns, const char *name, const char *decision, bool in_sync)
 {
 	struct ng_view_pod p;
-	struct ng_view_counter c = {.table = "boxxkite_netguard", .category = "egress", .packets = 3, .bytes = 180};
+	struct ng_view_counter c = {
+		.table = "boxxkite_netguard", .category = "egress", .packets = 3, .bytes = 180};
 	struct ng_view_name n = {.name = "*.example.com", .proto_ports = "tcp/443", .addresses = 2};
 
 	memset(&p, 0, sizeof(p));

@@ -1,0 +1,23 @@
+/* The elements of one learned name set as the kernel holds them, decoded
+ * back into the policy's element shape with the time each has left: what a
+ * restarted agent re-reads into its tracker and what the node's metrics
+ * count per name entry. */
+#ifndef NG_LEARNEDSET_H
+#define NG_LEARNEDSET_H
+
+#include <stdint.h>
+
+#include "base/err.h"
+#include "kernel/nl.h"
+#include "nft/render_sets.h"
+#include "policy/policy.h"
+
+/* el->timeout: the element's timeout in s; left_ms: 0 when it has none. */
+typedef void (*ng_learned_fn)(const struct ng_elem *el, uint64_t left_ms, void *data);
+
+/* Dumps set spec->name of table NG_TABLE (inet) and calls fn per element
+ * whose key has the set's layout. 0, -ENOENT, or -1 with err. */
+int ng_learned_each(struct ng_nl *nl, const struct ng_set_spec *spec, ng_learned_fn fn, void *data,
+		    struct ng_err *err);
+
+#endif
