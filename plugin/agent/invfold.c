@@ -76,21 +76,22 @@ void ng_invfold_run(struct ng_invfold *f, const char *state_dir, int64_t now_ms,
 	char path[4200], old[4300];
 
 	snprintf(path, sizeof(path), "%s/" NG_INV_LOG, state_dir);
-	if (f->fd < 0) {
-		f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		if (f->fd < 0)
-			return;
-		f->off = 0;
-	}
-	drain(f, t);
-	if (f->rotated_ms) {
-		if (now_ms - f->rotated_ms >= NG_INVFOLD_GRACE_MS) {
-			ng_invfold_close(f);
-			ng_invfold_run(f, state_dir, now_ms, t);
+	/* At most twice: the renamed file's last read, then the new file. */
+	for (int pass = 0; pass < 2; pass++) {
+		if (f->fd < 0) {
+			f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+			if (f->fd < 0)
+				return;
+			f->off = 0;
 		}
-		return;
+		drain(f, t);
+		if (!f->rotated_ms)
+			break;
+		if (now_ms - f->rotated_ms < NG_INVFOLD_GRACE_MS)
+			return;
+		ng_invfold_close(f);
 	}
-	if (f->off >= NG_INVFOLD_ROTATE) {
+	if (!f->rotated_ms && f->off >= NG_INVFOLD_ROTATE) {
 		snprintf(old, sizeof(old), "%s.old", path);
 		if (rename(path, old) == 0)
 			f->rotated_ms = now_ms ? now_ms : 1;

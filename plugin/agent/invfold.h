@@ -13,7 +13,7 @@
 #include "cni/invstats.h"
 #include "node/nodeview.h"
 
-#define NG_INVFOLD_ROTATE   (256 * 1024)
+#define NG_INVFOLD_ROTATE   ((off_t)256 * 1024)
 #define NG_INVFOLD_GRACE_MS 2000
 
 struct ng_invfold {

@@ -123,7 +123,7 @@ static void scan(struct ng_ops *o)
 					drop(o, i, "its decision was rewritten");
 		}
 		p = ng_opod_load(o, path, (uint64_t)st.st_ino);
-		if (p && ng_vec_push(&o->pods, &p) < 0)
+		if (p && ng_vec_push(&o->pods, &p) < 0) // NOLINT(bugprone-sizeof-expression)
 			ng_opod_free(p);
 		else if (p && !strcmp(p->d.decision, "enforced"))
 			ng_ops_log("info", "pod_watched", p, "drift watch and metrics for %s", p->d.key);
@@ -167,18 +167,31 @@ static void sweep_gone(struct ng_ops *o)
 	}
 }
 
+/* An exact copy of n elements (no growth: the view is read-only). */
+static int dup_array(void **dst, size_t *cap, const void *src, size_t n, size_t size)
+{
+	*dst = NULL;
+	*cap = 0;
+	if (n == 0)
+		return 0;
+	*dst = malloc(n * size);
+	if (!*dst)
+		return -1;
+	memcpy(*dst, src, n * size);
+	*cap = n;
+	return 0;
+}
+
 static int copy_pod(const struct ng_view_pod *from, struct ng_view_pod *to)
 {
 	*to = *from;
-	memset(&to->counters, 0, sizeof(to->counters));
-	memset(&to->names, 0, sizeof(to->names));
-	for (size_t i = 0; i < from->counters.n; i++)
-		if (ng_vec_push(&to->counters, &from->counters.v[i]) < 0)
-			return -1;
-	for (size_t i = 0; i < from->names.n; i++)
-		if (ng_vec_push(&to->names, &from->names.v[i]) < 0)
-			return -1;
-	return 0;
+	if (dup_array((void **)&to->counters.v, &to->counters.cap, from->counters.v, from->counters.n,
+		      sizeof(*from->counters.v)) < 0) {
+		memset(&to->names, 0, sizeof(to->names));
+		return -1;
+	}
+	return dup_array((void **)&to->names.v, &to->names.cap, from->names.v, from->names.n,
+			 sizeof(*from->names.v));
 }
 
 /* A complete view, swapped in under the lock; status.json rewritten. */
@@ -268,9 +281,11 @@ static void run_checks(struct ng_ops *o, const char *why)
 static void *thread_main(void *data)
 {
 	struct ng_ops *o = data;
-	struct pollfd *fds = NULL;
-	size_t cap = 0;
+	size_t cap = 64;
+	struct pollfd *fds = malloc(cap * sizeof(*fds));
 
+	if (!fds)
+		return NULL;
 	o->tid = (pid_t)syscall(SYS_gettid);
 	tick(o);
 	run_checks(o, "periodic");

@@ -176,7 +176,8 @@ int ng_status_main(int argc, char **argv)
 			 (long long)((wall_ms() - v.now_ms) / 1000));
 	else
 		snprintf(source, sizeof(source), "no agent serves: read from the kernel now");
-	qsort(v.pods.v, v.pods.n, sizeof(v.pods.v[0]), by_name);
+	if (v.pods.n > 1)
+		qsort(v.pods.v, v.pods.n, sizeof(v.pods.v[0]), by_name);
 	for (size_t i = 0; i < v.pods.n; i++) {
 		const struct ng_view_pod *p = &v.pods.v[i];
 
