@@ -100,6 +100,13 @@ if [ "$(id -u)" -eq 0 ]; then
 	run "ADD, enforced pod" 0 ADD "$p" "$tmp/good"
 	run "ADD again (replace)" 0 ADD "$p" "$tmp/good"
 	run "CHECK" 0 CHECK "$p" "$tmp/good"
+	# The operating hand-off (decision record, invocation line) and the
+	# node's status read back from it and the kernel.
+	mkdir -p "$tmp/state"
+	conf ",\"stateDir\":\"$tmp/state\"" >"$tmp/state.json"
+	run "ADD, stateDir (decision record)" 0 ADD "$p" "$tmp/state.json"
+	run "status (no agent: the kernel, now)" 0 cli "" "$tmp/empty" status --state-dir "$tmp/state"
+	run "status --json" 0 cli "" "$tmp/empty" status --json --state-dir "$tmp/state"
 	ip netns exec "$netns" nft add chain inet boxxkite_netguard extra
 	run "CHECK, tampered (111)" 1 CHECK "$p" "$tmp/good"
 	run "stats" 0 cli "" "$tmp/empty" stats --netns "$p"

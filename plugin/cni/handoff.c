@@ -8,17 +8,19 @@
 #include "cni/invstats.h"
 #include "policy/config.h"
 
-/* The entry's stateDir even when the rest of the config was refused (a
- * refusal is a decision the node should see), else the default. */
+/* The entry's stateDir, read from stdin itself so that a refused config
+ * (whose parse may have stopped before stateDir, leaving the default) still
+ * lands where the node's agent looks: a refusal is a decision the node
+ * should see. Else the parsed one, else the default. */
 static const char *state_dir(const struct ng_handoff *h)
 {
 	const json_t *v = h->root ? json_object_get(h->root, "stateDir") : NULL;
 	const char *s = json_is_string(v) ? json_string_value(v) : NULL;
 
-	if (h->state_dir && *h->state_dir)
-		return h->state_dir;
 	if (s && s[0] == '/' && !strstr(s, "/../") && strlen(s) < 3900)
 		return s;
+	if (h->state_dir && *h->state_dir)
+		return h->state_dir;
 	return NG_DEFAULT_STATE_DIR;
 }
 

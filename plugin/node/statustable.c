@@ -108,7 +108,7 @@ void ng_status_table(const struct ng_view *v, int64_t now_ms, const char *source
 		w = 60;
 	fprintf(out, "%zu pods, %zu enforced, %zu differing from their policy (%s)\n", v->pods.n, enforced,
 		drifted, source);
-	fprintf(out, "%-*s  %-8s  %-12s  %-16s  %-20s  %-24s  %s\n", (int)w, "POD", "DECISION", "TABLES",
+	fprintf(out, "%-*s  %-8s  %-12s  %-16s  %-36s  %-24s  %s\n", (int)w, "POD", "DECISION", "TABLES",
 		"CHECK", "DENIED", "NAMES", "REASON");
 	for (size_t i = 0; i < v->pods.n; i++) {
 		const struct ng_view_pod *p = &v->pods.v[i];
@@ -122,7 +122,7 @@ void ng_status_table(const struct ng_view *v, int64_t now_ms, const char *source
 		check(p, now_ms, c, sizeof(c));
 		denied(p, d, sizeof(d));
 		names(p, n, sizeof(n));
-		fprintf(out, "%-*s  %-8s  %-12s  %-16s  %-20s  %-24s  %s\n", (int)w, pod, p->decision, t, c,
+		fprintf(out, "%-*s  %-8s  %-12s  %-16s  %-36s  %-24s  %s\n", (int)w, pod, p->decision, t, c,
 			d, n, reason);
 	}
 }
