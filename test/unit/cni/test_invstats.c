@@ -7,7 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/decision_log.h"
 #include "cni/decisionrec.h"
+#include "cni/handoff.h"
 #include "cni/invstats.h"
 
 static void test_line_round_trip(void **state)
@@ -146,6 +148,49 @@ static void test_decision_files(void **state)
 	assert_false(ng_decision_name("a@eth0.txt", key, sizeof(key), &refused));
 }
 
+/* A refused config still lands in the entry's stateDir (its parse may have
+ * stopped before stateDir, leaving the default in the config struct). */
+static void test_refusal_reaches_the_entry_state_dir(void **state)
+{
+	char dir[] = "/tmp/ng-hand-XXXXXX", text[256], path[300];
+	struct ng_log log;
+	json_t *root;
+	struct ng_handoff h = {.state_dir = NG_DEFAULT_STATE_DIR,
+			       .verb = "ADD",
+			       .container_id = "c1",
+			       .ifname = "eth0",
+			       .pod_namespace = "sandboxes",
+			       .pod_name = "p1",
+			       .log = &log};
+	FILE *f;
+	size_t n;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(text, sizeof(text), "{\"stateDir\":\"%s\",\"bogus\":1}", dir);
+	root = tu_json(text);
+	h.root = root;
+	ng_log_begin(&log, "ADD");
+	snprintf(log.decision, sizeof(log.decision), "refused");
+	snprintf(log.reason, sizeof(log.reason), "bogus: unknown key");
+	ng_handoff(&h);
+	snprintf(path, sizeof(path), "%s/decisions/c1@eth0.refused.json", dir);
+	assert_int_equal(access(path, F_OK), 0);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/" NG_INV_LOG, dir);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	assert_int_equal(strncmp(text, "ADD refused ", 12), 0);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/decisions", dir);
+	assert_int_equal(rmdir(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+	json_decref(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -153,6 +198,7 @@ int main(void)
 		cmocka_unit_test(test_line_refusals),
 		cmocka_unit_test(test_decision_json_round_trip),
 		cmocka_unit_test(test_decision_files),
+		cmocka_unit_test(test_refusal_reaches_the_entry_state_dir),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
