@@ -23,7 +23,10 @@
 #include "agent/ops_int.h"
 #include "node/statusjson.h"
 
-#define TICK_MS 1000
+#define TICK_MS    1000
+/* At most two views a second: a burst of 100 ADDs must not cost 100
+ * copies of the whole node. */
+#define PUBLISH_MS 500
 
 int64_t ng_ops_wall_ms(void)
 {
@@ -194,10 +197,12 @@ static int copy_pod(const struct ng_view_pod *from, struct ng_view_pod *to)
 			 sizeof(*from->names.v));
 }
 
-/* A complete view, swapped in under the lock; status.json rewritten. */
+/* A complete view, built outside the lock (the learner's publish must
+ * never wait on it) and swapped in under it; status.json rewritten. */
 static void publish(struct ng_ops *o)
 {
 	struct ng_view v = o->local, old;
+	NG_VEC(struct ng_ops_agent_pod) agent = {0};
 	json_t *j;
 
 	memset(&v.pods, 0, sizeof(v.pods));
@@ -206,6 +211,9 @@ static void publish(struct ng_ops *o)
 	v.serving = o->agent_serving;
 	memcpy(v.ac, o->agent_totals, sizeof(v.ac));
 	v.has_agent = o->agent_published;
+	if (dup_array((void **)&agent.v, &agent.cap, o->agent_pods.v, o->agent_pods.n, sizeof(*agent.v)) == 0)
+		agent.n = o->agent_pods.n;
+	pthread_mutex_unlock(&o->mu);
 	for (size_t i = 0; i < o->pods.n; i++) {
 		struct ng_view_pod vp;
 
@@ -213,27 +221,25 @@ static void publish(struct ng_ops *o)
 			ng_view_pod_free(&vp);
 			break;
 		}
-		for (size_t k = 0; k < o->agent_pods.n; k++)
-			if (!strcmp(o->agent_pods.v[k].key, vp.key)) {
+		for (size_t k = 0; k < agent.n; k++)
+			if (!strcmp(agent.v[k].key, vp.key)) {
 				struct ng_view_pod *last = &v.pods.v[v.pods.n - 1];
 
 				last->has_agent = true;
-				memcpy(last->ac, o->agent_pods.v[k].ac, sizeof(last->ac));
+				memcpy(last->ac, agent.v[k].ac, sizeof(last->ac));
 			}
 	}
+	ng_vec_free(&agent);
 	v.ready.serving = v.serving;
 	snprintf(v.ready.serving_msg, sizeof(v.ready.serving_msg), "%s",
 		 v.serving ? "the agent serves every recorded pod"
 			   : "the agent has not picked up every recorded pod yet");
+	j = ng_status_to_json(&v);
+	pthread_mutex_lock(&o->mu);
 	old = o->shared;
 	o->shared = v;
 	pthread_mutex_unlock(&o->mu);
 	ng_view_free(&old);
-
-	/* status.json from our copy of the pods, outside the lock. */
-	pthread_mutex_lock(&o->mu);
-	j = ng_status_to_json(&o->shared);
-	pthread_mutex_unlock(&o->mu);
 	if (j) {
 		char path[4200], tmp[4300];
 
@@ -244,6 +250,7 @@ static void publish(struct ng_ops *o)
 		json_decref(j);
 	}
 	o->dirty = false;
+	o->last_publish_ms = ng_ops_mono_ms();
 }
 
 static void tick(struct ng_ops *o)
@@ -293,9 +300,12 @@ static void *thread_main(void *data)
 	o->next_tick_ms = ng_ops_mono_ms() + TICK_MS;
 	for (;;) {
 		size_t n = 3 + o->pods.n;
-		int64_t wait = o->next_tick_ms - ng_ops_mono_ms();
+		int64_t now = ng_ops_mono_ms(), wait = o->next_tick_ms - now;
 		bool drift_seen = false;
 
+		/* A pending view goes out at most PUBLISH_MS after the last. */
+		if (o->dirty && o->last_publish_ms + PUBLISH_MS - now < wait)
+			wait = o->last_publish_ms + PUBLISH_MS - now;
 		if (n > cap) {
 			struct pollfd *nf = realloc(fds, n * sizeof(*fds));
 
@@ -335,7 +345,7 @@ static void *thread_main(void *data)
 			run_checks(o, "periodic");
 			o->next_tick_ms = ng_ops_mono_ms() + TICK_MS;
 		}
-		if (o->dirty)
+		if (o->dirty && ng_ops_mono_ms() - o->last_publish_ms >= PUBLISH_MS)
 			publish(o);
 	}
 	free(fds);

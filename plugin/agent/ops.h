@@ -31,8 +31,8 @@
 /* --listen's default: loopback, as the agent runs with hostNetwork (the
  * node's own scraper or a kubelet probe reach it; nothing else does). */
 #define NG_AGENT_LISTEN_DEFAULT "127.0.0.1:9617"
-#define NG_OPS_CHECK_MS         10000 /* periodic CHECK of every pod */
-#define NG_OPS_COLLECT_MS       2000  /* counters and learned sets re-read */
+#define NG_OPS_CHECK_MS         30000 /* periodic CHECK of every pod (events are at once) */
+#define NG_OPS_COLLECT_MS       5000  /* counters and learned sets re-read */
 
 struct ng_ops_config {
 	const char *state_dir, *bin_dir, *conf_dir;

@@ -46,7 +46,7 @@ struct ng_ops {
 	struct ng_readyz readyz;
 	struct ng_view local; /* counters that outlive pods, readiness, totals */
 	bool dirty;
-	int64_t next_tick_ms;
+	int64_t next_tick_ms, last_publish_ms;
 	pid_t tid;
 
 	pthread_mutex_t mu;    /* guards what follows */
