@@ -1,6 +1,7 @@
 /* One pod in the ops thread (agent/ops_int.h): picked up from its decision
  * record, its namespace's events read, CHECKed, repaired, counted. */
 #include <errno.h>
+#include <libmnl/libmnl.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 #include <stdio.h>
@@ -173,8 +174,11 @@ void ng_opod_events(struct ng_ops *o, int fd, bool node)
 			}
 			break;
 		}
-		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
-		     h = NLMSG_NEXT(h, n)) {
+		/* libmnl's walk: a length that steps past the end ends it. */
+		int left = (int)n;
+
+		for (const struct nlmsghdr *h = (const struct nlmsghdr *)buf; mnl_nlmsg_ok(h, left);
+		     h = mnl_nlmsg_next(h, &left)) {
 			struct ng_nft_event ev;
 
 			if (ng_nft_event_parse(h, &ev) < 0)
