@@ -163,11 +163,13 @@ bench: $(BIN) $(TOOLS)
 	@NG_BIN=$(abspath $(BIN)) NPROBE=$(abspath $(BUILD)/nprobe) test/bench/agent.sh
 
 # The operating hand-off's cost per invocation (decision record + invocation
-# line), with stateDir on tmpfs and absent: issue 15's 0.3 ms budget on ADD.
-bench-handoff: $(LIB)
+# line), with stateDir on tmpfs and absent: issue 15's 0.3 ms budget on ADD;
+# then the agent's memory per watched pod (root).
+bench-handoff: $(LIB) $(BIN)
 	@mkdir -p $(BUILD)/bench
 	$(Q)$(CC) $(CFLAGS) -Iplugin $(LDFLAGS) -o $(BUILD)/bench/handoff test/bench/handoff.c $(LIB) $(LDLIBS)
 	@$(BUILD)/bench/handoff
+	@NG_BIN=$(abspath $(BIN)) test/bench/opsrss.sh
 
 # Formatting (.clang-format), clang-tidy (.clang-tidy), cppcheck, shellcheck.
 lint:

@@ -98,13 +98,15 @@ static int open_here(void *data)
 {
 	struct open_ctx *c = data;
 	struct sockaddr_nl sa = {.nl_family = AF_NETLINK};
-	int group = NFNLGRP_NFTABLES, size = 4 << 20;
+	int group = NFNLGRP_NFTABLES, size = 256 << 10;
 
 	c->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_NETFILTER);
 	if (c->fd < 0)
 		return ng_fail(c->err, NG_E_KERNEL, "nf_tables event socket: %s", strerror(errno));
-	/* Unprivileged RCVBUF is capped by rmem_max; FORCE needs
-	 * CAP_NET_ADMIN, which the agent has. */
+	/* Room for a table replace's burst of events (a few hundred small
+	 * messages); an overrun only means "check everything". Unprivileged
+	 * RCVBUF is capped by rmem_max; FORCE needs CAP_NET_ADMIN, which the
+	 * agent has. Per pod: keep it modest. */
 	if (setsockopt(c->fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
 		setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
 	if (bind(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <malloc.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -251,6 +252,7 @@ static void publish(struct ng_ops *o)
 	}
 	o->dirty = false;
 	o->last_publish_ms = ng_ops_mono_ms();
+	malloc_trim(0);
 }
 
 static void tick(struct ng_ops *o)

@@ -78,6 +78,10 @@ struct ng_opod *ng_opod_load(struct ng_ops *o, const char *path, uint64_t ino)
 		return p;
 	}
 	p->pol_ok = true;
+	/* Memory per watched pod: the compiled policy stays, ADD's stdin goes
+	 * (a repair reads the record again). */
+	json_decref(p->d.conf);
+	p->d.conf = NULL;
 	rc = open_pod(p, &err);
 	if (rc != 0) {
 		snprintf(p->vp.read_error, sizeof(p->vp.read_error), "%.150s",
@@ -206,25 +210,32 @@ void ng_opod_events(struct ng_ops *o, int fd, bool node)
  * it learned for the pod (the replaced table starts with empty name sets). */
 static void repair(struct ng_ops *o, struct ng_opod *p)
 {
+	struct ng_decision d;
 	struct ng_policy pol;
 	struct ng_err err = {0};
+	char path[4600];
 	int rc;
 
-	char path[4600];
-
-	/* A DEL removes the record before the table: no record, no repair. */
+	/* The record again, from disk (the watch keeps only the compiled
+	 * policy in memory); a DEL removes it before the table: no record, no
+	 * repair. */
 	snprintf(path, sizeof(path), "%s/" NG_DECISIONS_DIR "/%s.json", o->state_dir, p->d.key);
 	if (access(path, F_OK) < 0) {
 		ng_ops_log("info", "repair_skipped", p, "the pod's decision record is gone (DEL)");
 		return;
 	}
+	rc = ng_decision_read(path, &d, &err);
+	if (rc == 0 && strcmp(d.key, p->d.key) != 0)
+		rc = ng_fail(&err, NG_E_DECODE, "decision record %s changed hands", path);
 	/* "resolve" pods: their pinned addresses come from the node's DNS, as
 	 * at ADD. */
-	rc = ng_podstate_policy(&p->d, !p->d.learn, &pol, &err);
+	if (rc == 0)
+		rc = ng_podstate_policy(&d, !d.learn, &pol, &err);
 	if (rc == 0) {
 		rc = ng_ruleset_apply(&p->nl, &pol, NG_TABLE, &err);
 		ng_policy_free(&pol);
 	}
+	ng_decision_free(&d);
 	if (rc < 0) {
 		p->vp.repair_errors++;
 		o->local.repair_errors++;

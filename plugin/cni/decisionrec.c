@@ -77,10 +77,13 @@ int ng_decision_from_json(const json_t *o, struct ng_decision *d, struct ng_err 
 	    str_field(o, "podName", d->pod_name, sizeof(d->pod_name), false, err) < 0 ||
 	    str_field(o, "containerId", d->container_id, sizeof(d->container_id), true, err) < 0 ||
 	    str_field(o, "ifname", d->ifname, sizeof(d->ifname), true, err) < 0 ||
-	    str_field(o, "netns", d->netns, sizeof(d->netns), false, err) < 0 ||
 	    str_field(o, "decision", d->decision, sizeof(d->decision), true, err) < 0 ||
 	    str_field(o, "reason", d->reason, sizeof(d->reason), false, err) < 0)
 		return -1;
+	/* Heap, not a PATH_MAX array: the watch keeps one record per pod. */
+	if (json_is_string(json_object_get(o, "netns")) &&
+	    !(d->netns = strdup(json_string_value(json_object_get(o, "netns")))))
+		return ng_fail(err, NG_E_INTERNAL, "out of memory");
 	d->netns_ino = (uint64_t)json_integer_value(json_object_get(o, "netnsIno"));
 	d->code = (int)json_integer_value(json_object_get(o, "code"));
 	d->at_ms = (int64_t)json_integer_value(json_object_get(o, "at"));
@@ -91,13 +94,13 @@ int ng_decision_from_json(const json_t *o, struct ng_decision *d, struct ng_err 
 
 		if (!json_is_string(ns) || !json_is_string(fam) ||
 		    str_field(t, "table", rt.name, sizeof(rt.name), true, err) < 0) {
-			ng_vec_free(&d->tables);
+			ng_decision_free(d);
 			return ng_fail(err, NG_E_DECODE, "decision record: tables[%zu] malformed", i);
 		}
 		rt.in_node = !strcmp(json_string_value(ns), "node");
 		rt.family = !strcmp(json_string_value(fam), "netdev") ? NFPROTO_NETDEV : NFPROTO_INET;
 		if (ng_vec_push(&d->tables, &rt) < 0) {
-			ng_vec_free(&d->tables);
+			ng_decision_free(d);
 			return ng_fail(err, NG_E_INTERNAL, "out of memory");
 		}
 	}
@@ -108,6 +111,8 @@ int ng_decision_from_json(const json_t *o, struct ng_decision *d, struct ng_err 
 
 void ng_decision_free(struct ng_decision *d)
 {
+	free(d->netns);
+	d->netns = NULL;
 	ng_vec_free(&d->tables);
 	json_decref(d->conf);
 	d->conf = NULL;

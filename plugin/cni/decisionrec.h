@@ -37,7 +37,7 @@
 struct ng_decision {
 	char key[256];
 	char pod_namespace[256], pod_name[256], container_id[129], ifname[16];
-	char netns[4096];
+	char *netns; /* owned when read; "" or NULL: none */
 	uint64_t netns_ino;
 	char decision[24]; /* enforced, skipped, refused, error */
 	char reason[256];

@@ -41,7 +41,7 @@ static void decide(const struct ng_handoff *h, const char *dir)
 	snprintf(d.pod_name, sizeof(d.pod_name), "%s", h->pod_name ? h->pod_name : "");
 	snprintf(d.container_id, sizeof(d.container_id), "%s", h->container_id);
 	snprintf(d.ifname, sizeof(d.ifname), "%s", h->ifname);
-	snprintf(d.netns, sizeof(d.netns), "%s", h->netns ? h->netns : "");
+	d.netns = (char *)h->netns; /* borrowed: d is not freed here */
 	if (h->netns && stat(h->netns, &st) == 0)
 		d.netns_ino = (uint64_t)st.st_ino;
 	snprintf(d.decision, sizeof(d.decision), "%s", h->log->decision);

@@ -69,7 +69,7 @@ int ng_podstate_open(const struct ng_decision *d, struct ng_nl *nl, struct ng_er
 	struct stat sb;
 	int fd, rc;
 
-	if (!d->netns[0])
+	if (!d->netns || !d->netns[0])
 		return 1;
 	if (ng_netns_open(d->netns, &fd, &st, err) < 0)
 		return -1;

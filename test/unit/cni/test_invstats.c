@@ -66,7 +66,7 @@ static void fill(struct ng_decision *d, const char *decision)
 	snprintf(d->ifname, sizeof(d->ifname), "eth0");
 	snprintf(d->pod_namespace, sizeof(d->pod_namespace), "sandboxes");
 	snprintf(d->pod_name, sizeof(d->pod_name), "s1");
-	snprintf(d->netns, sizeof(d->netns), "/run/netns/x");
+	d->netns = strdup("/run/netns/x");
 	snprintf(d->decision, sizeof(d->decision), "%s", decision);
 	snprintf(d->reason, sizeof(d->reason), "namespace sandboxes is enforced");
 	d->at_ms = 1764580000123;
