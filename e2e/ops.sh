@@ -73,19 +73,39 @@ within() {
 	shift
 	start=$(date +%s%N)
 	while :; do
-		if "$@" >/dev/null 2>&1; then
+		if "$@" >"$W_TMP/within.out" 2>&1; then
 			now=$(date +%s%N)
 			echo "$(((now - start) / 1000000)) ms"
 			return 0
 		fi
 		now=$(date +%s%N)
-		(((now - start) / 1000000 > ms)) && { echo "not within $ms ms"; return 1; }
+		if (((now - start) / 1000000 > ms)); then
+			echo "not within $ms ms: $(head -c 300 "$W_TMP/within.out" | tr '\n' ' ')"
+			return 1
+		fi
 		sleep 0.01
 	done
 }
 drift_logged() { grep '"event":"drift"' "$W_TMP/log/agent.log" | grep -q "\"pod\":\"sandboxes/$1\""; }
 drift_count() { grep '"event":"drift"' "$W_TMP/log/agent.log" | grep -c "\"pod\":\"sandboxes/$1\"" || true; }
 in_sync() { pod_check "$1" >/dev/null 2>&1; }
+repairs_logged() { grep '"event":"repaired"' "$W_TMP/log/agent.log" | grep -c "\"pod\":\"sandboxes/$1\"" || true; }
+# repaired POD BEFORE: the agent logged a repair of POD since BEFORE repairs.
+repaired() { (($(repairs_logged "$1") > $2)); }
+# tamper_repaired LABEL POD CMD...: CMD in POD's namespace, the repair
+# logged within 1 s (the agent's own time, not a CHECK's), then a CNI CHECK
+# (the plugin's comparison) passes.
+tamper_repaired() {
+	local label=$1 pod=$2 before out rc=0
+	shift 2
+	before=$(repairs_logged "$pod")
+	pod_exec "$pod" "$@"
+	out=$(within 1000 repaired "$pod" "$before") || rc=$?
+	if ((rc == 0)); then
+		in_sync "$pod" || { rc=1 && out="$out; but CHECK still fails: $(pod_check "$pod" 2>&1 | head -c 200)"; }
+	fi
+	t_row "$label" "$out" "$rc"
+}
 timed_row() { # LABEL MS CMD...
 	local label=$1 ms=$2 out rc=0
 	shift 2
@@ -186,15 +206,16 @@ expect "no agent running: d5 still refuses the forbidden host" refused 1000 pod:
 expect "no agent running: d5 still reaches its allowed storage" connected 1000 pod:d5 -- tcp "$STORE4" 443 1000
 t_check_not "no agent running: nothing answers /readyz" get /readyz
 t_check "agent restarts with --repair" agent_start --repair
-for p in d1 d2 d3 d4; do timed_row "$p repaired after the restart" 2000 in_sync "$p"; done
-pod_exec d1 nft delete table inet boxxkite_netguard
-timed_row "table deleted: repaired" 1000 in_sync d1
-pod_exec d2 nft flush table inet boxxkite_netguard
-timed_row "table flushed: repaired" 1000 in_sync d2
-pod_exec d3 nft add rule inet boxxkite_netguard egress accept
-timed_row "rule added: repaired" 1000 in_sync d3
-pod_exec d4 nft add element inet boxxkite_netguard names_v4_ttl "{ $FORBID4 . tcp . 443 timeout 1h }"
-timed_row "set element added: repaired" 1000 in_sync d4
+for p in d1 d2 d3 d4; do timed_row "$p repaired after the restart" 2000 repaired "$p" 0; done
+for p in d1 d2 d3 d4; do
+	out=$(pod_check "$p" 2>&1) && rc=0 || rc=$?
+	t_row "$p: CHECK passes after the repair" "${out:0:160}" "$rc"
+done
+tamper_repaired "table deleted: repaired" d1 nft delete table inet boxxkite_netguard
+tamper_repaired "table flushed: repaired" d2 nft flush table inet boxxkite_netguard
+tamper_repaired "rule added: repaired" d3 nft add rule inet boxxkite_netguard egress accept
+tamper_repaired "set element added: repaired" d4 \
+	nft add element inet boxxkite_netguard names_v4_ttl "{ $FORBID4 . tcp . 443 timeout 1h }"
 expect "d4: the planted element is gone (forbidden refused)" refused 1000 pod:d4 -- tcp "$FORBID4" 443 1000
 rep=$(metric boxxkite_netguard_repairs_total 'pod="d1",container')
 t_row "repairs_total for d1" "${rep:-none}" "$([[ ${rep:-0} -ge 1 ]] && echo 0 || echo 1)"
@@ -208,11 +229,12 @@ n=$(drift_count ln)
 t_row "elements the agent learned are not drift" "drift lines: $n" "$([[ $n == 0 ]] && echo 0 || echo 1)"
 learned_metric() { [[ $(metric boxxkite_netguard_learned_addresses 'pod="ln",container') -ge 1 ]]; }
 timed_row "learned_addresses for ln" 7000 learned_metric
+before=$(repairs_logged ln)
 pod_exec ln nft delete table inet boxxkite_netguard
-repaired_with_learned() {
-	POD_CONFLIST=$LEARN in_sync ln && pod_exec ln nft list table inet boxxkite_netguard | grep -q "$STORE_NAME4 . tcp . 443"
-}
-timed_row "ln repaired, its learned address committed again" 1000 repaired_with_learned
+relearned() { pod_exec ln nft list table inet boxxkite_netguard | grep -q "$STORE_NAME4 . tcp . 443"; }
+timed_row "ln repaired within 1 s" 1000 repaired ln "$before"
+timed_row "... and its learned address committed again" 1000 relearned
+POD_CONFLIST=$LEARN t_check "... CHECK passes (learn conflist)" in_sync ln
 expect "ln: learned address still reachable after the repair (no new answer)" connected 2000 pod:ln -- tcp "$STORE_NAME4" 443 1000
 
 # ---- DEL: the pod leaves the view ---------------------------------------------------

@@ -72,7 +72,7 @@ struct ng_opod *ng_opod_load(struct ng_ops *o, const char *path, uint64_t ino)
 	ng_podstate_from_decision(&p->d, &p->vp);
 	if (!enforced(p))
 		return p;
-	if (ng_podstate_policy(&p->d, false, &p->pol, &err) < 0) {
+	if (ng_podstate_policy(&p->d, &p->pol, &err) < 0) {
 		snprintf(p->vp.read_error, sizeof(p->vp.read_error), "policy: %.150s", err.msg);
 		ng_ops_log("error", "policy_unusable", p, "%s", err.msg);
 		return p;
@@ -211,7 +211,6 @@ void ng_opod_events(struct ng_ops *o, int fd, bool node)
 static void repair(struct ng_ops *o, struct ng_opod *p)
 {
 	struct ng_decision d;
-	struct ng_policy pol;
 	struct ng_err err = {0};
 	char path[4600];
 	int rc;
@@ -227,14 +226,8 @@ static void repair(struct ng_ops *o, struct ng_opod *p)
 	rc = ng_decision_read(path, &d, &err);
 	if (rc == 0 && strcmp(d.key, p->d.key) != 0)
 		rc = ng_fail(&err, NG_E_DECODE, "decision record %s changed hands", path);
-	/* "resolve" pods: their pinned addresses come from the node's DNS, as
-	 * at ADD. */
 	if (rc == 0)
-		rc = ng_podstate_policy(&d, !d.learn, &pol, &err);
-	if (rc == 0) {
-		rc = ng_ruleset_apply(&p->nl, &pol, NG_TABLE, &err);
-		ng_policy_free(&pol);
-	}
+		rc = ng_podstate_repair(&p->nl, &d, &err);
 	ng_decision_free(&d);
 	if (rc < 0) {
 		p->vp.repair_errors++;

@@ -61,7 +61,7 @@ static void look(const struct ng_decision *d, struct ng_nl *node_nl, struct ng_v
 
 	if (strcmp(d->decision, "enforced") != 0)
 		return;
-	if (ng_podstate_policy(d, false, &pol, &err) < 0) {
+	if (ng_podstate_policy(d, &pol, &err) < 0) {
 		snprintf(vp->read_error, sizeof(vp->read_error), "policy: %.150s", err.msg);
 		return;
 	}

@@ -27,7 +27,11 @@ static int resolve_names(const ng_name_list *names, ng_resolved *out, void *ctx,
 	return ng_resolve_all(names, ng_resolve_system, NG_RESOLVE_BUDGET_MS, out, err);
 }
 
-int ng_podstate_policy(const struct ng_decision *d, bool resolve, struct ng_policy *pol, struct ng_err *err)
+/* Builds the pod's policy and hands it to fn while the config and the
+ * annotations it points into (the resolved names' dns_name) are alive. */
+static int with_policy(const struct ng_decision *d, bool resolve,
+		       int (*fn)(struct ng_policy *pol, void *data, struct ng_err *err), void *data,
+		       struct ng_err *err)
 {
 	struct ng_config cfg;
 	struct ng_prev prev = {0};
@@ -35,7 +39,6 @@ int ng_podstate_policy(const struct ng_decision *d, bool resolve, struct ng_poli
 	struct ng_pod_id id = {d->pod_namespace, d->pod_name, d->container_id, d->ifname};
 	int rc = -1;
 
-	memset(pol, 0, sizeof(*pol));
 	if (!d->conf)
 		return ng_fail(err, NG_E_DECODE, "the decision record holds no configuration");
 	if (ng_config_parse(d->conf, &cfg, err) < 0)
@@ -51,16 +54,38 @@ int ng_podstate_policy(const struct ng_decision *d, bool resolve, struct ng_poli
 			pp.reason);
 		goto out;
 	}
-	*pol = pp.policy; /* handed over: the rest of pp is freed below */
-	memset(&pp.policy, 0, sizeof(pp.policy));
-	pol->names_at = time(NULL);
-	rc = 0;
+	pp.policy.names_at = time(NULL);
+	rc = fn(&pp.policy, data, err);
 out:
 	ng_pod_policy_free(&pp);
 	ng_prev_free(&prev);
 out_cfg:
 	ng_config_free(&cfg);
 	return rc;
+}
+
+static int take(struct ng_policy *pol, void *data, struct ng_err *err)
+{
+	(void)err;
+	*(struct ng_policy *)data = *pol; /* handed over */
+	memset(pol, 0, sizeof(*pol));
+	return 0;
+}
+
+int ng_podstate_policy(const struct ng_decision *d, struct ng_policy *pol, struct ng_err *err)
+{
+	memset(pol, 0, sizeof(*pol));
+	return with_policy(d, false, take, pol, err);
+}
+
+static int apply(struct ng_policy *pol, void *data, struct ng_err *err)
+{
+	return ng_ruleset_apply(data, pol, NG_TABLE, err);
+}
+
+int ng_podstate_repair(struct ng_nl *nl, const struct ng_decision *d, struct ng_err *err)
+{
+	return with_policy(d, true, apply, nl, err);
 }
 
 int ng_podstate_open(const struct ng_decision *d, struct ng_nl *nl, struct ng_err *err)

@@ -17,10 +17,15 @@
 #include "node/nodeview.h"
 #include "policy/policy.h"
 
-/* The enforced pod's policy. With `resolve`, an egress.names "resolve"
- * pod's names are resolved again by the node (a repair needs addresses;
- * a CHECK does not ask DNS). 0, or -1 with err. */
-int ng_podstate_policy(const struct ng_decision *d, bool resolve, struct ng_policy *pol, struct ng_err *err);
+/* The enforced pod's policy as CHECK compiles it (no DNS asked: the pinned
+ * name sets are bounded, not recomputed; nothing in it points into the
+ * record's config). 0, or -1 with err. */
+int ng_podstate_policy(const struct ng_decision *d, struct ng_policy *pol, struct ng_err *err);
+
+/* Re-applies the recorded policy in one transaction (ng_ruleset_apply): an
+ * egress.names "resolve" pod's names are resolved again by the node, as ADD
+ * did (the elements' comments name them while the config is alive). */
+int ng_podstate_repair(struct ng_nl *nl, const struct ng_decision *d, struct ng_err *err);
 
 /* A socket inside the pod's recorded namespace. 0; 1 when the namespace
  * is gone or is another one now; -1 with err. */
