@@ -104,6 +104,7 @@ void ng_pod_sweep(struct ng_agent *a, struct ng_pod *p, int64_t now_ms);
 void ng_pod_relearn(struct ng_agent *a, struct ng_pod *p);
 
 int64_t ng_now_ms(void);
+int64_t ng_now_us(void);
 
 /* JSON lines on stderr: {"time","level","event","pod","msg", extra...}. */
 /* The same line from its parts (the ops thread's pods are not ng_pods). */
