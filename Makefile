@@ -99,7 +99,7 @@ e2e-cri: $(BIN)
 # e2e, the mutation proof, then the hardening checks (ASan/UBSan, valgrind,
 # lint, short fuzzing). The root-only parts say SKIPPED without root.
 test:
-	@scripts/deps.sh --e2e --cri --lint --fuzz --valgrind
+	@scripts/deps.sh --e2e --cri --manifests --lint --fuzz --valgrind
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory manifests
 	@$(MAKE) --no-print-directory e2e
@@ -112,9 +112,12 @@ test:
 
 CI_FUZZ_SECONDS ?= 10
 
-# deploy/: the NetworkPolicy rules, the DaemonSet, the ConfigMap's entry
-# through the plugin's own validation.
+# deploy/: every object against the Kubernetes models, the NetworkPolicy
+# rules, the DaemonSets, every kustomization and overlay rendered with
+# kubectl kustomize, the ConfigMap's entry through the plugin's own
+# validation, the sandbox example under Pod Security restricted.
 manifests: $(BIN)
+	@scripts/deps.sh --manifests
 	@test/manifests/check.sh $(BIN)
 
 # The installer against a temporary conf dir (also run by `make e2e`; no root needed).
