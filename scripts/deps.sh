@@ -18,8 +18,9 @@ build_pkgs=(gcc make pkg-config libc6-dev libjansson-dev libnftnl-dev libmnl-dev
 # e2e and demo: namespaces, the reference CNI plugins, fake DNS, listeners,
 # nft to show the ruleset, python3 to play libcni.
 # promtool (Debian's prometheus package) is the authority on the
-# Prometheus text format that `stats --prometheus` prints.
-e2e_pkgs=(iproute2 nftables containernetworking-plugins dnsmasq-base socat util-linux procps python3 prometheus)
+# Prometheus text format that `stats --prometheus` prints; the values are
+# read back with the Prometheus project's Python parser.
+e2e_pkgs=(iproute2 nftables containernetworking-plugins dnsmasq-base socat util-linux procps python3 prometheus python3-prometheus-client)
 # test/manifests: YAML (python3-yaml), the Kubernetes API's field names
 # (python3-kubernetes models), kustomize (kubectl kustomize).
 manifests_pkgs=(python3 python3-yaml python3-kubernetes kubernetes-client:kubectl)
