@@ -429,6 +429,9 @@ for n, l in enumerate(lines[:-1], 1):
     o = json.loads(l)
     where = "line %d: %s" % (n, l)
     assert o["plugin"] == "boxxkite-netguard", where
+    assert list(o)[:4] == ["ts", "level", "msg", "plugin"], "structured-log head: " + where
+    assert o["level"] == ("error" if "code" in o else "info"), where
+    assert o["msg"].startswith("%s %s" % (o["verb"], o["decision"])) and o["reason"] in o["msg"], where
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", o["ts"]), where
     ts = datetime.datetime.strptime(o["ts"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc).timestamp()
     assert start_ms / 1000 - 1 <= ts <= now + 1, "ts outside the test's run: " + where
