@@ -154,9 +154,9 @@ static double pass(struct loop *l, double now)
 	count = ng_fight_wrote(&l->fight, now, &span);
 	if (count)
 		ng_say_warn("fighting another writer: %s rewritten %u times in %.0f s; "
-		       "something keeps removing our entry (pods created meanwhile are NOT protected); "
-		       "next re-merge no sooner than %.0f s from now",
-		       file, count, span, l->fight.delay);
+			    "something keeps removing our entry (pods created meanwhile are NOT protected); "
+			    "next re-merge no sooner than %.0f s from now",
+			    file, count, span, l->fight.delay);
 	return 0;
 }
 
@@ -231,7 +231,7 @@ int ng_watch_run(int dirfd, const char *label, const char *entry_dir, ng_reconci
 
 			if (d < 0) {
 				ng_say_error("%s was removed or moved; exiting so that we are restarted",
-				       label);
+					     label);
 				break;
 			}
 			if (d > 0) {

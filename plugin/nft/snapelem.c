@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX_FIELDS 8
@@ -47,11 +48,12 @@ static const char *icmp6_name(unsigned t)
 static void put_value(unsigned t, const uint8_t *p, unsigned fl, char *out, size_t len)
 {
 	size_t o = strlen(out);
-	char a[INET6_ADDRSTRLEN];
+	char a[INET6_ADDRSTRLEN] = "?";
 	const char *name = NULL;
 
 	if ((t == NG_TYPE_IPADDR && fl == 4) || (t == NG_TYPE_IP6ADDR && fl == 16)) {
-		inet_ntop(t == NG_TYPE_IPADDR ? AF_INET : AF_INET6, p, a, sizeof(a));
+		if (!inet_ntop(t == NG_TYPE_IPADDR ? AF_INET : AF_INET6, p, a, sizeof(a)))
+			snprintf(a, sizeof(a), "?");
 		snprintf(out + o, len - o, "%s", a);
 		return;
 	}
@@ -122,8 +124,9 @@ bool ng_elem_text(uint32_t keytype, const uint8_t *lens, size_t n_lens, const ui
 			strncat(buf, " . ", sizeof(buf) - strlen(buf) - 1);
 		put_value(t, key + off, fl, buf, sizeof(buf));
 		if (end && memcmp(key + off, end + off, fl) != 0) {
-			plen = (t == NG_TYPE_IPADDR || t == NG_TYPE_IP6ADDR) ? prefix_of(key + off, end + off, fl)
-									     : -1;
+			plen = (t == NG_TYPE_IPADDR || t == NG_TYPE_IP6ADDR)
+				       ? prefix_of(key + off, end + off, fl)
+				       : -1;
 			if (plen >= 0) {
 				snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "/%d", plen);
 			} else {
@@ -139,44 +142,70 @@ bool ng_elem_text(uint32_t keytype, const uint8_t *lens, size_t n_lens, const ui
 	return true;
 }
 
-/* Hex digits into bytes; the count, or -1. */
+static int nibble(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* n lowercase hex digits into bytes; the count, or -1. */
 static int unhex(const char *s, size_t n, uint8_t *out, size_t cap)
 {
 	if (n % 2 || n / 2 > cap)
 		return -1;
 	for (size_t i = 0; i < n; i += 2) {
-		unsigned v;
+		int hi = nibble(s[i]), lo = nibble(s[i + 1]);
 
-		if (sscanf(s + i, "%2x", &v) != 1)
+		if (hi < 0 || lo < 0)
 			return -1;
-		out[i / 2] = (uint8_t)v;
+		out[i / 2] = (uint8_t)(hi << 4 | lo);
 	}
 	return (int)(n / 2);
 }
 
-/* The layout of set `name` from its line in s: key type and concat field
- * lengths. */
+/* The unsigned number after `word ` in l; false if there is none. */
+static bool field_u32(const char *l, const char *word, uint32_t *v)
+{
+	const char *p = strstr(l, word);
+	unsigned long n;
+	char *end;
+
+	if (!p)
+		return false;
+	p += strlen(word);
+	n = strtoul(p, &end, 10);
+	if (end == p || n > UINT32_MAX)
+		return false;
+	*v = (uint32_t)n;
+	return true;
+}
+
+/* The layout of set `name` from its line in s ("set NAME flags .. keytype T
+ * keylen L concat [a,b,c] ..."): key type and concat field lengths. */
 static bool set_layout(const struct ng_snapshot *s, const char *name, size_t nlen, uint32_t *keytype,
 		       uint8_t *lens, size_t *n_lens)
 {
 	for (size_t i = 0; s && i < s->lines.n; i++) {
 		const char *l = s->lines.v[i], *c;
-		unsigned flags, kt, kl, v;
-		int used;
+		unsigned long v;
+		char *end;
 
-		if (strncmp(l, "set ", 4) || strncmp(l + 4, name, nlen) || strncmp(l + 4 + nlen, " flags ", 7))
+		if (strncmp(l, "set ", 4) != 0 || strncmp(l + 4, name, nlen) != 0 ||
+		    strncmp(l + 4 + nlen, " flags ", 7) != 0)
 			continue;
-		if (sscanf(l + 4 + nlen, " flags 0x%x keytype %u keylen %u concat [%n", &flags, &kt, &kl, &used) !=
-		    3)
+		if (!field_u32(l + 4 + nlen, " keytype ", keytype) ||
+		    !(c = strstr(l + 4 + nlen, " concat [")))
 			return false;
-		*keytype = kt;
 		*n_lens = 0;
-		for (c = l + 4 + nlen + used; *c && *c != ']' && *n_lens < MAX_FIELDS; c += used) {
-			if (sscanf(c, "%u%n", &v, &used) != 1 || v > MAX_KEY)
+		for (c += 9; *c && *c != ']';) {
+			v = strtoul(c, &end, 10);
+			if (end == c || v == 0 || v > MAX_KEY || *n_lens == MAX_FIELDS)
 				return false;
 			lens[(*n_lens)++] = (uint8_t)v;
-			if (c[used] == ',')
-				used++;
+			c = *end == ',' ? end + 1 : end;
 		}
 		return true;
 	}
@@ -187,25 +216,26 @@ bool ng_elem_line_text(const struct ng_snapshot *a, const struct ng_snapshot *b,
 		       size_t len)
 {
 	const char *name, *el, *hex, *sp, *flags;
-	uint8_t key[MAX_KEY], end[MAX_KEY], lens[MAX_FIELDS];
+	uint8_t key[MAX_KEY] = {0}, end[MAX_KEY] = {0}, lens[MAX_FIELDS] = {0};
 	int klen, elen = 0;
 	size_t n_lens = 0;
 	uint32_t keytype;
 	char text[512];
 
-	if (strncmp(line, "set ", 4) || !(el = strstr(line, " element ")) || !(flags = strstr(el, " flags ")))
+	if (strncmp(line, "set ", 4) != 0 || !(el = strstr(line, " element ")) ||
+	    !(flags = strstr(el, " flags ")))
 		return false;
 	name = line + 4;
 	hex = el + 9;
-	sp = strchr(hex, ' ');
+	sp = strchr(hex, ' '); /* there is one: " flags " follows */
 	klen = unhex(hex, (size_t)(sp - hex), key, sizeof(key));
-	if (klen < 0)
+	if (klen <= 0)
 		return false;
-	if (!strncmp(sp, " - ", 3)) {
+	if (strncmp(sp, " - ", 3) == 0) {
 		hex = sp + 3;
 		sp = strchr(hex, ' ');
-		elen = unhex(hex, (size_t)(sp - hex), end, sizeof(end));
-		if (elen < 0)
+		elen = sp ? unhex(hex, (size_t)(sp - hex), end, sizeof(end)) : -1;
+		if (elen <= 0)
 			return false;
 	}
 	if (sp != flags)

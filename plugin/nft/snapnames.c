@@ -19,8 +19,8 @@ static bool is_v4(const char *set)
 static void name_elem_text(const char *set, const uint8_t *key, uint32_t klen, const uint8_t *end,
 			   uint32_t elen, char *out, size_t len)
 {
-	uint32_t keytype = (is_v4(set) ? NG_TYPE_IPADDR : NG_TYPE_IP6ADDR) << 12 | NG_TYPE_INET_PROTOCOL << 6 |
-			   NG_TYPE_INET_SERVICE;
+	uint32_t keytype = (is_v4(set) ? NG_TYPE_IPADDR : NG_TYPE_IP6ADDR) << 12 |
+			   NG_TYPE_INET_PROTOCOL << 6 | NG_TYPE_INET_SERVICE;
 
 	if (!ng_elem_text(keytype, NULL, 0, key, klen, end, elen, out, len))
 		ng_snap_hex(out, len, key, klen);
@@ -52,8 +52,8 @@ static void check_name_elem(struct ng_snapshot *s, const char *set, const uint8_
 		if (np->proto == proto && np->p_lo <= lo && hi <= np->p_hi)
 			return;
 	}
-	snprintf(msg, sizeof(msg), "set %s: element %s matches no DNS-name entry of the config (protocol and port)",
-		 set, k);
+	snprintf(msg, sizeof(msg),
+		 "set %s: element %s matches no DNS-name entry of the config (protocol and port)", set, k);
 bad:
 	ng_snap_problem(s, msg);
 }

@@ -785,7 +785,9 @@ static void test_snapshot_diff(void **state)
 	extra = strdup("set allow_v4 element 0a1e01000600000001bb0000 - 0a1e01ff0600000001bb0000 flags 0x0");
 	assert_int_equal(ng_vec_push(&s5.lines, &extra), 0);
 	assert_int_equal(ng_snapshot_diff(&s3, &s5, &err), -1);
-	assert_contains(err.msg, "(3 differences); first: missing: set allow_v4 element 10.20.0.0/16 . tcp . 443 flags 0x0");
+	assert_contains(
+		err.msg,
+		"(3 differences); first: missing: set allow_v4 element 10.20.0.0/16 . tcp . 443 flags 0x0");
 	assert_contains(err.details, "unexpected: set allow_v4 element 10.20.0.0/16 . tcp . 444 flags 0x0");
 	assert_contains(err.details, "unexpected: set allow_v4 element 10.30.1.0/24 . tcp . 443 flags 0x0");
 	assert_null(strstr(err.details, "0a1e01"));

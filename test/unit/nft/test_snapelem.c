@@ -90,17 +90,19 @@ static void test_line(void **state)
 {
 	(void)state;
 	struct ng_snapshot s = {0};
-	char *set = strdup("set allow_v4 flags 0x86 keytype 29453 keylen 12 concat [4,1,2] size 1 userdata 00");
+	char *set =
+		strdup("set allow_v4 flags 0x86 keytype 29453 keylen 12 concat [4,1,2] size 1 userdata 00");
 	char out[256] = "untouched";
 
 	assert_int_equal(ng_vec_push(&s.lines, &set), 0);
-	assert_true(ng_elem_line_text(&s, NULL,
-				      "set allow_v4 element 0a1400000600000001bb0000 - 0a14ffff0600000001bb0000 flags 0x0",
-				      out, sizeof(out)));
+	assert_true(ng_elem_line_text(
+		&s, NULL,
+		"set allow_v4 element 0a1400000600000001bb0000 - 0a14ffff0600000001bb0000 flags 0x0", out,
+		sizeof(out)));
 	assert_string_equal(out, "set allow_v4 element 10.20.0.0/16 . tcp . 443 flags 0x0");
 	/* The layout is looked up in the second snapshot too. */
-	assert_true(ng_elem_line_text(NULL, &s, "set allow_v4 element 0a1400000600000001bb0000 flags 0x1", out,
-				      sizeof(out)));
+	assert_true(ng_elem_line_text(NULL, &s, "set allow_v4 element 0a1400000600000001bb0000 flags 0x1",
+				      out, sizeof(out)));
 	assert_string_equal(out, "set allow_v4 element 10.20.0.0 . tcp . 443 flags 0x1");
 	/* A set of unknown layout, a line that is no element, bad hex: untouched. */
 	strcpy(out, "untouched");
@@ -115,8 +117,10 @@ static void test_line(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_v4_interval_concat), cmocka_unit_test(test_v6_and_plain),
-		cmocka_unit_test(test_neighbour_discovery), cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_v4_interval_concat),
+		cmocka_unit_test(test_v6_and_plain),
+		cmocka_unit_test(test_neighbour_discovery),
+		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_line),
 	};
 
