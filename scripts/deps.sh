@@ -5,7 +5,7 @@
 #
 #   scripts/deps.sh                build + unit-test packages
 #   scripts/deps.sh --e2e --cri    also the netns e2e / containerd CRI e2e
-#                                  packages; --manifests, --lint, --fuzz,
+#                                  packages; --manifests, --static, --lint, --fuzz,
 #                                  --valgrind for those targets (only
 #                                  installed as root)
 #
@@ -25,6 +25,8 @@ e2e_pkgs=(iproute2 nftables containernetworking-plugins dnsmasq-base socat util-
 # (python3-kubernetes models), kustomize (kubectl kustomize).
 manifests_pkgs=(python3 python3-yaml python3-kubernetes kubernetes-client:kubectl)
 cri_pkgs=(containerd runc python3-grpcio busybox-static)
+# make static: libmnl.a from Debian's source package (deploy/libmnl-static.sh).
+static_pkgs=(dpkg-dev debian-archive-keyring file)
 lint_pkgs=(clang-format clang-tidy cppcheck shellcheck)
 fuzz_pkgs=(clang libclang-rt-14-dev)
 check_pkgs=(valgrind)
@@ -37,6 +39,7 @@ if [ "$(id -u)" -eq 0 ]; then
 		--e2e) want+=("${e2e_pkgs[@]}") ;;
 		--cri) want+=("${cri_pkgs[@]}") ;;
 		--manifests) want+=("${manifests_pkgs[@]}") ;;
+		--static) want+=("${static_pkgs[@]}") ;;
 		--lint) want+=("${lint_pkgs[@]}") ;;
 		--fuzz) want+=("${fuzz_pkgs[@]}") ;;
 		--valgrind) want+=("${check_pkgs[@]}") ;;
