@@ -75,13 +75,11 @@ int ng_netns_open(const char *path, int *fd, enum ng_netns_status *status, struc
 			*status = NG_NETNS_GONE;
 			return 0;
 		}
-		return ng_fail(err, NG_E_NETNS, "%s: cannot query the namespace type: %s", path,
-			       strerror(e));
+		return ng_fail(err, NG_E_NETNS, "%s: cannot query the namespace type: %s", path, strerror(e));
 	}
 	if (type != CLONE_NEWNET) {
 		close(f);
-		return ng_fail(err, NG_E_NETNS, "%s: is a namespace, but not a network namespace",
-			       path);
+		return ng_fail(err, NG_E_NETNS, "%s: is a namespace, but not a network namespace", path);
 	}
 	if (fstat(f, &st) < 0) {
 		close(f);
