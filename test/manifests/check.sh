@@ -65,10 +65,10 @@ for p in "${PLATFORMS[@]}"; do
 	[[ $name == . ]] && name=default
 	if out=$(rendered "$REPO/deploy/$dir" "$name" "$conf" "$bin" 2>&1); then
 		PASS=$((PASS + 1))
-		printf '  ok    deploy/%s renders; its DaemonSets mount %s and %s\n' "$dir" "$conf" "$bin"
+		printf '  ok    deploy/%s renders; its DaemonSets mount %s and %s\n' "${dir#.}" "$conf" "$bin"
 	else
 		FAIL=$((FAIL + 1))
-		printf '  FAIL  deploy/%s\n' "$dir"
+		printf '  FAIL  deploy/%s\n' "${dir#.}"
 		grep -v '^  ok' <<<"$out" | sed 's/^/        /'
 	fi
 done
