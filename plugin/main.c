@@ -7,6 +7,7 @@
 #include "agent/agent.h"
 #include "cni/cni.h"
 #include "cni/cniversion.h"
+#include "install/help.h"
 #include "install/install.h"
 #include "node/cmd_logs.h"
 #include "node/cmd_stats.h"
@@ -29,7 +30,8 @@ static int usage(FILE *f, int status)
 		"  status     every pod on this node: decision, tables, last check, denies, names\n",
 		NG_VERSION);
 	ng_install_usage(f);
-	fprintf(f, "  help       this text\n");
+	fprintf(f, "  help       this text\n\n"
+		   "boxxkite-netguard COMMAND --help describes a command and its options.\n");
 	return status;
 }
 
