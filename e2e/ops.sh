@@ -238,8 +238,15 @@ POD_CONFLIST=$LEARN t_check "... CHECK passes (learn conflist)" in_sync ln
 expect "ln: learned address still reachable after the repair (no new answer)" connected 2000 pod:ln -- tcp "$STORE_NAME4" 443 1000
 
 # ---- DEL: the pod leaves the view ---------------------------------------------------
+before=$(repairs_logged d1)
 pod_del d1 >/dev/null
 gone() { ! get /metrics | grep -q 'pod="d1"'; }
+sleep 0.5
+# The decision record goes before the table: the watch lets go first, and
+# never takes the DEL's table removal for drift to repair.
+n=$(repairs_logged d1)
+t_row "DEL with --repair: no repair of the deleted table" "repairs $before -> $n" "$((n == before ? 0 : 1))"
+t_check_not "... and d1's namespace has no table left" pod_has_table d1
 timed_row "after DEL, d1 is gone from /metrics" 3000 gone
 agent_stop
 ((T_FAIL == 0)) || { echo "--- agent log (last 40 lines)"; tail -40 "$W_TMP/log/agent.log"; }
