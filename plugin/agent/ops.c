@@ -37,14 +37,6 @@ int64_t ng_ops_wall_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int64_t ng_ops_mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 void ng_ops_log(const char *level, const char *event, const struct ng_opod *p, const char *fmt, ...)
 {
 	char msg[1024], pod[520];
@@ -251,13 +243,13 @@ static void publish(struct ng_ops *o)
 		json_decref(j);
 	}
 	o->dirty = false;
-	o->last_publish_ms = ng_ops_mono_ms();
+	o->last_publish_ms = ng_now_ms();
 	malloc_trim(0);
 }
 
 static void tick(struct ng_ops *o)
 {
-	int64_t now = ng_ops_mono_ms();
+	int64_t now = ng_now_ms();
 
 	scan(o);
 	sweep_gone(o);
@@ -299,10 +291,10 @@ static void *thread_main(void *data)
 	tick(o);
 	run_checks(o, "periodic");
 	publish(o);
-	o->next_tick_ms = ng_ops_mono_ms() + TICK_MS;
+	o->next_tick_ms = ng_now_ms() + TICK_MS;
 	for (;;) {
 		size_t n = 3 + o->pods.n;
-		int64_t now = ng_ops_mono_ms(), wait = o->next_tick_ms - now;
+		int64_t now = ng_now_ms(), wait = o->next_tick_ms - now;
 		bool drift_seen = false;
 
 		/* A pending view goes out at most PUBLISH_MS after the last. */
@@ -342,12 +334,12 @@ static void *thread_main(void *data)
 			drift_seen |= o->pods.v[i]->check_now;
 		if (drift_seen)
 			run_checks(o, "drift");
-		if (ng_ops_mono_ms() >= o->next_tick_ms) {
+		if (ng_now_ms() >= o->next_tick_ms) {
 			tick(o);
 			run_checks(o, "periodic");
-			o->next_tick_ms = ng_ops_mono_ms() + TICK_MS;
+			o->next_tick_ms = ng_now_ms() + TICK_MS;
 		}
-		if (o->dirty && ng_ops_mono_ms() - o->last_publish_ms >= PUBLISH_MS)
+		if (o->dirty && ng_now_ms() - o->last_publish_ms >= PUBLISH_MS)
 			publish(o);
 	}
 	free(fds);

@@ -60,7 +60,6 @@ struct ng_ops {
 };
 
 int64_t ng_ops_wall_ms(void);
-int64_t ng_ops_mono_ms(void);
 /* JSON line on stderr, with the pod's namespace/name when given. */
 void ng_ops_log(const char *level, const char *event, const struct ng_opod *p, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

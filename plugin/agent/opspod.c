@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "agent/agent.h"
 #include "agent/drift.h"
 #include "agent/ops_int.h"
 #include "kernel/netns.h"
@@ -265,7 +266,7 @@ void ng_opod_check(struct ng_ops *o, struct ng_opod *p, const char *why)
 	rc = ng_podstate_check(&p->nl, o->node_nl_open ? &o->node_nl : NULL, &p->d, &p->pol, diff,
 			       sizeof(diff));
 	o->local.check_runs++;
-	p->next_check_ms = ng_ops_mono_ms() + o->cfg.check_ms;
+	p->next_check_ms = ng_now_ms() + o->cfg.check_ms;
 	if (rc < 0) {
 		snprintf(p->vp.read_error, sizeof(p->vp.read_error), "check: %.150s", diff);
 		return;
@@ -302,7 +303,7 @@ void ng_opod_check(struct ng_ops *o, struct ng_opod *p, const char *why)
 
 void ng_opod_collect(struct ng_ops *o, struct ng_opod *p)
 {
-	p->next_collect_ms = ng_ops_mono_ms() + NG_OPS_COLLECT_MS;
+	p->next_collect_ms = ng_now_ms() + NG_OPS_COLLECT_MS;
 	if (!p->nl_open)
 		return;
 	ng_podstate_read(&p->nl, o->node_nl_open ? &o->node_nl : NULL, &p->d, p->pol_ok ? &p->pol : NULL,

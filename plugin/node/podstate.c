@@ -27,26 +27,26 @@ static int resolve_names(const ng_name_list *names, ng_resolved *out, void *ctx,
 	return ng_resolve_all(names, ng_resolve_system, NG_RESOLVE_BUDGET_MS, out, err);
 }
 
-/* Builds the pod's policy and hands it to fn while the config and the
- * annotations it points into (the resolved names' dns_name) are alive. */
-static int with_policy(const struct ng_decision *d, bool resolve,
+/* Builds the pod's policy from ADD's stdin and hands it to fn while the
+ * config and the annotations it points into (the resolved names' dns_name)
+ * are alive. */
+static int with_policy(const json_t *conf, const struct ng_pod_id *id, bool resolve,
 		       int (*fn)(struct ng_policy *pol, void *data, struct ng_err *err), void *data,
 		       struct ng_err *err)
 {
 	struct ng_config cfg;
 	struct ng_prev prev = {0};
 	struct ng_pod_policy pp = {0};
-	struct ng_pod_id id = {d->pod_namespace, d->pod_name, d->container_id, d->ifname};
 	int rc = -1;
 
-	if (!d->conf)
-		return ng_fail(err, NG_E_DECODE, "the decision record holds no configuration");
-	if (ng_config_parse(d->conf, &cfg, err) < 0)
+	if (!conf)
+		return ng_fail(err, NG_E_DECODE, "the record holds no configuration");
+	if (ng_config_parse(conf, &cfg, err) < 0)
 		goto out_cfg;
-	if (ng_prev_parse(json_object_get(d->conf, "prevResult"), &prev, err) < 0)
+	if (ng_prev_parse(json_object_get(conf, "prevResult"), &prev, err) < 0)
 		goto out;
 	/* The one path of ADD, CHECK and verify (policy/pod_policy.h). */
-	if (ng_pod_policy_build(d->conf, &cfg, &prev, &id, resolve && !cfg.learn ? resolve_names : NULL, NULL,
+	if (ng_pod_policy_build(conf, &cfg, &prev, id, resolve && !cfg.learn ? resolve_names : NULL, NULL,
 				&pp, err) < 0)
 		goto out;
 	if (!pp.enforced) {
@@ -72,10 +72,25 @@ static int take(struct ng_policy *pol, void *data, struct ng_err *err)
 	return 0;
 }
 
-int ng_podstate_policy(const struct ng_decision *d, struct ng_policy *pol, struct ng_err *err)
+int ng_podstate_policy_of(const json_t *conf, const struct ng_pod_id *id, struct ng_policy *pol,
+			  struct ng_err *err)
 {
 	memset(pol, 0, sizeof(*pol));
-	return with_policy(d, false, take, pol, err);
+	return with_policy(conf, id, false, take, pol, err);
+}
+
+static struct ng_pod_id id_of(const struct ng_decision *d)
+{
+	struct ng_pod_id id = {d->pod_namespace, d->pod_name, d->container_id, d->ifname};
+
+	return id;
+}
+
+int ng_podstate_policy(const struct ng_decision *d, struct ng_policy *pol, struct ng_err *err)
+{
+	struct ng_pod_id id = id_of(d);
+
+	return ng_podstate_policy_of(d->conf, &id, pol, err);
 }
 
 static int apply(struct ng_policy *pol, void *data, struct ng_err *err)
@@ -85,7 +100,9 @@ static int apply(struct ng_policy *pol, void *data, struct ng_err *err)
 
 int ng_podstate_repair(struct ng_nl *nl, const struct ng_decision *d, struct ng_err *err)
 {
-	return with_policy(d, true, apply, nl, err);
+	struct ng_pod_id id = id_of(d);
+
+	return with_policy(d->conf, &id, true, apply, nl, err);
 }
 
 int ng_podstate_open(const struct ng_decision *d, struct ng_nl *nl, struct ng_err *err)

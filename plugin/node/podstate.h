@@ -8,6 +8,7 @@
 #ifndef NG_PODSTATE_H
 #define NG_PODSTATE_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -21,6 +22,9 @@
  * name sets are bounded, not recomputed; nothing in it points into the
  * record's config). 0, or -1 with err. */
 int ng_podstate_policy(const struct ng_decision *d, struct ng_policy *pol, struct ng_err *err);
+/* The same from ADD's stdin and the pod's identity (the learner's record). */
+int ng_podstate_policy_of(const json_t *conf, const struct ng_pod_id *id, struct ng_policy *pol,
+			  struct ng_err *err);
 
 /* Re-applies the recorded policy in one transaction (ng_ruleset_apply): an
  * egress.names "resolve" pod's names are resolved again by the node, as ADD
