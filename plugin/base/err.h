@@ -13,6 +13,7 @@
 #define NG_E_DECODE     6  /* failed to decode content */
 #define NG_E_CONFIG     7  /* invalid network config */
 #define NG_E_TRY_AGAIN  11 /* try again later */
+#define NG_E_PLUGIN_UNAVAILABLE 50 /* STATUS: cannot serve ADD (spec 1.1) */
 /* Ours (100+). Documented in README.md "Error codes". */
 #define NG_E_ENVELOPE   100 /* annotation grant outside egress.envelope */
 #define NG_E_ANNOTATION 101 /* malformed or unknown netguard annotation */

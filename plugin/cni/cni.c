@@ -27,6 +27,10 @@
 #include "kernel/ruleset.h"
 #include "policy/select.h"
 #include "base/version.h"
+#include "cni/podrecord.h"
+
+#include <linux/netfilter.h>
+#include <sys/stat.h>
 
 /* Everything one invocation knows; filled step by step, freed once. */
 struct inv {
@@ -40,6 +44,8 @@ struct inv {
 	struct ng_log log;
 	struct ng_err err;
 	FILE *out;
+	struct ng_podrecord record; /* egress.names "learn" (conf borrowed from root) */
+	bool recorded;
 };
 
 static const char *env(const char *name)
@@ -222,6 +228,48 @@ static int open_pod_socket(struct inv *v, struct ng_nl *nl)
 	return rc;
 }
 
+/* ---- the agent's state record ---------------------------------------------- */
+
+/* ADD: the record of a pod whose names the agent learns (podrecord.h). */
+static int record_pod(struct inv *v)
+{
+	struct ng_podrecord *r = &v->record;
+	struct ng_record_table t = {.family = NFPROTO_INET};
+	struct stat st;
+
+	if (ng_record_key(v->container_id, v->ifname, r->key, sizeof(r->key), &v->err) < 0)
+		return -1;
+	if (stat(v->netns_path, &st) < 0)
+		return ng_fail(&v->err, NG_E_NETNS, "CNI_NETNS %s: %s", v->netns_path, strerror(errno));
+	snprintf(r->container_id, sizeof(r->container_id), "%s", v->container_id);
+	snprintf(r->ifname, sizeof(r->ifname), "%s", v->ifname);
+	snprintf(r->netns, sizeof(r->netns), "%s", v->netns_path);
+	snprintf(r->cni_args, sizeof(r->cni_args), "%s", env("CNI_ARGS") ? env("CNI_ARGS") : "");
+	r->netns_dev = (uint64_t)st.st_dev;
+	r->netns_ino = (uint64_t)st.st_ino;
+	r->conf = v->root;
+	snprintf(t.name, sizeof(t.name), "%s", NG_TABLE);
+	if (ng_vec_push(&r->tables, &t) < 0)
+		return ng_fail(&v->err, NG_E_INTERNAL, "out of memory");
+	if (v->pod.policy.raw_guard) {
+		t.family = NFPROTO_NETDEV;
+		if (ng_vec_push(&r->tables, &t) < 0)
+			return ng_fail(&v->err, NG_E_INTERNAL, "out of memory");
+	}
+	if (ng_record_write(v->cfg.state_dir, r, &v->err) < 0)
+		return -1;
+	v->recorded = true;
+	return 0;
+}
+
+/* A failed ADD leaves no record behind (the table is gone or never was). */
+static int unrecord_fail(struct inv *v)
+{
+	if (v->recorded)
+		ng_record_remove(v->cfg.state_dir, v->record.key, 0, NULL);
+	return fail(v, "error");
+}
+
 /* ---- verbs ---------------------------------------------------------------- */
 
 static int print_prev(struct inv *v)
@@ -266,7 +314,7 @@ static int cmd_add(struct inv *v, FILE *in)
 		return fail(v, "error");
 	if (load(v, in) < 0 || load_prev(v) < 0)
 		return fail(v, "refused");
-	if ((rc = decide(v, resolve_names)) != 0)
+	if ((rc = decide(v, v->cfg.learn ? NULL : resolve_names)) != 0)
 		return rc;
 	if (!v->pod.enforced) {
 		if (print_prev(v) < 0)
@@ -278,20 +326,41 @@ static int cmd_add(struct inv *v, FILE *in)
 	if (v->pod.policy.raw_guard && guard_kernel(v) < 0)
 		return fail(v, "error");
 
-	if (open_pod_socket(v, &nl) < 0)
+	/* The record first: the agent binds the pod's queue while the table
+	 * is built, so waiting for it afterwards costs next to nothing. */
+	if (v->pod.policy.learn && record_pod(v) < 0)
 		return fail(v, "error");
+	if (open_pod_socket(v, &nl) < 0)
+		return unrecord_fail(v);
 	rc = ng_ruleset_apply(&nl, &v->pod.policy, NG_TABLE, &v->err);
 	ng_nl_close(&nl);
 	if (rc < 0)
-		return fail(v, "error");
+		return unrecord_fail(v);
+	if (v->pod.policy.learn &&
+	    ng_record_wait_ready(v->cfg.state_dir, v->record.key, v->record.nonce, NG_AGENT_PICKUP_MS,
+				 &v->err) < 0)
+		return unrecord_fail(v);
 	if (print_prev(v) < 0)
-		return fail(v, "error");
+		return unrecord_fail(v);
 	ng_log_set(&v->log, "allow_elements",
 		   json_integer((json_int_t)v->pod.policy.allow[0].n + (json_int_t)v->pod.policy.allow[1].n));
 	ng_log_set(&v->log, "name_elements",
 		   json_integer((json_int_t)v->pod.policy.names[0].n + (json_int_t)v->pod.policy.names[1].n));
 	ng_log_emit(&v->log, "enforced", v->pod.reason, 0);
 	return 0;
+}
+
+/* DEL: the agent's record goes first, whatever else is left, and the agent
+ * gets a moment to close the pod's sockets (they would keep its namespace,
+ * veth and address alive). */
+static int forget_pod(struct inv *v)
+{
+	char key[256];
+	struct ng_err e = {0};
+
+	if (ng_record_key(v->container_id, v->ifname, key, sizeof(key), &e) < 0)
+		return 0; /* no ADD could have recorded such a pod */
+	return ng_record_remove(v->cfg.state_dir, key, NG_AGENT_RELEASE_MS, &v->err);
 }
 
 static int cmd_del(struct inv *v, FILE *in)
@@ -306,6 +375,11 @@ static int cmd_del(struct inv *v, FILE *in)
 	 * is removed either way, and the problem is logged, not returned. */
 	if (load(v, in) < 0) {
 		ng_log_set(&v->log, "config_error", json_string(v->err.msg));
+		memset(&v->err, 0, sizeof(v->err));
+	} else if (forget_pod(v) < 0) {
+		/* Never a stuck pod for it: the agent also drops a pod whose
+		 * namespace is gone. */
+		ng_log_set(&v->log, "state_error", json_string(v->err.msg));
 		memset(&v->err, 0, sizeof(v->err));
 	}
 	if (!v->netns_path) {
@@ -375,12 +449,35 @@ static int cmd_check(struct inv *v, FILE *in)
 	return 0;
 }
 
+/* Can a pod on this network need learned names (a name or wildcard in
+ * egress.allow, or one a grant could name inside egress.envelope)? */
+static bool needs_agent(const struct ng_config *cfg)
+{
+	const ng_dest_vec *lists[2] = {&cfg->allow, &cfg->envelope};
+
+	if (!cfg->learn)
+		return false;
+	for (int l = 0; l < 2; l++)
+		for (size_t i = 0; i < lists[l]->n; i++)
+			if (lists[l]->v[i].kind != NG_HOST_PREFIX)
+				return true;
+	return false;
+}
+
 static int cmd_status_gc(struct inv *v, FILE *in)
 {
-	/* STATUS: ready when the config is valid. GC: tables live and die with
-	 * their pod's namespace, so there is no state to collect. */
+	/* STATUS: ready when the config is valid and, where names are learned,
+	 * the agent serves. GC: tables live and die with their pod's
+	 * namespace, so there is no state to collect. */
 	if (load(v, in) < 0)
 		return fail(v, "error");
+	if (strcmp(v->verb, "STATUS") == 0 && needs_agent(&v->cfg) && ng_agent_serving(v->cfg.state_dir) != 1) {
+		ng_fail(&v->err, NG_E_PLUGIN_UNAVAILABLE,
+			"egress.names is \"learn\" and no boxxkite-netguard agent serves stateDir %s: answers "
+			"to pods are dropped until it runs",
+			v->cfg.state_dir);
+		return fail(v, "not ready");
+	}
 	ng_log_emit(&v->log, strcmp(v->verb, "STATUS") == 0 ? "ready" : "collected", "configuration valid",
 		    0);
 	return 0;
@@ -438,6 +535,7 @@ int ng_cni_main(FILE *in, FILE *out)
 		rc = fail(&v, "error");
 	}
 
+	ng_vec_free(&v.record.tables);
 	ng_pod_policy_free(&v.pod);
 	ng_prev_free(&v.prev);
 	ng_config_free(&v.cfg);

@@ -70,6 +70,29 @@ static int rule_common_head(struct ng_batch *b, const char *chain, bool egress)
 
 /* ---- the inet table: the policy ------------------------------------------- */
 
+/* egress.names "learn": chain dns_answers { type filter hook input priority
+ * -10; policy accept; ip saddr . meta l4proto . th sport @dns_v4 queue num
+ * 5353 (and ip6) }. Every packet from a configured resolver's port 53 goes
+ * to the agent before the ingress chain, which the agent lets it reach
+ * only after the answer's addresses are in the name sets. No bypass flag:
+ * with no agent bound to the queue the kernel drops them (fail closed). */
+static int render_dns_answers(struct ng_batch *b, const struct ng_set_spec *sets)
+{
+	int rc = ng_render_base_chain(b, NG_CHAIN_DNS_ANSWERS, NF_INET_LOCAL_IN, NULL, NG_DNS_ANSWERS_PRIORITY,
+				      NF_ACCEPT);
+
+	for (int f = 0; f < 2 && rc == 0; f++)
+		rc = ng_render_lookup_rule(
+			b, &(struct ng_lookup_rule){.chain = NG_CHAIN_DNS_ANSWERS,
+						    .set = &sets[NG_S_DNS4 + f],
+						    .nfproto = true,
+						    .sport = true,
+						    .queue = true,
+						    .comment = f == 0 ? "answers from dns.servers, to the agent (IPv4)"
+								      : "answers from dns.servers, to the agent (IPv6)"});
+	return rc;
+}
+
 static int render_body(const struct ng_policy *p, struct ng_batch *b, struct ng_set_spec *sets)
 {
 	const char *eg = NG_CHAIN_EGRESS, *in = NG_CHAIN_INGRESS;
@@ -91,6 +114,8 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b, struct ng_
 	    ng_render_chain(b, NG_CHAIN_REFUSE_INGRESS, -1, NULL) < 0 ||
 	    ng_render_chain(b, eg, NF_INET_LOCAL_OUT, NULL) < 0 ||
 	    ng_render_chain(b, in, NF_INET_LOCAL_IN, NULL) < 0)
+		return -1;
+	if (p->learn && render_dns_answers(b, sets) < 0)
 		return -1;
 
 	/* Metadata is refused at once, whatever denyAction says: a connect

@@ -30,6 +30,17 @@
 #define NG_SET_NAMES_V4          "names_v4"
 #define NG_SET_NAMES_V6          "names_v6"
 #define NG_TTL_SUFFIX            "_ttl"
+/* egress.names "learn": names_vX is a hash set (address . proto . port,
+ * with timeouts) the agent fills from the pod's DNS answers, and
+ * names_vX_ranges the interval set for entries with a port range. */
+#define NG_RANGES_SUFFIX         "_ranges"
+/* ... and the pod's DNS answers are queued to the agent before any other
+ * input chain sees them: NFQUEUE number NG_AGENT_QUEUE in the pod's own
+ * namespace (a queue binding belongs to a namespace), without the bypass
+ * flag, so with no agent the answers are dropped. */
+#define NG_CHAIN_DNS_ANSWERS     "dns_answers"
+#define NG_DNS_ANSWERS_PRIORITY  (-10)
+#define NG_AGENT_QUEUE           5353
 /* The packet-socket guard: table netdev NG_TABLE (same name, other family). */
 #define NG_RAW_CHAIN_EGRESS      "egress"
 #define NG_RAW_CHAIN_V4          "raw_v4"

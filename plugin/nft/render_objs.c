@@ -47,6 +47,21 @@ void ng_render_set_specs(const struct ng_policy *p, struct ng_set_spec sets[NG_S
 	for (int i = NG_S_NAMES4; i <= NG_S_TTL6; i++)
 		sets[i].from_dns = true;
 	sets[NG_S_NAMES4].expires_base = sets[NG_S_NAMES6].expires_base = p->names_at;
+	if (!p->learn)
+		return;
+	/* Learned: a hash set for single ports (a lookup and a commit cost the
+	 * same at 10 or 10,000 elements) and an interval set for port ranges,
+	 * both with timeouts, empty at ADD. */
+	for (int f = 0; f < 2; f++) {
+		struct ng_set_spec *single = &sets[NG_S_NAMES4 + f], *ranges = &sets[NG_S_TTL4 + f];
+
+		single->interval = false;
+		single->timeout = true;
+		single->learned = true;
+		single->expires_base = 0;
+		ranges->name = f == 0 ? NG_SET_NAMES_V4 NG_RANGES_SUFFIX : NG_SET_NAMES_V6 NG_RANGES_SUFFIX;
+		ranges->learned = true;
+	}
 }
 
 int ng_render_table(struct ng_batch *b, uint16_t type, uint16_t flags, const char *comment, const char *what)
@@ -79,6 +94,12 @@ int ng_render_table(struct ng_batch *b, uint16_t type, uint16_t flags, const cha
 
 int ng_render_chain(struct ng_batch *b, const char *name, int hook, const char *device)
 {
+	return ng_render_base_chain(b, name, hook, device, 0, NF_DROP);
+}
+
+int ng_render_base_chain(struct ng_batch *b, const char *name, int hook, const char *device, int prio,
+			 uint32_t policy)
+{
 	struct nftnl_chain *c = nftnl_chain_alloc();
 	struct nlmsghdr *nlh;
 
@@ -89,9 +110,9 @@ int ng_render_chain(struct ng_batch *b, const char *name, int hook, const char *
 	nftnl_chain_set_u32(c, NFTNL_CHAIN_FAMILY, b->family);
 	if (hook >= 0) {
 		nftnl_chain_set_u32(c, NFTNL_CHAIN_HOOKNUM, (uint32_t)hook);
-		nftnl_chain_set_s32(c, NFTNL_CHAIN_PRIO, 0);
+		nftnl_chain_set_s32(c, NFTNL_CHAIN_PRIO, prio);
 		nftnl_chain_set_str(c, NFTNL_CHAIN_TYPE, "filter");
-		nftnl_chain_set_u32(c, NFTNL_CHAIN_POLICY, NF_DROP);
+		nftnl_chain_set_u32(c, NFTNL_CHAIN_POLICY, policy);
 		if (device)
 			nftnl_chain_set_str(c, NFTNL_CHAIN_DEV, device);
 	}
@@ -197,7 +218,7 @@ int ng_render_lookup_rule(struct ng_batch *b, const struct ng_lookup_rule *r)
 	case NG_SK_ADDR: break;
 	case NG_SK_ADDR_PROTO_PORT:
 		ng_rb_meta(&rb, NFT_META_L4PROTO, w);
-		ng_rb_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2, w + 1);
+		ng_rb_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, r->sport ? 0 : 2, 2, w + 1);
 		break;
 	case NG_SK_ADDR_PORT: ng_rb_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, r->sport ? 0 : 2, 2, w); break;
 	case NG_SK_ADDR_ICMP6: ng_rb_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1, w); break;
@@ -205,7 +226,10 @@ int ng_render_lookup_rule(struct ng_batch *b, const struct ng_lookup_rule *r)
 	ng_rb_lookup(&rb, s->name, s->id);
 	if (r->also)
 		ng_rb_lookup(&rb, r->also->name, r->also->id);
-	ng_rb_verdict(&rb, r->jump ? NFT_JUMP : NF_ACCEPT, r->jump);
+	if (r->queue)
+		ng_rb_nfqueue(&rb, NG_AGENT_QUEUE);
+	else
+		ng_rb_verdict(&rb, r->jump ? NFT_JUMP : NF_ACCEPT, r->jump);
 	return ng_rb_end(&rb, b, r->comment);
 }
 
@@ -221,13 +245,21 @@ int ng_render_egress_lookup(struct ng_batch *b, struct ng_lookup_rule r, const s
 		{NG_S_META4, -1, true, "cloud metadata %s: always refused, before any allow rule"},
 		{NG_S_DNS4, -1, false, "DNS to dns.servers %s"},
 		{NG_S_ALLOW4, -1, false, "egress.allow and pod grants %s"},
-		{NG_S_NAMES4, NG_S_TTL4, false, "DNS names resolved at ADD, within their TTL %s"},
+		{NG_S_NAMES4, NG_S_TTL4, false, "DNS names resolved at ADD, for the pod's life %s"},
+		{NG_S_TTL4, -1, false, "DNS names with port ranges, learned from the pod's answers %s"},
 	};
+	const char *learned = "DNS names learned from the pod's answers, within their lifetime %s";
+	bool learn = sets[NG_S_NAMES4].learned;
 	char comment[96];
 
-	snprintf(comment, sizeof(comment), lookups[i].what, f == 0 ? "(IPv4)" : "(IPv6)");
+	/* Resolved at ADD: one rule, the pinned set and its _ttl twin. Learned:
+	 * two rules, the single-port set and the port-range set. */
+	if (i == NG_EGRESS_LOOKUPS - 1 && !learn)
+		return 0;
+	snprintf(comment, sizeof(comment), learn && i == 3 ? learned : lookups[i].what,
+		 f == 0 ? "(IPv4)" : "(IPv6)");
 	r.set = &sets[lookups[i].set + f];
-	r.also = lookups[i].also >= 0 ? &sets[lookups[i].also + f] : NULL;
+	r.also = lookups[i].also >= 0 && !learn ? &sets[lookups[i].also + f] : NULL;
 	r.dst = true;
 	r.jump = lookups[i].refused ? refuse : NULL;
 	r.comment = comment;

@@ -39,6 +39,9 @@ void ng_render_set_specs(const struct ng_policy *p, struct ng_set_spec sets[NG_S
 int ng_render_table(struct ng_batch *b, uint16_t type, uint16_t flags, const char *comment, const char *what);
 /* A chain; a base chain (policy drop) when hook >= 0, on `device` when set. */
 int ng_render_chain(struct ng_batch *b, const char *name, int hook, const char *device);
+/* The same with its priority and policy (NF_ACCEPT / NF_DROP). */
+int ng_render_base_chain(struct ng_batch *b, const char *name, int hook, const char *device, int prio,
+			 uint32_t policy);
 int ng_render_counter(struct ng_batch *b, const char *name);
 
 /* A refuse chain: count; optionally log (rate-limited, so a flood of
@@ -59,14 +62,17 @@ struct ng_lookup_rule {
 	bool no_syn_only; /* TCP replies only: a segment with SYN and no ACK never passes */
 	uint8_t l4proto;  /* check it (NG_SK_ADDR sets; the others imply theirs) */
 	const char *jump; /* the verdict: jump to this chain; NULL: accept */
+	bool queue;       /* the verdict: NFQUEUE NG_AGENT_QUEUE (to the agent), no bypass */
 	const char *comment;
 };
 int ng_render_lookup_rule(struct ng_batch *b, const struct ng_lookup_rule *r);
 
 /* The egress lookups both tables make, in this order, so that the
  * packet-socket guard mirrors the policy by construction: metadata
- * (refused), DNS, allow, names with their TTL twin. */
-#define NG_EGRESS_LOOKUPS 4
+ * (refused), DNS, allow, names (resolved: the pinned set and its _ttl
+ * twin; learned: the single-port set), names with port ranges (learned
+ * only; the lookup renders nothing otherwise). */
+#define NG_EGRESS_LOOKUPS 5
 /* Egress lookup i for family f (0: IPv4, 1: IPv6), from the template `r`
  * (chain and family check): the sets, the destination, the comment, and
  * for metadata a jump to `refuse`. */

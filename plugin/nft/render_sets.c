@@ -140,6 +140,76 @@ static int set_expiry_comment(struct nftnl_set_elem *e, time_t t)
 	return 0;
 }
 
+/* The element messages of set s (elems, or s->ips for address sets): at
+ * most ELEMS_PER_MSG per message. with_id: the set is created in the same
+ * batch and found by its ID. */
+static int elems_render(struct ng_batch *b, const struct ng_set_spec *s, const ng_elem_vec *elems, size_t n,
+			uint16_t type, bool with_id)
+{
+	struct nlmsghdr *nlh;
+
+	for (size_t start = 0; start < n; start += ELEMS_PER_MSG) {
+		size_t end = start + ELEMS_PER_MSG < n ? start + ELEMS_PER_MSG : n;
+		struct nlattr *list;
+
+		nlh = ng_batch_msg_sized(b, 1024 + (end - start) * ELEM_MAX_BYTES, type,
+					 type == NFT_MSG_NEWSETELEM ? NLM_F_CREATE : 0, "set %s elements %zu-%zu",
+					 s->name, start + 1, end);
+		mnl_attr_put_strz(nlh, NFTA_SET_ELEM_LIST_TABLE, b->table);
+		mnl_attr_put_strz(nlh, NFTA_SET_ELEM_LIST_SET, s->name);
+		if (with_id)
+			mnl_attr_put_u32(nlh, NFTA_SET_ELEM_LIST_SET_ID, htonl(s->id));
+		list = mnl_attr_nest_start(nlh, NFTA_SET_ELEM_LIST_ELEMENTS);
+		for (size_t i = start; i < end; i++) {
+			struct nftnl_set_elem *e = nftnl_set_elem_alloc();
+			struct ng_elem host;
+			const struct ng_elem *el;
+			struct nlattr *one;
+			uint8_t key[64];
+			uint32_t klen;
+
+			if (!e)
+				return -1;
+			if (s->kind == NG_SK_ADDR) {
+				host = (struct ng_elem){.lo = s->ips->v[i], .hi = s->ips->v[i]};
+				el = &host;
+			} else {
+				el = &elems->v[i];
+			}
+			klen = elem_key(s, el, false, key);
+			nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY, key, klen);
+			if (s->interval) {
+				klen = elem_key(s, el, true, key);
+				nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY_END, key, klen);
+			}
+			if (s->timeout && el->timeout && type == NFT_MSG_NEWSETELEM)
+				nftnl_set_elem_set_u64(e, NFTNL_SET_ELEM_TIMEOUT,
+						       (uint64_t)el->timeout * 1000);
+			if (s->expires_base && el->timeout && set_expiry_comment(e, s->expires_base + el->timeout) < 0) {
+				nftnl_set_elem_free(e);
+				return -1;
+			}
+			/* Each element nested as NFTA_LIST_ELEM, as the kernel dumps
+			 * them: libnftnl's own list builder numbers the nests 1, 2,
+			 * 3..., which the kernel ignores but libnftnl's parser (and so
+			 * CHECK's reading of this batch) refuses. */
+			one = mnl_attr_nest_start(nlh, NFTA_LIST_ELEM);
+			nftnl_set_elem_nlmsg_build_payload(nlh, e);
+			mnl_attr_nest_end(nlh, one);
+			nftnl_set_elem_free(e);
+		}
+		mnl_attr_nest_end(nlh, list);
+		ng_batch_commit_msg(b);
+	}
+	return 0;
+}
+
+int ng_set_elems_render(struct ng_batch *b, const struct ng_set_spec *s, const ng_elem_vec *elems,
+			uint16_t type)
+{
+	return elems_render(b, s, elems, elems->n, type, false);
+}
+
 int ng_set_render(struct ng_batch *b, struct ng_set_spec *s)
 {
 	struct nftnl_set *set = nftnl_set_alloc();
@@ -186,56 +256,6 @@ int ng_set_render(struct ng_batch *b, struct ng_set_spec *s)
 	ng_batch_commit_msg(b);
 	nftnl_set_free(set);
 
-	for (size_t start = 0; start < n; start += ELEMS_PER_MSG) {
-		size_t end = start + ELEMS_PER_MSG < n ? start + ELEMS_PER_MSG : n;
-		struct nlattr *list;
-
-		nlh = ng_batch_msg_sized(b, 1024 + (end - start) * ELEM_MAX_BYTES, NFT_MSG_NEWSETELEM,
-					 NLM_F_CREATE, "set %s elements %zu-%zu", s->name, start + 1, end);
-		mnl_attr_put_strz(nlh, NFTA_SET_ELEM_LIST_TABLE, b->table);
-		mnl_attr_put_strz(nlh, NFTA_SET_ELEM_LIST_SET, s->name);
-		mnl_attr_put_u32(nlh, NFTA_SET_ELEM_LIST_SET_ID, htonl(s->id));
-		list = mnl_attr_nest_start(nlh, NFTA_SET_ELEM_LIST_ELEMENTS);
-		for (size_t i = start; i < end; i++) {
-			struct nftnl_set_elem *e = nftnl_set_elem_alloc();
-			struct ng_elem host;
-			const struct ng_elem *el;
-			struct nlattr *one;
-			uint8_t key[64];
-			uint32_t klen;
-
-			if (!e)
-				return -1;
-			if (s->kind == NG_SK_ADDR) {
-				host = (struct ng_elem){.lo = s->ips->v[i], .hi = s->ips->v[i]};
-				el = &host;
-			} else {
-				el = &s->elems->v[i];
-			}
-			klen = elem_key(s, el, false, key);
-			nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY, key, klen);
-			if (s->interval) {
-				klen = elem_key(s, el, true, key);
-				nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY_END, key, klen);
-			}
-			if (s->timeout && el->timeout)
-				nftnl_set_elem_set_u64(e, NFTNL_SET_ELEM_TIMEOUT,
-						       (uint64_t)el->timeout * 1000);
-			if (s->expires_base && set_expiry_comment(e, s->expires_base + el->timeout) < 0) {
-				nftnl_set_elem_free(e);
-				return -1;
-			}
-			/* Each element nested as NFTA_LIST_ELEM, as the kernel dumps
-			 * them: libnftnl's own list builder numbers the nests 1, 2,
-			 * 3..., which the kernel ignores but libnftnl's parser (and so
-			 * CHECK's reading of this batch) refuses. */
-			one = mnl_attr_nest_start(nlh, NFTA_LIST_ELEM);
-			nftnl_set_elem_nlmsg_build_payload(nlh, e);
-			mnl_attr_nest_end(nlh, one);
-			nftnl_set_elem_free(e);
-		}
-		mnl_attr_nest_end(nlh, list);
-		ng_batch_commit_msg(b);
-	}
-	return 0;
+	return elems_render(b, s, s->kind == NG_SK_ADDR ? NULL : s->elems, n, NFT_MSG_NEWSETELEM, true);
 }
+

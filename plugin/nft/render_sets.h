@@ -30,6 +30,9 @@ struct ng_set_spec {
 	/* The name sets: their contents come from DNS, which CHECK does not
 	 * ask, so their definition must not depend on them (no size hint). */
 	bool from_dns;
+	/* egress.names "learn": a name set the agent fills (hash or interval,
+	 * with timeouts, no elements at ADD). */
+	bool learned;
 	/* When set, each element carries the comment "until <UTC>" of
 	 * expires_base + its timeout (the pinned name sets). */
 	time_t expires_base;
@@ -44,5 +47,12 @@ time_t ng_expiry_parse(const char *comment);
 
 /* Appends NEWSET and its NEWSETELEM messages; assigns s->id. 0 or -1 (ENOMEM). */
 int ng_set_render(struct ng_batch *b, struct ng_set_spec *s);
+
+/* Appends `type` (NFT_MSG_NEWSETELEM or NFT_MSG_DELSETELEM) messages for
+ * `elems` to the existing set s->name of table b->table (family b->family),
+ * each element with its timeout when the set has timeouts: the agent's
+ * updates of the learned name sets. 0 or -1 (ENOMEM). */
+int ng_set_elems_render(struct ng_batch *b, const struct ng_set_spec *s, const ng_elem_vec *elems,
+			uint16_t type);
 
 #endif

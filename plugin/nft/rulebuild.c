@@ -1,10 +1,13 @@
 #include "nft/rulebuild.h"
 
+#include <linux/netfilter/xt_NFQUEUE.h>
+
 #include <libnftnl/expr.h>
 #include <libnftnl/udata.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "base/addr.h"
 
@@ -84,6 +87,21 @@ void ng_rb_verdict(struct ng_rb *rb, int verdict, const char *chain)
 	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, (uint32_t)verdict);
 	if (chain)
 		nftnl_expr_set_str(e, NFTNL_EXPR_IMM_CHAIN, chain);
+}
+
+void ng_rb_nfqueue(struct ng_rb *rb, uint16_t num)
+{
+	/* xt's struct, padded to XT_ALIGN (8): nft_compat insists on it. */
+	uint8_t info[8] = {0};
+	struct xt_NFQ_info_v3 q = {.queuenum = num, .queues_total = 1, .flags = 0};
+	struct nftnl_expr *e = ng_rb_add(rb, "target");
+
+	if (!e)
+		return;
+	memcpy(info, &q, sizeof(q));
+	nftnl_expr_set_str(e, NFTNL_EXPR_TG_NAME, "NFQUEUE");
+	nftnl_expr_set_u32(e, NFTNL_EXPR_TG_REV, 3);
+	nftnl_expr_set(e, NFTNL_EXPR_TG_INFO, info, sizeof(info));
 }
 
 void ng_rb_masked_cmp(struct ng_rb *rb, uint32_t op, const void *mask, const void *value, uint32_t len)

@@ -43,6 +43,11 @@ void ng_rb_reject(struct ng_rb *rb, uint32_t type, uint8_t code);
 void ng_rb_limit(struct ng_rb *rb, unsigned rate, unsigned burst);
 /* log prefix "PREFIX" group GROUP (NFLOG) */
 void ng_rb_log(struct ng_rb *rb, const char *prefix, uint16_t group);
+/* queue num NUM (no bypass), as the xt NFQUEUE target (revision 3)
+ * through nft_compat: the native `queue` expression needs CONFIG_NFT_QUEUE,
+ * which some kernels (this project's CI machine) lack, while nft_compat and
+ * xt_NFQUEUE are in every distribution kernel. */
+void ng_rb_nfqueue(struct ng_rb *rb, uint16_t num);
 /* meta nfproto ipv4|ipv6 */
 void ng_rb_nfproto(struct ng_rb *rb, uint8_t fam);
 /* meta l4proto PROTO */

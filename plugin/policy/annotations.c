@@ -61,7 +61,8 @@ static int parse_egress(const char *value, const struct ng_config *cfg, struct n
 				     NG_ANN_GRANTS_MAX);
 			break;
 		}
-		if (ng_dest_parse(start, false, NG_E_ANNOTATION, &d, err) < 0) {
+		/* Wildcard grants only where names are learned from answers. */
+		if (ng_dest_parse(start, cfg->learn, NG_E_ANNOTATION, &d, err) < 0) {
 			ng_err_prefix(err, "%s: ", NG_ANN_EGRESS);
 			rc = -1;
 			break;

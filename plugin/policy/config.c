@@ -302,7 +302,9 @@ static int parse_dest_list(const json_t *egress, const char *key, bool is_envelo
 			return ng_fail(err, NG_E_CONFIG,
 				       "egress.%s[%zu]: must be a string like \"tcp://10.0.0.0/8:443\"", key,
 				       i);
-		if (ng_dest_parse(json_string_value(v), is_envelope, NG_E_CONFIG, &d, err) < 0) {
+		/* Wildcards: envelope entries always; allow entries when the
+		 * agent learns names from answers (nothing resolves *.x). */
+		if (ng_dest_parse(json_string_value(v), is_envelope || cfg->learn, NG_E_CONFIG, &d, err) < 0) {
 			ng_err_prefix(err, "egress.%s[%zu]: ", key, i);
 			return -1;
 		}
@@ -332,14 +334,24 @@ static int parse_uint_key(const json_t *obj, const char *key, const char *path, 
 static int parse_egress(const json_t *root, struct ng_config *cfg, struct ng_err *err)
 {
 	static const char *const keys[] = {"allow",       "envelope",   "minPrefixV4",
-					   "minPrefixV6", "minNameTTL", NULL};
-	const json_t *eg = json_object_get(root, "egress");
+					   "minPrefixV6", "minNameTTL", "names",
+					   NULL};
+	const json_t *eg = json_object_get(root, "egress"), *names;
 	unsigned ttl = NG_DEFAULT_MIN_NAME_TTL;
 
 	if (!eg)
 		return 0;
 	if (ng_json_check_object(eg, "egress", keys, err) < 0)
 		return -1;
+	/* The mode first: it decides whether wildcards are valid in allow. */
+	names = json_object_get(eg, "names");
+	if (names) {
+		const char *m = json_is_string(names) ? json_string_value(names) : "";
+
+		if (strcmp(m, "learn") != 0 && strcmp(m, "resolve") != 0)
+			return ng_fail(err, NG_E_CONFIG, "egress.names: must be \"learn\" or \"resolve\"");
+		cfg->learn = strcmp(m, "learn") == 0;
+	}
 	/* The floors first: the lists are checked against them. */
 	if (parse_uint_key(eg, "minPrefixV4", "egress.minPrefixV4", 1, 32, &cfg->min_prefix_v4, err) < 0 ||
 	    parse_uint_key(eg, "minPrefixV6", "egress.minPrefixV6", 1, 128, &cfg->min_prefix_v6, err) < 0 ||
@@ -514,6 +526,24 @@ static int parse_header(const json_t *root, struct ng_config *cfg, struct ng_err
 	return 0;
 }
 
+/* stateDir: an absolute path without "..", where ADD records pods for the
+ * agent (and the agent holds its lock). */
+static int parse_state_dir(const json_t *root, struct ng_config *cfg, struct ng_err *err)
+{
+	const json_t *v = json_object_get(root, "stateDir");
+	const char *s;
+
+	if (!v)
+		return 0;
+	s = json_is_string(v) ? json_string_value(v) : "";
+	if (s[0] != '/' || strstr(s, "/../") || strlen(s) >= sizeof(cfg->state_dir) - 128 ||
+	    (strlen(s) >= 3 && !strcmp(s + strlen(s) - 3, "/..")))
+		return ng_fail(err, NG_E_CONFIG, "stateDir: must be an absolute path (no \"..\"), under %zu bytes",
+			       sizeof(cfg->state_dir) - 128);
+	snprintf(cfg->state_dir, sizeof(cfg->state_dir), "%s", s);
+	return 0;
+}
+
 int ng_config_parse(const json_t *root, struct ng_config *cfg, struct ng_err *err)
 {
 	/* The spec's keys, the runtime's keys, and ours. Anything else is a
@@ -537,6 +567,7 @@ int ng_config_parse(const json_t *root, struct ng_config *cfg, struct ng_err *er
 		"denyAction",
 		"log",
 		"rawPacketGuard",
+		"stateDir",
 		NULL,
 	};
 	json_t *ours;
@@ -548,6 +579,8 @@ int ng_config_parse(const json_t *root, struct ng_config *cfg, struct ng_err *er
 	cfg->min_prefix_v4 = NG_DEFAULT_MIN_PREFIX_V4;
 	cfg->min_prefix_v6 = NG_DEFAULT_MIN_PREFIX_V6;
 	cfg->min_name_ttl = NG_DEFAULT_MIN_NAME_TTL;
+	cfg->learn = true;
+	snprintf(cfg->state_dir, sizeof(cfg->state_dir), "%s", NG_DEFAULT_STATE_DIR);
 
 	if (!json_is_object(root))
 		return ng_fail(err, NG_E_DECODE, "network configuration must be a JSON object");
@@ -571,7 +604,8 @@ int ng_config_parse(const json_t *root, struct ng_config *cfg, struct ng_err *er
 
 	if (parse_metadata(root, cfg, err) < 0 || parse_enforce(root, cfg, err) < 0 ||
 	    parse_dns(root, cfg, err) < 0 || parse_egress(root, cfg, err) < 0 ||
-	    parse_ingress(root, cfg, err) < 0 || parse_log(root, cfg, err) < 0)
+	    parse_ingress(root, cfg, err) < 0 || parse_log(root, cfg, err) < 0 ||
+	    parse_state_dir(root, cfg, err) < 0)
 		return -1;
 	/* On unless the platform says otherwise (and has dropped NET_RAW). */
 	return ng_json_opt_bool(root, "rawPacketGuard", "rawPacketGuard", true, &cfg->raw_guard, err);

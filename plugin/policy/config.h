@@ -20,6 +20,7 @@
 #define NG_DEFAULT_LOG_RATE      10   /* log.ratePerSecond */
 #define NG_DEFAULT_LOG_BURST     20   /* log.burst */
 #define NG_ANNOTATIONS_CAP       "io.kubernetes.cri.pod-annotations"
+#define NG_DEFAULT_STATE_DIR     "/run/boxxkite-netguard" /* stateDir */
 
 enum ng_deny_action { NG_DENY_REJECT, NG_DENY_DROP };
 
@@ -37,6 +38,11 @@ struct ng_config {
 	ng_dest_vec envelope;     /* egress.envelope */
 	unsigned min_prefix_v4, min_prefix_v6;
 	uint32_t min_name_ttl; /* egress.minNameTTL, seconds */
+	/* egress.names: "learn" (default): name entries get addresses only
+	 * from the pod's own DNS answers, learned by the agent; "resolve": by
+	 * the node at ADD, pinned for the pod's life. */
+	bool learn;
+	char state_dir[4096]; /* stateDir: where ADD records pods for the agent */
 
 	NG_VEC(uint16_t) ingress_ports;           /* ingress.ports */
 	NG_VEC(struct ng_prefix) ingress_sources; /* ingress.sources */

@@ -160,7 +160,8 @@ int ng_dest_parse(const char *s, bool wildcard_ok, int code, struct ng_dest *out
 			if (!wildcard_ok)
 				return ng_fail(
 					err, code,
-					"destination \"%s\": wildcards are only allowed in egress.envelope",
+					"destination \"%s\": wildcards are only allowed in egress.envelope, "
+					"and in egress.allow and grants with egress.names \"learn\"",
 					s);
 			if (host[1] != '.')
 				return ng_fail(err, code,
@@ -193,9 +194,7 @@ int ng_dest_parse(const char *s, bool wildcard_ok, int code, struct ng_dest *out
 	return 0;
 }
 
-/* Is `name` equal to, or a whole-label descendant of, `suffix`? With
- * strict, equality does not count (the wildcard needs one more label). */
-static bool name_under(const char *name, const char *suffix, bool strict)
+bool ng_name_under(const char *name, const char *suffix, bool strict)
 {
 	size_t n = strlen(name), s = strlen(suffix);
 
@@ -204,6 +203,13 @@ static bool name_under(const char *name, const char *suffix, bool strict)
 	if (n < s + 2)
 		return false;
 	return name[n - s - 1] == '.' && strcmp(name + n - s, suffix) == 0;
+}
+
+bool ng_dest_matches_name(const struct ng_dest *d, const char *name)
+{
+	if (d->kind == NG_HOST_NAME)
+		return strcmp(d->name, name) == 0;
+	return d->kind == NG_HOST_WILDCARD && ng_name_under(name, d->name, true);
 }
 
 bool ng_dest_within(const struct ng_dest *inner, const struct ng_dest *outer)
@@ -219,9 +225,9 @@ bool ng_dest_within(const struct ng_dest *inner, const struct ng_dest *outer)
 	case NG_HOST_NAME: return inner->kind == NG_HOST_NAME && strcmp(inner->name, outer->name) == 0;
 	case NG_HOST_WILDCARD:
 		if (inner->kind == NG_HOST_NAME)
-			return name_under(inner->name, outer->name, true);
+			return ng_name_under(inner->name, outer->name, true);
 		if (inner->kind == NG_HOST_WILDCARD)
-			return name_under(inner->name, outer->name, false);
+			return ng_name_under(inner->name, outer->name, false);
 		return false;
 	}
 	return false;

@@ -46,6 +46,15 @@ int ng_dest_parse(const char *s, bool wildcard_ok, int code, struct ng_dest *out
  * as written, not through DNS. */
 bool ng_dest_within(const struct ng_dest *inner, const struct ng_dest *outer);
 
+/* Is `name` equal to, or a whole-label descendant of, `suffix`? With
+ * strict, equality does not count (a wildcard needs one more label). */
+bool ng_name_under(const char *name, const char *suffix, bool strict);
+
+/* Does the (lowercase, no trailing dot) DNS name `name` fall under the
+ * name or wildcard entry `d`? Wildcards match one or more whole labels in
+ * front of the suffix, never the suffix itself. */
+bool ng_dest_matches_name(const struct ng_dest *d, const char *name);
+
 /* Validates and lowercases a DNS name in place (strips one trailing dot).
  * Returns NULL when valid, else a reason. */
 const char *ng_dns_name_check(char *name);

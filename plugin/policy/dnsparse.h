@@ -1,9 +1,30 @@
-/* Parsing of a DNS response (RFC 1035 wire format) for A/AAAA records and
- * their TTLs. Pure, so it is unit-tested and fuzzed on its own; the resolver
- * (resolve.c) only fetches the bytes. */
+/* The project's one DNS message parser (RFC 1035 wire format), for the
+ * answers the node's resolver gives ADD ("resolve" mode) and the answers the
+ * agent reads from each pod's queue ("learn" mode). Pure and allocation-free
+ * (the caller owns the message struct), so it is unit-tested and fuzzed on
+ * its own.
+ *
+ * Why our own and not glibc's ns_initparse/ns_parserr: those accept forward
+ * compression pointers, expand every name into a 1025-byte buffer, re-walk
+ * from the start for random access, and leave case folding and label
+ * escaping to the caller; we need one pass, whole-label matching of
+ * lowercased names and a hard bound on everything an answer can make us do.
+ * The rules here:
+ *   - compression pointers must point strictly before every earlier jump
+ *     target of the same name (so they always go backward and cannot loop)
+ *     and never into the header; reserved label types are malformed;
+ *   - a name is at most 255 wire bytes; label bytes outside [a-z0-9-_] are
+ *     kept as '?', so they can never match a configured name yet keep
+ *     their label boundaries ("a.b" inside one label is not two labels);
+ *   - exactly one question; only the answer section is read (authority and
+ *     additional records are never trusted); at most NG_DNS_MAX_RRS answer
+ *     records are kept, the rest are ignored (their addresses not learned);
+ *   - A must have 4 bytes of rdata, AAAA 16, a CNAME's target must end
+ *     exactly at its rdata's end; anything else is a malformed message. */
 #ifndef NG_DNSPARSE_H
 #define NG_DNSPARSE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,10 +42,55 @@ struct ng_resolved_name {
 	NG_VEC(struct ng_answer) answers;
 };
 
-/* Appends every answer record of type `qtype` (1 = A, 28 = AAAA) in the
- * answer section to `out` (CNAME chains are followed implicitly: the
- * records for the final target are in the same answer section). Returns the
- * number of records added, or -1 for a malformed message. */
+#define NG_DNS_MAX_RRS   128               /* answer records kept per message */
+#define NG_DNS_MAX_NAMES (2 * NG_DNS_MAX_RRS + 1)
+#define NG_DNS_NAME_LEN  256               /* presentation form + NUL */
+#define NG_DNS_MAX_CHAIN 16                /* CNAME links followed from the question */
+
+#define NG_DNS_T_A     1
+#define NG_DNS_T_CNAME 5
+#define NG_DNS_T_AAAA  28
+
+struct ng_dns_rr {
+	uint16_t type;        /* NG_DNS_T_A, _AAAA or _CNAME (others are not kept) */
+	uint16_t owner;       /* index into names */
+	uint16_t target;      /* CNAME: index into names */
+	uint32_t ttl;         /* seconds; RFC 2181 8: top bit set reads as 0 */
+	struct ng_ip ip;      /* A, AAAA */
+};
+
+struct ng_dns_msg {
+	uint16_t id, rcode;
+	bool truncated;       /* TC: the client will ask again over TCP */
+	bool capped;          /* more than NG_DNS_MAX_RRS answers: the rest ignored */
+	uint16_t qtype, qclass;
+	uint16_t n_rrs, n_names;
+	struct ng_dns_rr rrs[NG_DNS_MAX_RRS];
+	char names[NG_DNS_MAX_NAMES][NG_DNS_NAME_LEN]; /* [0]: the question */
+};
+
+/* Parses a response. 0, or -1 when it is not a well-formed standard-query
+ * response with one question. `m` is overwritten either way. */
+int ng_dns_parse(const uint8_t *msg, size_t len, struct ng_dns_msg *m);
+
+/* The names reachable from the question through CNAME records of the
+ * answer section (the question first, loops and chains longer than
+ * NG_DNS_MAX_CHAIN not followed), as indexes into m->names, with the
+ * smallest TTL along the way to each (UINT32_MAX for the question). */
+struct ng_dns_chain {
+	unsigned n;
+	uint16_t name[NG_DNS_MAX_CHAIN + 1];
+	uint32_t ttl[NG_DNS_MAX_CHAIN + 1];
+};
+void ng_dns_chain(const struct ng_dns_msg *m, struct ng_dns_chain *c);
+
+/* The index in c of the chain name equal to m->names[name], or -1: an
+ * address record answers the question only when its owner is on the chain. */
+int ng_dns_chain_find(const struct ng_dns_msg *m, const struct ng_dns_chain *c, uint16_t name);
+
+/* ADD-time resolution: appends every A (qtype 1) or AAAA (28) record of
+ * the answer that lies on the question's chain to `out`. Returns the number
+ * added, or -1 for a malformed message. */
 int ng_dns_parse_answers(const uint8_t *msg, size_t len, uint16_t qtype, struct ng_resolved_name *out);
 
 #endif

@@ -61,6 +61,17 @@ static int add_dest(struct ng_policy *p, const struct ng_config *cfg, const stru
 	struct ng_elem shape = {.proto = d->proto, .p_lo = d->port_lo, .p_hi = d->port_hi};
 	if (ng_vec_push(&p->name_ports, &shape) < 0)
 		return ng_fail(err, NG_E_INTERNAL, "out of memory");
+	if (p->learn) {
+		struct ng_name_entry ne = {.wildcard = d->kind == NG_HOST_WILDCARD,
+					   .proto = d->proto,
+					   .p_lo = d->port_lo,
+					   .p_hi = d->port_hi};
+
+		snprintf(ne.name, sizeof(ne.name), "%.*s", (int)sizeof(ne.name) - 1, d->name);
+		if (ng_vec_push(&p->name_entries, &ne) < 0)
+			return ng_fail(err, NG_E_INTERNAL, "out of memory");
+		return 0; /* nothing resolved: the agent learns from answers */
+	}
 	if (!resolved)
 		return 0;
 	ans = find_answer(resolved, d->name);
@@ -69,8 +80,11 @@ static int add_dest(struct ng_policy *p, const struct ng_config *cfg, const stru
 			       d->text, d->name);
 	for (size_t i = 0; i < ans->answers.n; i++) {
 		const struct ng_answer *a = &ans->answers.v[i];
-		uint32_t t = a->ttl > cfg->min_name_ttl ? a->ttl : cfg->min_name_ttl;
-		struct ng_elem e = host_elem(&a->ip, d->proto, d->port_lo, d->port_hi, t);
+		/* Resolved at ADD, allowed for the pod's life (timeout 0): an
+		 * expiry would cut live connections through the stateless guard,
+		 * and nothing re-resolves. CHECK reports a name whose current
+		 * answer no longer holds them. */
+		struct ng_elem e = host_elem(&a->ip, d->proto, d->port_lo, d->port_hi, 0);
 		struct ng_prefix host = {.ip = a->ip, .plen = a->ip.fam == NG_V4 ? 32 : 128};
 
 		/* Whoever answers DNS (or owns the name) must not open the
@@ -234,6 +248,54 @@ bool ng_pod_id_from_comment(char *buf, struct ng_pod_id *out)
 	return true;
 }
 
+/* Cuts the name entries' port ranges, per protocol, at every range edge:
+ * the pieces covered by at least one entry, in order. */
+static int name_pieces(struct ng_policy *p)
+{
+	static const uint8_t protos[] = {NG_PROTO_TCP, NG_PROTO_UDP};
+
+	for (size_t k = 0; k < 2; k++) {
+		NG_VEC(uint32_t) cuts = {0};
+		int rc = 0;
+
+		for (size_t i = 0; i < p->name_entries.n && rc == 0; i++) {
+			const struct ng_name_entry *e = &p->name_entries.v[i];
+			uint32_t lo = e->p_lo, hi = (uint32_t)e->p_hi + 1;
+
+			if (e->proto == protos[k])
+				rc = ng_vec_push(&cuts, &lo) < 0 || ng_vec_push(&cuts, &hi) < 0 ? -1 : 0;
+		}
+		/* Insertion sort: a few hundred edges at most (256 grants). */
+		for (size_t i = 1; i < cuts.n; i++)
+			for (size_t j = i; j > 0 && cuts.v[j - 1] > cuts.v[j]; j--) {
+				uint32_t t = cuts.v[j];
+
+				cuts.v[j] = cuts.v[j - 1];
+				cuts.v[j - 1] = t;
+			}
+		for (size_t i = 0; i + 1 < cuts.n && rc == 0; i++) {
+			struct ng_elem piece = {.proto = protos[k],
+						.p_lo = (uint16_t)cuts.v[i],
+						.p_hi = (uint16_t)(cuts.v[i + 1] - 1)};
+			bool covered = false;
+
+			if (cuts.v[i] == cuts.v[i + 1])
+				continue;
+			for (size_t j = 0; j < p->name_entries.n; j++) {
+				const struct ng_name_entry *e = &p->name_entries.v[j];
+
+				covered |= e->proto == piece.proto && e->p_lo <= piece.p_lo && piece.p_hi <= e->p_hi;
+			}
+			if (covered && ng_vec_push(&p->name_pieces, &piece) < 0)
+				rc = -1;
+		}
+		ng_vec_free(&cuts);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
 int ng_policy_compile(const struct ng_config *cfg, const struct ng_annotations *ann,
 		      const struct ng_prev *prev, const ng_resolved *resolved, const struct ng_pod_id *pod,
 		      struct ng_policy *out, struct ng_err *err)
@@ -245,6 +307,8 @@ int ng_policy_compile(const struct ng_config *cfg, const struct ng_annotations *
 	out->log_rate = cfg->log_rate;
 	out->log_burst = cfg->log_burst;
 	out->raw_guard = cfg->raw_guard;
+	out->learn = cfg->learn;
+	out->min_name_ttl = cfg->min_name_ttl;
 	snprintf(out->ifname, sizeof(out->ifname), "%s", pod && pod->ifname ? pod->ifname : "eth0");
 	describe_pod(pod, out);
 
@@ -273,7 +337,10 @@ int ng_policy_compile(const struct ng_config *cfg, const struct ng_annotations *
 		    ng_elems_normalize(&out->ingress[f]) < 0)
 			goto oom;
 	}
-	if (ng_elems_normalize(&out->nd6) < 0)
+	/* Learning only where there is a name to learn: without one the table
+	 * queues nothing and the pod needs no agent. */
+	out->learn = out->learn && out->name_entries.n > 0;
+	if (ng_elems_normalize(&out->nd6) < 0 || (out->learn && name_pieces(out) < 0))
 		goto oom;
 	return 0;
 oom:
@@ -293,6 +360,26 @@ void ng_policy_free(struct ng_policy *p)
 	ng_vec_free(&p->nd6);
 	ng_vec_free(&p->name_ports);
 	ng_vec_free(&p->pod4);
+	ng_vec_free(&p->name_entries);
+	ng_vec_free(&p->name_pieces);
+}
+
+uint32_t ng_learn_lifetime(const struct ng_policy *p, uint32_t ttl)
+{
+	uint32_t cap = p->min_name_ttl > NG_LEARN_TTL_CAP ? p->min_name_ttl : NG_LEARN_TTL_CAP;
+	uint32_t t = ttl > p->min_name_ttl ? ttl : p->min_name_ttl;
+
+	return t < cap ? t : cap;
+}
+
+bool ng_policy_is_metadata(const struct ng_policy *p, const struct ng_ip *ip)
+{
+	const ng_ip_vec *v = &p->metadata[NG_FAM_IDX(ip->fam)];
+
+	for (size_t i = 0; i < v->n; i++)
+		if (ng_ip_eq(&v->v[i], ip))
+			return true;
+	return false;
 }
 
 int ng_policy_names(const struct ng_config *cfg, const struct ng_annotations *ann, ng_name_list *out)

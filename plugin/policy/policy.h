@@ -33,6 +33,16 @@ typedef NG_VEC(struct ng_ip) ng_ip_vec;
 /* Index 0 is IPv4, 1 is IPv6. */
 #define NG_FAM_IDX(fam) ((fam) == NG_V4 ? 0 : 1)
 
+/* A DNS-name entry (allow entry or grant) whose addresses the agent learns
+ * from the pod's own answers (egress.names "learn"). */
+struct ng_name_entry {
+	char name[NG_NAME_MAX + 1]; /* lowercase, no trailing dot; the suffix for a wildcard */
+	bool wildcard;              /* `*.name`: one or more whole labels before it */
+	uint8_t proto;
+	uint16_t p_lo, p_hi;
+};
+typedef NG_VEC(struct ng_name_entry) ng_name_entry_vec;
+
 /* Who a table is for: named in its comment and in log prefixes. */
 struct ng_pod_id {
 	const char *ns, *name, *container_id; /* each may be NULL or "" */
@@ -64,7 +74,28 @@ struct ng_policy {
 	/* What a name element may look like (proto and ports of every name
 	 * entry), so CHECK can bound the dynamic name sets it cannot recompute. */
 	ng_elem_vec name_ports;
+	/* egress.names "learn": the name sets start empty and the agent fills
+	 * them from the pod's DNS answers, which the table queues to it. */
+	bool learn;
+	uint32_t min_name_ttl;
+	ng_name_entry_vec name_entries;
+	/* The name entries' (proto, port range)s cut into disjoint pieces:
+	 * each piece lies wholly inside or wholly outside every entry, so a
+	 * learned address becomes one element per piece of its entry and two
+	 * entries never add overlapping elements. Single ports go to the hash
+	 * set names_vX, ranges to the interval set names_vX_ranges. */
+	ng_elem_vec name_pieces;
 };
+
+/* The lifetime of a learned address: max(TTL, minNameTTL), capped at
+ * NG_LEARN_TTL_CAP (or minNameTTL when that is larger): a resolver that
+ * hands out week-long TTLs must not keep an address open for a week. */
+#define NG_LEARN_TTL_CAP 86400
+uint32_t ng_learn_lifetime(const struct ng_policy *p, uint32_t ttl);
+
+/* Is `ip` one of the metadata addresses the policy refuses (the same list,
+ * IPv4-mapped and NAT64 forms included, as the config checks)? */
+bool ng_policy_is_metadata(const struct ng_policy *p, const struct ng_ip *ip);
 
 typedef NG_VEC(struct ng_resolved_name) ng_resolved;
 

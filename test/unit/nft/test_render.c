@@ -319,8 +319,8 @@ static void test_egress_order(void **state)
 		"DNS to dns.servers (IPv6)",
 		"egress.allow and pod grants (IPv4)",
 		"egress.allow and pod grants (IPv6)",
-		"DNS names resolved at ADD, within their TTL (IPv4)",
-		"DNS names resolved at ADD, within their TTL (IPv6)",
+		"DNS names resolved at ADD, for the pod's life (IPv4)",
+		"DNS names resolved at ADD, for the pod's life (IPv6)",
 		"IPv6 neighbour discovery",
 		"default deny",
 	};

@@ -174,8 +174,11 @@ static void test_malformed_values(void **state)
 	refused("egress", "{\"allow\":[443]}", NG_E_CONFIG, "egress.allow[0]: must be a string");
 	refused("egress", "{\"allow\":[\"10.0.0.1\"]}", NG_E_CONFIG,
 		"egress.allow[0]: destination \"10.0.0.1\": port is required");
-	refused("egress", "{\"allow\":[\"*.example.com:443\"]}", NG_E_CONFIG,
+	refused("egress", "{\"names\":\"resolve\",\"allow\":[\"*.example.com:443\"]}", NG_E_CONFIG,
 		"only allowed in egress.envelope");
+	refused("egress", "{\"names\":\"learned\"}", NG_E_CONFIG, "egress.names: must be");
+	refused("stateDir", "\"run/x\"", NG_E_CONFIG, "stateDir: must be an absolute path");
+	refused("stateDir", "\"/run/../etc\"", NG_E_CONFIG, "stateDir: must be an absolute path");
 	refused("ingress", "{\"ports\":[0],\"sources\":[\"10.0.0.0/8\"]}", NG_E_CONFIG, "ingress.ports[0]");
 	refused("ingress", "{\"ports\":[65536],\"sources\":[\"10.0.0.0/8\"]}", NG_E_CONFIG,
 		"ingress.ports[0]");

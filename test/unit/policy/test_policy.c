@@ -106,11 +106,12 @@ static void test_compile_full(void **state)
 	assert_true(has_elem(&f.pol.allow[0], "10.9.0.0", "10.9.255.255", NG_PROTO_UDP, 5353, 5353));
 	assert_int_equal(f.pol.allow[1].n, 0);
 
-	/* Names: TTL below the floor is raised to it; above, kept. */
+	/* Names resolved at ADD ("resolve"): pinned for the pod's life, no
+	 * timeout whatever the TTL (an expiry would cut live connections). */
 	assert_int_equal(f.pol.names[0].n, 1);
-	assert_int_equal(f.pol.names[0].v[0].timeout, NG_DEFAULT_MIN_NAME_TTL);
+	assert_int_equal(f.pol.names[0].v[0].timeout, 0);
 	assert_int_equal(f.pol.names[1].n, 1);
-	assert_int_equal(f.pol.names[1].v[0].timeout, 7200);
+	assert_int_equal(f.pol.names[1].v[0].timeout, 0);
 	assert_int_equal(f.pol.name_ports.n, 1);
 
 	/* ND: link scope, MLD reports, the pod's own /64 and v6 gateway. */

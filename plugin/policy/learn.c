@@ -1,0 +1,103 @@
+#include "policy/learn.h"
+
+#include <string.h>
+
+bool ng_name_entry_matches(const struct ng_name_entry *e, const char *name)
+{
+	return e->wildcard ? ng_name_under(name, e->name, true) : strcmp(e->name, name) == 0;
+}
+
+/* Does entry e match any name on the chain? */
+static bool entry_on_chain(const struct ng_name_entry *e, const struct ng_dns_msg *m,
+			   const struct ng_dns_chain *c)
+{
+	for (unsigned i = 0; i < c->n; i++)
+		if (ng_name_entry_matches(e, m->names[c->name[i]]))
+			return true;
+	return false;
+}
+
+static int push_once(ng_elem_vec *v, const struct ng_elem *e)
+{
+	for (size_t i = 0; i < v->n; i++) {
+		struct ng_elem *o = &v->v[i];
+
+		if (ng_ip_eq(&o->lo, &e->lo) && o->proto == e->proto && o->p_lo == e->p_lo &&
+		    o->p_hi == e->p_hi) {
+			if (e->timeout > o->timeout) /* the longer lifetime wins */
+				o->timeout = e->timeout;
+			return 0;
+		}
+	}
+	return ng_vec_push(v, e);
+}
+
+void ng_learn_result_free(struct ng_learn_result *r)
+{
+	for (int f = 0; f < 2; f++) {
+		ng_vec_free(&r->single[f]);
+		ng_vec_free(&r->ranges[f]);
+	}
+}
+
+int ng_learn(const struct ng_policy *p, const struct ng_dns_msg *m, struct ng_learn_result *r)
+{
+	struct ng_dns_chain c;
+	bool matched[256];
+	size_t ne = p->name_entries.n < 256 ? p->name_entries.n : 256;
+	bool any = false;
+
+	for (int f = 0; f < 2; f++)
+		r->single[f].n = r->ranges[f].n = 0;
+	r->metadata = r->addresses = 0;
+	r->first_entry = -1;
+	ng_dns_chain(m, &c);
+	for (size_t i = 0; i < ne; i++) {
+		matched[i] = entry_on_chain(&p->name_entries.v[i], m, &c);
+		if (matched[i] && r->first_entry < 0)
+			r->first_entry = (int)i;
+		any |= matched[i];
+	}
+	if (!any)
+		return 0;
+	for (uint16_t k = 0; k < m->n_rrs; k++) {
+		const struct ng_dns_rr *rr = &m->rrs[k];
+		int on;
+
+		if (rr->type != NG_DNS_T_A && rr->type != NG_DNS_T_AAAA)
+			continue;
+		on = ng_dns_chain_find(m, &c, rr->owner);
+		if (on < 0)
+			continue; /* not an answer to this question */
+		if (ng_policy_is_metadata(p, &rr->ip)) {
+			r->metadata++;
+			continue;
+		}
+		uint32_t ttl = rr->ttl < c.ttl[on] ? rr->ttl : c.ttl[on];
+		uint32_t life = ng_learn_lifetime(p, ttl);
+		int f = NG_FAM_IDX(rr->ip.fam);
+
+		for (size_t i = 0; i < ne; i++) {
+			const struct ng_name_entry *e = &p->name_entries.v[i];
+
+			if (!matched[i])
+				continue;
+			r->addresses++;
+			for (size_t j = 0; j < p->name_pieces.n; j++) {
+				const struct ng_elem *pc = &p->name_pieces.v[j];
+				struct ng_elem el = {.lo = rr->ip,
+						     .hi = rr->ip,
+						     .proto = pc->proto,
+						     .p_lo = pc->p_lo,
+						     .p_hi = pc->p_hi,
+						     .timeout = life};
+
+				if (pc->proto != e->proto || pc->p_lo < e->p_lo || pc->p_hi > e->p_hi)
+					continue;
+				if (push_once(pc->p_lo == pc->p_hi ? &r->single[f] : &r->ranges[f], &el) < 0)
+					return -1;
+			}
+		}
+	}
+	return 0;
+}
