@@ -39,7 +39,7 @@ Q := $(if $(filter 1,$(V)),,@)
 BUILD ?= build
 BIN := $(BUILD)/boxxkite-netguard
 # Every layer's folder (README "Layout"); main.c alone at the top.
-LAYERS := base cni policy nft kernel node install
+LAYERS := base cni policy nft kernel node install agent
 LIB_SRC := $(foreach l,$(LAYERS),$(wildcard plugin/$(l)/*.c))
 LIB_OBJ := $(patsubst plugin/%.c,$(BUILD)/obj/%.o,$(LIB_SRC))
 LIB := $(BUILD)/libnetguard.a

@@ -183,7 +183,7 @@ _services_start() {
 		--host-record="$STORE_NAME,$STORE_NAME4,$STORE_NAME6,$STORE_TTL" \
 		--host-record="$IMDS_NAME,$MD4"
 	# Listeners accept and hang up at once: a probe only needs the connect.
-	local l='reuseaddr,fork' sink=OPEN:/dev/null
+	local l="reuseaddr,fork,backlog=1024" sink=OPEN:/dev/null
 	_spawn "$W_ID-metadata" md4 socat "TCP4-LISTEN:80,bind=$MD4,$l" $sink
 	_spawn "$W_ID-metadata" md6 socat "TCP6-LISTEN:80,bind=[$MD6],$l" $sink
 	# Storage listens on every address; :8443 is there so that "refused"

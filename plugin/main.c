@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/agent.h"
 #include "cni/cni.h"
 #include "cni/cniversion.h"
 #include "install/help.h"
@@ -23,7 +24,8 @@ static int usage(FILE *f, int status)
 		"  version    print the version and the supported CNI versions\n"
 		"  verify     check a live pod: table, policy, metadata refused, DNS, layer one\n"
 		"  stats      a pod's deny counters, as JSON or Prometheus text (--prometheus)\n"
-		"  logs       the packets a pod's table denied, from its NFLOG group\n",
+		"  logs       the packets a pod's table denied, from its NFLOG group\n"
+		"  agent      the node agent: learns pods' DNS names from their own answers\n",
 		NG_VERSION);
 	ng_install_usage(f);
 	fprintf(f, "  help       this text\n\n"
@@ -49,6 +51,8 @@ int main(int argc, char **argv)
 		return ng_stats_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "logs"))
 		return ng_logs_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "agent"))
+		return ng_agent_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "install"))
 		return ng_install_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "uninstall"))

@@ -338,8 +338,17 @@ static int cmd_add(struct inv *v, FILE *in)
 		return unrecord_fail(v);
 	if (v->pod.policy.learn &&
 	    ng_record_wait_ready(v->cfg.state_dir, v->record.key, v->record.nonce, NG_AGENT_PICKUP_MS,
-				 &v->err) < 0)
+				 &v->err) < 0) {
+		/* No agent, no pod: leave nothing behind (answers would only be
+		 * dropped), as any failed ADD does. */
+		struct ng_err e2 = {0};
+
+		if (open_pod_socket(v, &nl) == 0) {
+			ng_ruleset_delete(&nl, NG_TABLE, &e2);
+			ng_nl_close(&nl);
+		}
 		return unrecord_fail(v);
+	}
 	if (print_prev(v) < 0)
 		return unrecord_fail(v);
 	ng_log_set(&v->log, "allow_elements",

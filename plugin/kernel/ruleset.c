@@ -138,6 +138,12 @@ static int dump(struct ng_nl *nl, uint8_t family, uint16_t type, uint16_t flags,
 	return ng_nl_dump(nl, nlh, cb, data, err);
 }
 
+int ng_ruleset_dump_set(struct ng_nl *nl, uint8_t family, const char *table, const char *set, ng_nl_dump_cb cb,
+			void *data, struct ng_err *err)
+{
+	return dump(nl, family, NFT_MSG_GETSETELEM, NLM_F_DUMP, table, set, cb, data, err);
+}
+
 static int snapshot_once(struct ng_nl *nl, const char *table, struct ng_snapshot *s, struct ng_err *err)
 {
 	static const uint16_t kinds[] = {NFT_MSG_GETOBJ, NFT_MSG_GETCHAIN, NFT_MSG_GETRULE};

@@ -21,6 +21,11 @@ int ng_ruleset_delete(struct ng_nl *nl, const char *table, struct ng_err *err);
  * while reading. */
 int ng_ruleset_snapshot(struct ng_nl *nl, const char *table, struct ng_snapshot *s, struct ng_err *err);
 
+/* Dumps the elements of one set (GETSETELEM): cb per reply message. 0,
+ * -ENOENT (no such table or set), or -1 with err. */
+int ng_ruleset_dump_set(struct ng_nl *nl, uint8_t family, const char *table, const char *set, ng_nl_dump_cb cb,
+			void *data, struct ng_err *err);
+
 /* CHECK: 0 when the kernel's tables (inet, and netdev with the guard) are
  * exactly what `p` renders to (name-set elements bounded by their
  * entries); code 111 naming what differs. `objects`, when not NULL,

@@ -101,6 +101,26 @@ static uint32_t elem_key(const struct ng_set_spec *s, const struct ng_elem *e, b
 	return s->kind == NG_SK_ADDR ? addr_len(s->fam) : off;
 }
 
+int ng_set_key_decode(const struct ng_set_spec *s, const uint8_t *key, uint32_t klen, const uint8_t *end,
+		      uint32_t elen, struct ng_elem *out)
+{
+	uint32_t alen = addr_len(s->fam);
+	uint16_t lo, hi;
+
+	if (s->kind != NG_SK_ADDR_PROTO_PORT || klen != key_len(s) || (s->interval && (!end || elen != klen)))
+		return -1;
+	memset(out, 0, sizeof(*out));
+	out->lo.fam = out->hi.fam = s->fam;
+	memcpy(out->lo.a, key, alen);
+	memcpy(out->hi.a, s->interval ? end : key, alen);
+	out->proto = key[alen];
+	memcpy(&lo, key + alen + 4, 2);
+	memcpy(&hi, (s->interval ? end : key) + alen + 4, 2);
+	out->p_lo = ntohs(lo);
+	out->p_hi = ntohs(hi);
+	return 0;
+}
+
 static size_t spec_count(const struct ng_set_spec *s)
 {
 	return s->kind == NG_SK_ADDR ? s->ips->n : s->elems->n;

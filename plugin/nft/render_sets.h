@@ -48,6 +48,12 @@ time_t ng_expiry_parse(const char *comment);
 /* Appends NEWSET and its NEWSETELEM messages; assigns s->id. 0 or -1 (ENOMEM). */
 int ng_set_render(struct ng_batch *b, struct ng_set_spec *s);
 
+/* The element whose key (and key end, for interval sets) the kernel
+ * reported, for a set of kind NG_SK_ADDR_PROTO_PORT. 0, or -1 when the key
+ * does not have the set's layout. */
+int ng_set_key_decode(const struct ng_set_spec *s, const uint8_t *key, uint32_t klen, const uint8_t *end,
+		      uint32_t elen, struct ng_elem *out);
+
 /* Appends `type` (NFT_MSG_NEWSETELEM or NFT_MSG_DELSETELEM) messages for
  * `elems` to the existing set s->name of table b->table (family b->family),
  * each element with its timeout when the set has timeouts: the agent's

@@ -7,6 +7,7 @@
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/addr.h"
@@ -91,13 +92,17 @@ void ng_rb_verdict(struct ng_rb *rb, int verdict, const char *chain)
 
 void ng_rb_nfqueue(struct ng_rb *rb, uint16_t num)
 {
-	/* xt's struct, padded to XT_ALIGN (8): nft_compat insists on it. */
-	uint8_t info[8] = {0};
+	/* xt's struct, padded to XT_ALIGN (8): nft_compat insists on it.
+	 * libnftnl keeps (and later frees) the pointer it is given. */
 	struct xt_NFQ_info_v3 q = {.queuenum = num, .queues_total = 1, .flags = 0};
 	struct nftnl_expr *e = ng_rb_add(rb, "target");
+	uint8_t *info = calloc(1, 8);
 
-	if (!e)
+	if (!e || !info) {
+		free(info);
+		rb->oom = true;
 		return;
+	}
 	memcpy(info, &q, sizeof(q));
 	nftnl_expr_set_str(e, NFTNL_EXPR_TG_NAME, "NFQUEUE");
 	nftnl_expr_set_u32(e, NFTNL_EXPR_TG_REV, 3);

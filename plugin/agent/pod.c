@@ -1,0 +1,528 @@
+/* One pod in the agent: picked up from its state record, served, swept,
+ * released. See agent.h. */
+#include "agent/agent.h"
+
+#include <errno.h>
+#include <libnftnl/set.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/packet.h"
+#include "cni/cni_args.h"
+#include "cni/prevresult.h"
+#include "kernel/ctdump.h"
+#include "kernel/netns.h"
+#include "kernel/ruleset.h"
+#include "nft/render.h"
+#include "policy/annotations.h"
+#include "policy/config.h"
+
+/* Live connections keep an address when it would expire within this. */
+#define KEEPALIVE_WINDOW_MS 15000
+
+int64_t ng_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+struct ng_pod *ng_pod_find(struct ng_agent *a, const char *key)
+{
+	for (size_t i = 0; i < a->pods.n; i++)
+		if (!strcmp(a->pods.v[i]->key, key))
+			return a->pods.v[i];
+	return NULL;
+}
+
+/* ---- picking a pod up ---------------------------------------------------- */
+
+/* The pod's policy, exactly as ADD compiled it, from the record. */
+static int rebuild_policy(const struct ng_podrecord *r, struct ng_policy *pol, struct ng_err *err)
+{
+	struct ng_config cfg;
+	struct ng_cni_args args = {0};
+	struct ng_annotations ann = {0};
+	struct ng_prev prev = {0};
+	struct ng_pod_id id;
+	int rc = -1;
+
+	if (ng_config_parse(r->conf, &cfg, err) < 0)
+		goto out_cfg;
+	if (ng_cni_args_parse(r->cni_args, &args, err) < 0 || ng_annotations_parse(r->conf, &cfg, &ann, err) < 0 ||
+	    ng_prev_parse(json_object_get(r->conf, "prevResult"), &prev, err) < 0)
+		goto out;
+	id = (struct ng_pod_id){args.pod_namespace, args.pod_name, r->container_id, r->ifname};
+	rc = ng_policy_compile(&cfg, &ann, &prev, NULL, &id, pol, err);
+	if (rc == 0 && !pol->learn) {
+		ng_policy_free(pol);
+		rc = ng_fail(err, NG_E_CONFIG, "the pod learns no names (egress.names is not \"learn\")");
+	}
+out:
+	ng_prev_free(&prev);
+	ng_annotations_free(&ann);
+out_cfg:
+	ng_config_free(&cfg);
+	return rc;
+}
+
+struct dump_ctx {
+	struct ng_pod *p;
+	const struct ng_set_spec *spec;
+	bool ranged;
+	int64_t now;
+};
+
+/* One GETSETELEM reply of a learned set: back into the tracker. */
+static int learned_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct dump_ctx *c = data;
+	struct nftnl_set *s = nftnl_set_alloc();
+	struct nftnl_set_elems_iter *it;
+	struct nftnl_set_elem *e;
+
+	if (!s || nftnl_set_elems_nlmsg_parse(nlh, s) < 0) {
+		nftnl_set_free(s);
+		return 0;
+	}
+	it = nftnl_set_elems_iter_create(s);
+	while (it && (e = nftnl_set_elems_iter_next(it))) {
+		uint32_t klen = 0, elen = 0;
+		const uint8_t *key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &klen);
+		const uint8_t *end = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY_END, &elen);
+		struct ng_elem el;
+		uint64_t left = 0, timeout = 0;
+
+		if (!key || ng_set_key_decode(c->spec, key, klen, end, elen, &el) < 0)
+			continue;
+		if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_EXPIRATION))
+			left = nftnl_set_elem_get_u64(e, NFTNL_SET_ELEM_EXPIRATION);
+		if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_TIMEOUT))
+			timeout = nftnl_set_elem_get_u64(e, NFTNL_SET_ELEM_TIMEOUT);
+		el.timeout = (uint32_t)(timeout / 1000);
+		/* Our view must never outlive the kernel's: a second less. */
+		if (left > 1000)
+			ng_tracker_learned(&c->p->tr, &el, c->ranged, c->now + (int64_t)left - 1000);
+	}
+	nftnl_set_elems_iter_destroy(it);
+	nftnl_set_free(s);
+	return 0;
+}
+
+/* After a restart: what the kernel still holds is what was learned. */
+static void reread_learned(struct ng_pod *p)
+{
+	struct ng_err err = {0};
+
+	for (int f = 0; f < 2; f++)
+		for (int ranged = 0; ranged < 2; ranged++) {
+			struct dump_ctx c = {p, &p->sets[(ranged ? NG_S_TTL4 : NG_S_NAMES4) + f], ranged != 0,
+					     ng_now_ms()};
+
+			ng_ruleset_dump_set(&p->nl, NFPROTO_INET, NG_TABLE, c.spec->name, learned_cb, &c, &err);
+		}
+}
+
+static void free_pod(struct ng_agent *a, struct ng_pod *p)
+{
+	for (int i = 0; i < NG_TCP_FLOWS; i++)
+		ng_tcp_close(&p->tcp.f[i], &a->tcp_budget);
+	ng_nfq_close(&p->q);
+	ng_nl_close(&p->nl);
+	ng_tracker_free(&p->tr);
+	ng_policy_free(&p->policy);
+	ng_vec_free(&p->tables);
+	free(p->netns);
+	free(p);
+}
+
+static int open_pod(struct ng_pod *p, const struct ng_podrecord *r, struct ng_err *err)
+{
+	enum ng_netns_status st;
+	struct stat sb;
+	int fd, rc;
+
+	if (ng_netns_open(r->netns, &fd, &st, err) < 0)
+		return -1;
+	if (st == NG_NETNS_GONE)
+		return ng_fail(err, NG_E_NETNS, "the pod's network namespace %s is gone", r->netns);
+	if (fstat(fd, &sb) < 0 || (uint64_t)sb.st_dev != r->netns_dev || (uint64_t)sb.st_ino != r->netns_ino) {
+		close(fd);
+		return ng_fail(err, NG_E_NETNS, "%s is no longer the pod's network namespace", r->netns);
+	}
+	rc = ng_nfq_open_netns(fd, NG_AGENT_QUEUE, &p->q, err);
+	if (rc == 0)
+		rc = ng_nl_open_netns(fd, NULL, &p->nl, err);
+	close(fd);
+	return rc;
+}
+
+int ng_pod_load(struct ng_agent *a, const char *name)
+{
+	char path[4500], key[256];
+	struct ng_podrecord r;
+	struct ng_err err = {0};
+	struct ng_pod *p, *old;
+	size_t n = strlen(name);
+	struct stat st;
+
+	if (name[0] == '.' || n < 6 || n - 5 >= sizeof(key) || strcmp(name + n - 5, ".json") != 0)
+		return 0; /* a temp file of an ongoing write, or not ours */
+	snprintf(key, sizeof(key), "%.*s", (int)(n - 5), name);
+	snprintf(path, sizeof(path), "%s/" NG_PODS_DIR "/%s", a->state_dir, name);
+	if (ng_record_read(path, &r, &err) < 0) {
+		if (access(path, F_OK) == 0)
+			ng_alog("error", "record_unusable", NULL, "%s", err.msg);
+		return -1;
+	}
+	if (stat(path, &st) < 0)
+		st.st_ino = 0;
+	old = ng_pod_find(a, r.key);
+	if (old && !strcmp(old->nonce, r.nonce)) {
+		old->seen = true;
+		old->rec_ino = (uint64_t)st.st_ino;
+		ng_record_free(&r);
+		return 0;
+	}
+	if (old) /* a retried ADD: the new record wins */
+		ng_pod_release(a, old, "record replaced");
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		ng_record_free(&r);
+		return -1;
+	}
+	p->ev = NG_EV_NFQ;
+	p->q.fd = p->nl.fd = -1;
+	p->seen = true;
+	snprintf(p->key, sizeof(p->key), "%s", r.key);
+	snprintf(p->nonce, sizeof(p->nonce), "%s", r.nonce);
+	p->netns = strdup(r.netns);
+	p->netns_dev = r.netns_dev;
+	p->netns_ino = r.netns_ino;
+	p->rec_ino = (uint64_t)st.st_ino;
+	p->tables = r.tables;
+	memset(&r.tables, 0, sizeof(r.tables));
+	if (!p->netns || rebuild_policy(&r, &p->policy, &err) < 0 || open_pod(p, &r, &err) < 0) {
+		ng_alog("error", "pod_unusable", NULL, "%s: %s", r.key, err.msg[0] ? err.msg : "out of memory");
+		ng_record_free(&r);
+		free_pod(a, p);
+		return -1;
+	}
+	ng_record_free(&r);
+	ng_render_set_specs(&p->policy, p->sets);
+	reread_learned(p);
+
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = p};
+	if (epoll_ctl(a->epfd, EPOLL_CTL_ADD, p->q.fd, &ev) < 0 || ng_vec_push(&a->pods, &p) < 0) {
+		ng_alog("error", "pod_unusable", p, "cannot watch its queue: %s", strerror(errno));
+		free_pod(a, p);
+		return -1;
+	}
+	if (ng_record_set_ready(a->state_dir, p->key, p->nonce, &err) < 0)
+		ng_alog("error", "ready_write", p, "%s", err.msg);
+	ng_alog("info", "pod_added", p, "serving %zu name entries, %u addresses still learned",
+		p->policy.name_entries.n, p->tr.n);
+	return 0;
+}
+
+static void add_counters(struct ng_counters *to, const struct ng_counters *c)
+{
+	to->answers += c->answers;
+	to->learned += c->learned;
+	to->kept_alive += c->kept_alive;
+	to->metadata += c->metadata;
+	to->unparsed += c->unparsed;
+	to->full += c->full;
+	to->commits += c->commits;
+	to->commit_errors += c->commit_errors;
+	to->dropped += c->dropped;
+	to->expired += c->expired;
+}
+
+void ng_pod_release(struct ng_agent *a, struct ng_pod *p, const char *why)
+{
+	for (size_t i = 0; i < a->pods.n; i++)
+		if (a->pods.v[i] == p) {
+			a->pods.v[i] = a->pods.v[--a->pods.n];
+			break;
+		}
+	if (p->q.fd >= 0)
+		epoll_ctl(a->epfd, EPOLL_CTL_DEL, p->q.fd, NULL);
+	ng_alog("info", "pod_released", p, "%s", why);
+	add_counters(&a->c, &p->c);
+	/* The sockets go before the ready file: DEL waits for that file. */
+	ng_nfq_close(&p->q);
+	ng_nl_close(&p->nl);
+	ng_record_clear_ready(a->state_dir, p->key);
+	free_pod(a, p);
+}
+
+/* ---- committing ---------------------------------------------------------- */
+
+/* The messages for one table: per learned set, the refreshed elements
+ * deleted, then the refreshed and new ones added. */
+static int render_table(struct ng_pod *p, const ng_pending_vec *pend, struct ng_batch *b)
+{
+	ng_elem_vec dels = {0}, adds = {0};
+	int rc = 0;
+
+	for (int f = 0; f < 2 && rc == 0; f++)
+		for (int ranged = 0; ranged < 2 && rc == 0; ranged++) {
+			const struct ng_set_spec *s = &p->sets[(ranged ? NG_S_TTL4 : NG_S_NAMES4) + f];
+
+			dels.n = adds.n = 0;
+			for (size_t i = 0; i < pend->n && rc == 0; i++) {
+				const struct ng_pending *q = &pend->v[i];
+
+				if (q->ranged != (ranged != 0) || NG_FAM_IDX(q->e.lo.fam) != f)
+					continue;
+				if ((q->refresh && ng_vec_push(&dels, &q->e) < 0) || ng_vec_push(&adds, &q->e) < 0)
+					rc = -1;
+			}
+			if (rc == 0 && dels.n)
+				rc = ng_set_elems_render(b, s, &dels, NFT_MSG_DELSETELEM);
+			if (rc == 0 && adds.n)
+				rc = ng_set_elems_render(b, s, &adds, NFT_MSG_NEWSETELEM);
+		}
+	ng_vec_free(&dels);
+	ng_vec_free(&adds);
+	return rc;
+}
+
+/* One transaction for the tables of one namespace (the pod's, or the
+ * node's), acknowledged before this returns. */
+static int commit_ns(struct ng_pod *p, struct ng_nl *nl, bool in_node, const ng_pending_vec *pend,
+		     struct ng_err *err)
+{
+	struct ng_batch b;
+	bool any = false;
+	int rc;
+
+	if (ng_batch_init(&b, NG_TABLE, nl->seq, err) < 0)
+		return -1;
+	rc = 0;
+	for (size_t i = 0; i < p->tables.n && rc == 0; i++) {
+		const struct ng_record_table *t = &p->tables.v[i];
+
+		if (t->in_node != in_node)
+			continue;
+		snprintf(b.table, sizeof(b.table), "%s", t->name);
+		b.family = t->family;
+		rc = render_table(p, pend, &b);
+		any = true;
+	}
+	if (rc < 0) {
+		ng_batch_free(&b);
+		return ng_fail(err, NG_E_INTERNAL, "out of memory");
+	}
+	if (!any) {
+		ng_batch_free(&b);
+		return 0;
+	}
+	rc = ng_batch_finish(&b, err);
+	nl->seq = b.seq_next + 1;
+	if (rc == 0)
+		rc = ng_nl_commit(nl, &b, err);
+	ng_batch_free(&b);
+	return rc;
+}
+
+/* Commits a->pending to every table of the pod; 0 when every namespace
+ * acknowledged. A refresh deletes before it adds (re-adding alone does not
+ * move an expiry); when the element has just expired the delete fails with
+ * ENOENT, and the whole transaction is sent again as plain adds. */
+static int commit(struct ng_agent *a, struct ng_pod *p)
+{
+	struct ng_err err = {0};
+	bool node = false;
+	int rc = 0;
+
+	if (a->pending.n == 0)
+		return 0;
+	for (size_t i = 0; i < p->tables.n; i++)
+		node |= p->tables.v[i].in_node;
+	for (int pass = 0; pass < 2; pass++) {
+		rc = commit_ns(p, &p->nl, false, &a->pending, &err);
+		if (rc == 0 && node)
+			rc = a->node_nl_open ? commit_ns(p, &a->node_nl, true, &a->pending, &err)
+					     : ng_fail(&err, NG_E_KERNEL, "no netfilter socket in the node's namespace");
+		if (rc == 0 || pass == 1 || (p->nl.refused_errno != ENOENT && a->node_nl.refused_errno != ENOENT))
+			break;
+		for (size_t i = 0; i < a->pending.n; i++)
+			a->pending.v[i].refresh = false;
+	}
+	if (rc < 0) {
+		p->c.commit_errors++;
+		ng_alog("error", "commit_failed", p, "%s", err.msg);
+		ng_tracker_revert(&p->tr, &a->pending);
+		return -1;
+	}
+	p->c.commits++;
+	p->c.learned += a->pending.n;
+	return 0;
+}
+
+/* ---- answers ------------------------------------------------------------- */
+
+static bool from_resolver(const struct ng_pod *p, const struct ng_pkt *k)
+{
+	const ng_elem_vec *dns = &p->policy.dns[NG_FAM_IDX(k->src.fam)];
+
+	if (k->sport != 53)
+		return false;
+	for (size_t i = 0; i < dns->n; i++)
+		if (ng_ip_eq(&dns->v[i].lo, &k->src) && dns->v[i].proto == k->proto)
+			return true;
+	return false;
+}
+
+struct msg_ctx {
+	struct ng_agent *a;
+	struct ng_pod *p;
+	int rc;
+};
+
+/* One DNS message: parsed, matched, planned into a->pending. */
+static void take_message(const uint8_t *msg, size_t len, void *data)
+{
+	struct msg_ctx *c = data;
+	struct ng_pod *p = c->p;
+	unsigned full = 0;
+
+	p->c.answers++;
+	if (ng_dns_parse(msg, len, c->a->msg) < 0) {
+		p->c.unparsed++;
+		return; /* teaches nothing, passes unchanged */
+	}
+	if (ng_learn(&p->policy, c->a->msg, &c->a->lr) < 0 ||
+	    ng_tracker_plan(&p->tr, &c->a->lr, ng_now_ms(), &c->a->pending, &full) < 0) {
+		c->rc = -1;
+		return;
+	}
+	if (full) {
+		p->c.full += full;
+		ng_alog("warning", "tracker_full", p, "%u element(s) of the answer for %s not learned: %u tracked",
+			full, c->a->msg->names[0], p->tr.n);
+	}
+	if (c->a->lr.metadata) {
+		p->c.metadata += c->a->lr.metadata;
+		ng_alog("warning", "metadata_refused", p, "the answer for %s names %u metadata address(es): not learned",
+			c->a->msg->names[0], c->a->lr.metadata);
+	}
+}
+
+static uint32_t tcp_verdict(struct ng_agent *a, struct ng_pod *p, const struct ng_pkt *k, struct msg_ctx *c)
+{
+	struct ng_tcpflow *f = ng_tcp_flow(&p->tcp, k, ng_now_ms());
+	uint32_t v = NF_ACCEPT;
+	int n;
+
+	if (!f)
+		return k->payload_len || (k->tcp_flags & NG_TCP_SYN) ? NF_DROP : NF_ACCEPT;
+	n = ng_tcp_segment(f, k, &a->tcp_budget, take_message, c);
+	if (n < 0)
+		v = NF_DROP;
+	else if (n > 0 && (c->rc < 0 || commit(a, p) < 0))
+		v = NF_DROP;
+	if (n >= 0)
+		ng_tcp_done(f, v == NF_ACCEPT, &a->tcp_budget);
+	if (v == NF_ACCEPT && (k->tcp_flags & (NG_TCP_FIN | NG_TCP_RST)))
+		ng_tcp_close(f, &a->tcp_budget);
+	return v;
+}
+
+static void one_packet(const struct ng_nfq_packet *pk, void *data)
+{
+	struct msg_ctx *c = data;
+	struct ng_agent *a = c->a;
+	struct ng_pod *p = c->p;
+	struct ng_pkt k;
+	uint32_t v = NF_ACCEPT;
+
+	a->pending.n = 0;
+	c->rc = 0;
+	if (ng_pkt_parse(pk->data, pk->len, &k) < 0) {
+		v = NF_DROP; /* a packet we cannot read is not passed */
+	} else if (!from_resolver(p, &k)) {
+		v = NF_ACCEPT; /* the rule queues only resolvers' port 53: nothing to learn */
+	} else if (k.proto == 17) {
+		take_message(k.payload, k.payload_len, c);
+		if (c->rc < 0 || commit(a, p) < 0)
+			v = NF_DROP;
+	} else {
+		v = tcp_verdict(a, p, &k, c);
+	}
+	if (v == NF_DROP)
+		p->c.dropped++;
+	/* Only now, after every table acknowledged: the verdict. */
+	ng_nfq_verdict(&p->q, pk->id, v);
+}
+
+void ng_pod_serve(struct ng_agent *a, struct ng_pod *p)
+{
+	struct msg_ctx c = {a, p, 0};
+
+	if (ng_nfq_read(&p->q, a->rx, 65536 + 4096, one_packet, &c) < 0)
+		ng_alog("error", "queue_read", p, "%s", strerror(errno));
+}
+
+/* ---- the sweep ----------------------------------------------------------- */
+
+struct keep_ctx {
+	struct ng_agent *a;
+	struct ng_pod *p;
+	int64_t now;
+};
+
+/* A live flow: refresh its address's elements that are about to expire. */
+static void keep_flow(const struct ng_ip *dst, uint8_t proto, uint16_t dport, void *data)
+{
+	struct keep_ctx *c = data;
+	struct ng_tracker *t = &c->p->tr;
+
+	for (uint32_t i = 0; i < t->cap; i++) {
+		struct ng_track *s = &t->slot[i];
+
+		if (!s->used || s->proto != proto || dport < s->p_lo || dport > s->p_hi || !ng_ip_eq(&s->ip, dst) ||
+		    s->expires - c->now > KEEPALIVE_WINDOW_MS)
+			continue;
+		if (ng_tracker_plan_one(t, s, s->lifetime, c->now, &c->a->pending) == 0)
+			c->p->c.kept_alive++;
+	}
+}
+
+void ng_pod_sweep(struct ng_agent *a, struct ng_pod *p, int64_t now_ms)
+{
+	struct stat st;
+	bool soon = false;
+
+	/* The namespace's path gone or reused: the pod is gone (DEL may never
+	 * come, or came while we were down). */
+	if (stat(p->netns, &st) < 0 || (uint64_t)st.st_dev != p->netns_dev || (uint64_t)st.st_ino != p->netns_ino) {
+		ng_pod_release(a, p, "its network namespace is gone");
+		return;
+	}
+	p->c.expired += ng_tracker_expire(&p->tr, now_ms);
+	for (uint32_t i = 0; i < p->tr.cap && !soon; i++)
+		soon = p->tr.slot[i].used && p->tr.slot[i].expires - now_ms <= KEEPALIVE_WINDOW_MS;
+	if (soon) {
+		struct keep_ctx c = {a, p, now_ms};
+		struct ng_err err = {0};
+
+		a->pending.n = 0;
+		if (ng_ct_flows(&p->nl, keep_flow, &c, &err) < 0)
+			ng_alog("error", "conntrack", p, "%s", err.msg);
+		commit(a, p);
+	}
+	for (int i = 0; i < NG_TCP_FLOWS; i++)
+		if (p->tcp.f[i].used && now_ms - p->tcp.f[i].last_ms > NG_TCP_IDLE_MS)
+			ng_tcp_close(&p->tcp.f[i], &a->tcp_budget);
+}
