@@ -59,7 +59,6 @@ for i in {1..40}; do
 done
 
 LEARN=$(conf_variant learn '
-e["stateDir"] = sys.argv[0] if False else e["stateDir"]
 e["dns"]["servers"].append("10.96.0.11")
 e["egress"]["names"] = "learn"
 e["egress"]["minNameTTL"] = 30
@@ -83,7 +82,11 @@ agent_ready() { # waits up to $1 ms for /readyz
 	return 1
 }
 race() { pod_exec "$1" "$PY" "$RACE" "${@:2}"; }
-set_has() { pod_exec "$1" nft list set "$2" boxxkite_netguard "$3" 2>/dev/null | grep -q "$4"; }
+set_has() { # POD FAMILY SET TEXT: the set's listing holds TEXT (shown if not)
+	local out
+	out=$(pod_exec "$1" nft list set "$2" boxxkite_netguard "$3" 2>&1)
+	grep -q "$4" <<<"$out" || { echo "$out" | head -30 && return 1; }
+}
 
 # ---- learning -----------------------------------------------------------------
 agent_start
@@ -98,5 +101,132 @@ out=$(race web "$DNSL" udp 1000 'u{}.race.world.test' 443)
 t_row "UDP: first connect after each answer, 1000 of 1000" "$out" "$([[ $out == *"connects 1000 "* ]] && echo 0 || echo 1)"
 out=$(race web "$DNSL" tcp 1000 't{}.race.world.test' 443)
 t_row "TCP: first connect after each answer, 1000 of 1000" "$out" "$([[ $out == *"connects 1000 "* ]] && echo 0 || echo 1)"
+
+# Names: one query, then the connect, each asked with the resolver the
+# pod would use.
+ask_connect() { # POD NAME PORT: prints the race line for one name
+	race "$1" "$DNSL" udp 1 "$2" "$3"
+}
+learned() { [[ $(ask_connect "$@") == *"connects 1 "* ]]; }
+t_check "CNAME: files.world.test -> blob.cdn.test learned for its entry" learned web files.world.test 443
+out=$(ask_connect web race.world.test 443)
+t_row "wildcard *.race.world.test does not cover race.world.test itself" "$out" \
+	"$([[ $out == *"answers 1 connects 0 refused 1 "* ]] && echo 0 || echo 1)"
+expect "unlearned other.example.test (asked) stays refused" refused 1000 pod:web -- tcp 10.21.10.2 443 2000
+t_check_not "other.example.test is not in names_v4" set_has web inet names_v4 10.21.10.2
+expect "a learned address on another port is refused" refused 1000 pod:web -- tcp 10.21.0.1 8443 2000
+t_check "answer naming the metadata address: asked" ask_connect web md.race.world.test 80
+t_check "... never learned: counted by the agent" \
+	sh -c "grep -q '\"event\":\"metadata_refused\"' $W_TMP/log/agent.log"
+t_check_not "... and not in names_v4" set_has web inet names_v4 169.254.169.254
+t_check "learned addresses in the packet-socket guard's set too" set_has web netdev names_v4 "10.21.10.3 . tcp . 443"
+t_check "CHECK passes with learned elements" pod_check web
+
+# ---- lifetimes ----------------------------------------------------------------
+# minNameTTL 30 s: exp.world.test is learned and left alone; live.world.test
+# carries a connection (an echo every second) across its expiry.
+t_check "exp.world.test learned" learned web exp.world.test 443
+race web "$DNSL" udp 1 live.world.test 9443 --hold 42 >"$W_TMP/live.out" &
+LIVE=$!
+_track_pid "$LIVE"
+sleep 1
+t_check "exp.world.test: element carries a timeout of 30 s" set_has web inet names_v4 "10.21.10.4 . tcp . 443 timeout 30s"
+sleep 5
+t_check "a later answer refreshes (never shortens) the lifetime" learned web exp.world.test 443
+sleep 30
+t_check_not "36 s later, exp.world.test expired from the inet set" set_has web inet names_v4 10.21.10.4
+t_check_not "... and from the guard's" set_has web netdev names_v4 10.21.10.4
+expect "... and a new connect is refused" refused 1000 pod:web -- tcp 10.21.10.4 443 2000
+t_check "live.world.test kept in the guard's set by its connection" set_has web netdev names_v4 10.21.10.5
+wait "$LIVE" || true
+out=$(cat "$W_TMP/live.out")
+t_row "the live connection passed data across the expiry (42 s)" "$out" "$([[ $out == "echoes 42 of 42" ]] && echo 0 || echo 1)"
+
+# ---- fail closed, restart ---------------------------------------------------
+t_check "STATUS succeeds while the agent serves" ng_call STATUS "$(ng_stdin web >"$W_TMP/st.json" && echo "$W_TMP/st.json")"
+t_check "u5.race.world.test (re)learned" learned web u5.race.world.test 443
+kill -STOP "$AGENT_PID"
+out=$(ask_connect web other.example.test 443)
+t_row "agent stopped: an answer is held, not delivered" "$out" "$([[ $out == *"noanswer 1 "* ]] && echo 0 || echo 1)"
+expect "agent stopped: a learned address still connects" connected 1000 pod:web -- tcp 10.21.0.6 443 2000
+# An answer held by the stopped agent, then SIGKILL: the client's retries
+# must be served by the next agent.
+race web "$DNSL" udp 1 late.world.test 443 --retries 8 >"$W_TMP/late.out" &
+LATE=$!
+_track_pid "$LATE"
+sleep 0.3
+kill -KILL "$AGENT_PID"
+wait "$AGENT_PID" 2>/dev/null || true
+rc=0 && ng_call STATUS "$W_TMP/st.json" || rc=$?
+t_check "agent gone: STATUS fails with 50" ng_error_is 50 "no boxxkite-netguard agent serves" "$rc"
+expect "agent gone: a learned address still connects" connected 1000 pod:web -- tcp 10.21.0.6 443 2000
+t0=$(date +%s%N)
+agent_start
+agent_ready 3000 || true
+ms=$((($(date +%s%N) - t0) / 1000000))
+t_row "restarted agent serves within 1 s" "${ms} ms" "$((ms <= 1000 ? 0 : 1))"
+wait "$LATE" || true
+out=$(cat "$W_TMP/late.out")
+t_row "the held answer's retry is served by the new agent, then connects" "$out" \
+	"$([[ $out == *"connects 1 "* ]] && echo 0 || echo 1)"
+t_check "the new agent rediscovered the pod with what it had learned" \
+	sh -c "grep '\"event\":\"pod_added\"' $W_TMP/log/agent.log | tail -1 | grep -vq ', 0 addresses still learned'"
+t_check "after restart a known address is refreshed, not lost" learned web u5.race.world.test 443
+
+# ---- lifecycle: no agent, 100 pods x 20 names, DEL ---------------------------
+agent_fds() { find "/proc/$AGENT_PID/fd" -mindepth 1 -maxdepth 1 | wc -l; }
+host_veth() { # the node-side veth of a pod, from its ADD result
+	"$PY" -c 'import json,sys; r=json.load(open(sys.argv[1]))
+print([i["name"] for i in r["interfaces"] if "sandbox" not in i and i["name"].startswith("veth")][0])' \
+		"$W_TMP/pods/$1/result"
+}
+kill -STOP "$AGENT_PID"
+out=$(pod_add nope 2>&1) || true
+t_check "ADD while no agent serves fails with 11 (after 3 s)" chain_error_is 11 "did not pick the pod up" "$out"
+t_check_not "... and leaves no record" test -e "$STATE/pods/$(_pod_var nope id)@eth0.json"
+kill -CONT "$AGENT_PID"
+base=$(agent_fds)
+N=100
+for ((p = 0; p < N; p += 10)); do
+	pids=()
+	for ((q = p; q < p + 10; q++)); do
+		g=$(for n in $(seq 0 19); do printf 'h%d.p%d.world.test:443,' "$n" "$q"; done)
+		POD_NO_LOOPBACK=1 pod_add "m$q" sandboxes "{\"netguard.boxxkite.io/egress\":\"${g%,}\"}" >"$W_TMP/m$q.add" 2>&1 &
+		pids+=("$!")
+	done
+	wait "${pids[@]}" || true
+done
+ok=0
+for ((q = 0; q < N; q++)); do [[ -s $W_TMP/pods/m$q/result ]] && ok=$((ok + 1)); done
+t_row "100 pods added, each with 20 granted names" "$ok of $N" "$((ok == N ? 0 : 1))"
+t0=$(date +%s%N)
+bad=0
+for ((q = 0; q < N; q++)); do
+	out=$(race "m$q" "$DNSL" udp 20 "h{}.p$q.world.test" 443)
+	[[ $out == *"connects 20 "* ]] || { bad=$((bad + 1)) && echo "    m$q: $out"; }
+done
+ms=$((($(date +%s%N) - t0) / 1000000))
+t_row "100 x 20 names: every first connect after its answer" "$((N * 20)) in $ms ms, $bad pods failing" "$((bad == 0 ? 0 : 1))"
+out=$(race m1 "$DNSL" udp 1 h0.p0.world.test 443)
+t_row "a pod never learns another pod's name (m1 asks m0's)" "$out" "$([[ $out == *"refused 1 "* ]] && echo 0 || echo 1)"
+t_check "the agent holds two sockets per pod" test "$(agent_fds)" -eq $((base + 2 * N))
+for ((p = 0; p < N; p += 10)); do
+	pids=()
+	for ((q = p; q < p + 10; q++)); do POD_NO_LOOPBACK=1 pod_del "m$q" >/dev/null 2>&1 & pids+=("$!"); done
+	wait "${pids[@]}" || true
+done
+t_check "after DEL of the 100: the agent's sockets are closed" test "$(agent_fds)" -eq "$base"
+t_check "... no record and no ready file left for them" \
+	sh -c "! ls $STATE/pods $STATE/ready | grep -v '^$(_pod_var web id)' | grep -q @"
+veth=$(host_veth web)
+t_check "web: host veth $veth there" ip -n "$W_NODE" link show "$veth"
+pod_netns_rm web
+sleep 1.5
+t_check "namespace removed without DEL: the agent lets go (logged)" \
+	sh -c "grep -q 'its network namespace is gone' $W_TMP/log/agent.log"
+t_check_not "... so the namespace and its veth are gone" ip -n "$W_NODE" link show "$veth"
+t_check "DEL afterwards succeeds and removes the record" pod_del web
+t_check_not "... record gone" test -e "$STATE/pods/$(_pod_var web id)@eth0.json"
+t_check "the agent's log is JSON lines" "$PY" -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$W_TMP/log/agent.log"
 
 t_summary
