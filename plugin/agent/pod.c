@@ -19,10 +19,11 @@
 #include "cni/prevresult.h"
 #include "kernel/ctdump.h"
 #include "kernel/netns.h"
+#include "kernel/nl_netns.h"
 #include "kernel/ruleset.h"
 #include "nft/render.h"
-#include "policy/annotations.h"
 #include "policy/config.h"
+#include "policy/pod_policy.h"
 
 /* Live connections keep an address when it would expire within this. */
 #define KEEPALIVE_WINDOW_MS 15000
@@ -45,30 +46,35 @@ struct ng_pod *ng_pod_find(struct ng_agent *a, const char *key)
 
 /* ---- picking a pod up ---------------------------------------------------- */
 
-/* The pod's policy, exactly as ADD compiled it, from the record. */
+/* The pod's policy, exactly as ADD compiled it, from the record: the same
+ * path (policy/pod_policy.h) ADD, CHECK and verify take. */
 static int rebuild_policy(const struct ng_podrecord *r, struct ng_policy *pol, struct ng_err *err)
 {
 	struct ng_config cfg;
 	struct ng_cni_args args = {0};
-	struct ng_annotations ann = {0};
 	struct ng_prev prev = {0};
+	struct ng_pod_policy pp = {0};
 	struct ng_pod_id id;
 	int rc = -1;
 
 	if (ng_config_parse(r->conf, &cfg, err) < 0)
 		goto out_cfg;
-	if (ng_cni_args_parse(r->cni_args, &args, err) < 0 || ng_annotations_parse(r->conf, &cfg, &ann, err) < 0 ||
+	if (ng_cni_args_parse(r->cni_args, &args, err) < 0 ||
 	    ng_prev_parse(json_object_get(r->conf, "prevResult"), &prev, err) < 0)
 		goto out;
 	id = (struct ng_pod_id){args.pod_namespace, args.pod_name, r->container_id, r->ifname};
-	rc = ng_policy_compile(&cfg, &ann, &prev, NULL, &id, pol, err);
-	if (rc == 0 && !pol->learn) {
-		ng_policy_free(pol);
-		rc = ng_fail(err, NG_E_CONFIG, "the pod learns no names (egress.names is not \"learn\")");
+	if (ng_pod_policy_build(r->conf, &cfg, &prev, &id, NULL, NULL, &pp, err) < 0)
+		goto out;
+	if (!pp.enforced || !pp.policy.learn) {
+		ng_fail(err, NG_E_CONFIG, "the pod learns no names (not enforced, or egress.names is not \"learn\")");
+		goto out;
 	}
+	*pol = pp.policy; /* handed over: the rest of pp is freed below */
+	memset(&pp.policy, 0, sizeof(pp.policy));
+	rc = 0;
 out:
+	ng_pod_policy_free(&pp);
 	ng_prev_free(&prev);
-	ng_annotations_free(&ann);
 out_cfg:
 	ng_config_free(&cfg);
 	return rc;
