@@ -23,17 +23,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 [[ $(id -u) -eq 0 ]] || { echo "agent.sh: needs root (network namespaces)" >&2 && exit 1; }
 world_up "${E2E_PREFIX:-nge-}"
 RACE=$E2E_DIR/dnsrace.py
-DNSL=10.96.0.11 # the learn resolver
 STATE=$W_TMP/state
-AGENT_PID=''
 
 # ---- the world's extras -------------------------------------------------------
-# Learned addresses: any of 10.21.0.0/16 is the storage host's (a local
-# route), so one listener on :443 answers every learned name; :9443 echoes.
-ip -n "$W_ID-dns" addr add "$DNSL/24" dev eth0
-ip -n "$W_ID-storage" route add local 10.21.0.0/16 dev lo
-ip -n "$W_NODE" route add 10.21.0.0/16 via "$STORE4"
-_spawn "$W_ID-storage" echo9443 socat TCP4-LISTEN:9443,reuseaddr,fork PIPE
 {
 	for i in $(seq 0 999); do echo "10.21.$((i / 250)).$((i % 250 + 1)) u$i.race.world.test"; done
 	for i in $(seq 0 999); do echo "10.21.$((4 + i / 250)).$((i % 250 + 1)) t$i.race.world.test"; done
@@ -43,20 +35,13 @@ _spawn "$W_ID-storage" echo9443 socat TCP4-LISTEN:9443,reuseaddr,fork PIPE
 	echo "10.21.10.4 exp.world.test"     # learned, then left to expire
 	echo "10.21.10.5 live.world.test"    # learned, kept alive by a connection
 	echo "10.21.10.6 late.world.test"    # asked while the agent is away
+	echo "10.21.10.7 pin.world.test"     # "resolve" mode: pinned at ADD, then moved
 	echo "169.254.169.254 md.race.world.test"
 	for p in $(seq 0 99); do
 		for n in $(seq 0 19); do echo "10.21.$((20 + p)).$((n + 1)) h$n.p$p.world.test"; done
 	done
 } >"$W_TMP/learn.hosts"
-_spawn "$W_ID-dns" dnsmasq-learn dnsmasq --keep-in-foreground --conf-file=/dev/null \
-	--no-resolv --no-hosts --no-poll --user=root --group=root --bind-interfaces \
-	--listen-address="$DNSL" --pid-file="$W_TMP/dnsmasq-learn.pid" --local-ttl=1 \
-	--addn-hosts="$W_TMP/learn.hosts" --cname=files.world.test,blob.cdn.test
-for i in {1..40}; do
-	node_exec "$NPROBE" udp-dns "$DNSL" u0.race.world.test 200 >/dev/null && break
-	((i < 40)) || { echo "agent.sh: learn resolver not answering" >&2 && exit 1; }
-	sleep 0.05
-done
+learn_world "$W_TMP/learn.hosts"
 
 LEARN=$(conf_variant learn '
 e["dns"]["servers"].append("10.96.0.11")
@@ -68,19 +53,6 @@ e["egress"]["envelope"].append("*.p0.world.test:443")
 ')
 export POD_CONFLIST=$LEARN
 
-agent_start() {
-	bg_start nsenter --net="$(_ns_path "$W_NODE")" "$NG_BIN" agent --state-dir "$STATE" \
-		--listen 127.0.0.1:9617 2>>"$W_TMP/log/agent.log"
-	AGENT_PID=$BG_PID
-}
-agent_ready() { # waits up to $1 ms for /readyz
-	local i
-	for ((i = 0; i < $1 / 10; i++)); do
-		node_exec "$PY" -c 'import urllib.request,sys; sys.exit(0 if urllib.request.urlopen("http://127.0.0.1:9617/readyz", timeout=0.2).status == 200 else 1)' 2>/dev/null && return 0
-		sleep 0.01
-	done
-	return 1
-}
 race() { pod_exec "$1" "$PY" "$RACE" "${@:2}"; }
 set_has() { # POD FAMILY SET TEXT: the set's listing holds TEXT (shown if not)
 	local out
@@ -172,6 +144,28 @@ t_row "the held answer's retry is served by the new agent, then connects" "$out"
 t_check "the new agent rediscovered the pod with what it had learned" \
 	sh -c "grep '\"event\":\"pod_added\"' $W_TMP/log/agent.log | tail -1 | grep -vq ', 0 addresses still learned'"
 t_check "after restart a known address is refreshed, not lost" learned web u5.race.world.test 443
+
+# ---- "resolve" mode: pinned for the pod's life, CHECK reports drift ------------
+PIN=$(conf_variant pin '
+e["dns"]["servers"].append("10.96.0.11")
+e["egress"]["names"] = "resolve"
+e["egress"]["allow"] = ["pin.world.test:443"]
+')
+cp "$W_TMP/resolv.conf" "$W_TMP/resolv.conf.orig"
+printf 'nameserver %s\noptions timeout:1 attempts:2\n' "$DNSL" >"$W_TMP/resolv.conf"
+POD_CONFLIST=$PIN t_check "resolve mode: ADD resolves pin.world.test (no agent involved)" pod_add pin
+t_check "... pinned without a timeout, the name in its comment" \
+	set_has pin inet names_v4 'pin.world.test'
+rc=0 && POD_CONFLIST=$PIN pod_check pin >/dev/null 2>&1 || rc=$?
+t_row "... CHECK passes while the name still answers it" "exit $rc" "$rc"
+sed -i 's/^10.21.10.7 pin.world.test/10.21.10.8 pin.world.test/' "$W_TMP/learn.hosts"
+kill -HUP "$(cat "$W_TMP/dnsmasq-learn.pid")"
+sleep 0.3
+out=$(POD_CONFLIST=$PIN pod_check pin 2>&1) || true
+t_check "the name moved: CHECK fails naming it" chain_error_is 111 "pin.world.test no longer answers 10.21.10.7" "$out"
+expect "... and the pinned address stays allowed for the pod's life" connected 1000 pod:pin -- tcp 10.21.10.7 443 2000
+POD_CONFLIST=$PIN pod_del pin >/dev/null
+cp "$W_TMP/resolv.conf.orig" "$W_TMP/resolv.conf"
 
 # ---- lifecycle: no agent, 100 pods x 20 names, DEL ---------------------------
 agent_fds() { find "/proc/$AGENT_PID/fd" -mindepth 1 -maxdepth 1 | wc -l; }

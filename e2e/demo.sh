@@ -81,6 +81,33 @@ pod_exec web nft list chain netdev boxxkite_netguard raw_v4
 section "decision log ($W_TMP/netguard.log)"
 grep '"verb":"ADD"' "$W_TMP/netguard.log"
 
+# egress.names "learn": the node agent learns a pod's DNS names from the
+# pod's own answers, and lets each answer through only once its addresses
+# are in every table.
+section "the node agent: a name learned from the pod's own answer"
+printf '10.21.0.7 files.learn.test\n' >"$W_TMP/learn.hosts"
+learn_world "$W_TMP/learn.hosts"
+LEARN=$(conf_variant learn '
+e["dns"]["servers"].append("10.96.0.11")
+e["egress"]["names"] = "learn"
+e["egress"]["allow"].append("*.learn.test:443")
+')
+agent_start
+t_check "agent serving (inside the node namespace, state dir in $W_TMP)" agent_ready 3000
+POD_CONFLIST=$LEARN pod_add app "$ENFORCED_NS" >/dev/null
+expect "before the answer: 10.21.0.7:443 refused" refused 1000 pod:app -- tcp 10.21.0.7 443 2000
+expect "answer: udp $DNSL files.learn.test" "answered:10.21.0.7" - pod:app -- udp-dns "$DNSL" files.learn.test 2000
+echo "set element (inet and packet-socket guard, committed before the answer was let through):"
+pod_exec app nft list set inet boxxkite_netguard names_v4 | grep -A1 elements
+pod_exec app nft list set netdev boxxkite_netguard names_v4 | grep -A1 elements
+expect "connect 10.21.0.7:443 (files.learn.test)" connected - pod:app -- tcp 10.21.0.7 443 2000
+expect "same address, port 8443: refused" refused 1000 pod:app -- tcp 10.21.0.7 8443 2000
+echo "agent log:"
+grep -E '"event":"(serving|pod_added)"' "$W_TMP/log/agent.log" | tail -2
+export POD_CONFLIST=$LEARN
+t_check "DEL app (the agent closes its sockets)" pod_del app
+unset POD_CONFLIST
+
 section "CHECK, DEL"
 t_check "CHECK: ruleset matches the policy" pod_check web
 t_check "DEL" pod_del web

@@ -394,6 +394,46 @@ bg_stop() {
 # The plugin's decision log (JSON lines).
 netguard_log() { cat "$W_TMP/netguard.log" 2>/dev/null; }
 
+# ---- the node agent (egress.names "learn") ----------------------------------
+#
+#   learn_world HOSTS_FILE   a second resolver (dnsmasq on the DNS host,
+#                            $DNSL) answering HOSTS_FILE with a 1 s TTL, and
+#                            10.21.0.0/16 all the storage host's (:443 sink,
+#                            :9443 echo)
+#   agent_start / agent_ready MS   the agent inside the node's namespace,
+#                            state dir $W_TMP/state, /readyz on 127.0.0.1:9617
+DNSL=10.96.0.11
+AGENT_PID=''
+learn_world() {
+	ip -n "$W_ID-dns" addr add "$DNSL/24" dev eth0
+	ip -n "$W_ID-storage" route add local 10.21.0.0/16 dev lo
+	ip -n "$W_NODE" route add 10.21.0.0/16 via "$STORE4"
+	_spawn "$W_ID-storage" echo9443 socat TCP4-LISTEN:9443,reuseaddr,fork,backlog=1024 PIPE
+	_spawn "$W_ID-dns" dnsmasq-learn dnsmasq --keep-in-foreground --conf-file=/dev/null \
+		--no-resolv --no-hosts --no-poll --user=root --group=root --bind-interfaces \
+		--listen-address="$DNSL" --pid-file="$W_TMP/dnsmasq-learn.pid" --local-ttl=1 \
+		--addn-hosts="$1" --cname=files.world.test,blob.cdn.test
+	for _ in {1..40}; do
+		node_exec "$NPROBE" udp-dns "$DNSL" "$(awk 'NR==1{print $2}' "$1")" 200 >/dev/null && return 0
+		sleep 0.05
+	done
+	echo "learn_world: the learn resolver is not answering" >&2
+	return 1
+}
+agent_start() {
+	bg_start nsenter --net="$(_ns_path "$W_NODE")" "$NG_BIN" agent --state-dir "$W_TMP/state" \
+		--listen 127.0.0.1:9617 2>>"$W_TMP/log/agent.log"
+	AGENT_PID=$BG_PID
+}
+agent_ready() { # waits up to $1 ms for /readyz
+	local i
+	for ((i = 0; i < $1 / 10; i++)); do
+		node_exec "$PY" -c 'import urllib.request,sys; sys.exit(0 if urllib.request.urlopen("http://127.0.0.1:9617/readyz", timeout=0.2).status == 200 else 1)' 2>/dev/null && return 0
+		sleep 0.01
+	done
+	return 1
+}
+
 # ---- assertions ---------------------------------------------------------------
 
 t_ok() { T_PASS=$((T_PASS + 1)); }

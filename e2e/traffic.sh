@@ -240,9 +240,9 @@ expect "name $STORE_NAME -> $STORE_NAME4:443 connects" connected 1000 pod:web --
 expect "name $STORE_NAME -> [$STORE_NAME6]:443 connects" connected 1000 pod:web -- tcp "$STORE_NAME6" 443 2000
 expect "name, other port $STORE_NAME4:8443 refused" refused 1000 pod:web -- tcp "$STORE_NAME4" 8443 2000
 t_check "names_v4 holds $STORE_NAME4 . tcp . 443" set_has web names_v4 "$STORE_NAME4 . tcp . 443"
-t_check "names_v4_ttl holds it, timeout 1h (minNameTTL)" set_has web names_v4_ttl "$STORE_NAME4 . tcp . 443 timeout 1h"
+t_check "names_v4_ttl holds it, no timeout (resolve: pinned for the pod's life)" set_has web names_v4_ttl "$STORE_NAME4 . tcp . 443 }"
 t_check "names_v6 holds $STORE_NAME6 . tcp . 443" set_has web names_v6 "$STORE_NAME6 . tcp . 443"
-t_check "names_v6_ttl holds it" set_has web names_v6_ttl "$STORE_NAME6 . tcp . 443 timeout 1h"
+t_check "names_v6_ttl holds it, no timeout" set_has web names_v6_ttl "$STORE_NAME6 . tcp . 443 }"
 t_check "the name was asked of the fake DNS" grep -q "query\[A\] $STORE_NAME" "$W_TMP/log/dnsmasq-queries.log"
 expect "control: $OUT4:443 connects" connected - pod:plain -- tcp "$OUT4" 443 2000
 expect "control: $STORE4:8443 connects" connected - pod:plain -- tcp "$STORE4" 8443 2000

@@ -33,16 +33,16 @@
 /* Counters, per pod and for the agent (the sum, plus what no pod owns):
  * the operating issue exports them on /metrics. */
 struct ng_counters {
-	uint64_t answers;     /* DNS messages seen */
-	uint64_t learned;     /* elements added or refreshed */
-	uint64_t kept_alive;  /* refreshes for live connections */
-	uint64_t metadata;    /* metadata addresses refused */
-	uint64_t unparsed;    /* answers that did not parse (passed, nothing learned) */
-	uint64_t full;        /* elements refused by the tracker's bound */
-	uint64_t commits;     /* transactions acknowledged */
+	uint64_t answers;    /* DNS messages seen */
+	uint64_t learned;    /* elements added or refreshed */
+	uint64_t kept_alive; /* refreshes for live connections */
+	uint64_t metadata;   /* metadata addresses refused */
+	uint64_t unparsed;   /* answers that did not parse (passed, nothing learned) */
+	uint64_t full;       /* elements refused by the tracker's bound */
+	uint64_t commits;    /* transactions acknowledged */
 	uint64_t commit_errors;
-	uint64_t dropped;     /* packets dropped: commit failed, TCP gap, bounds */
-	uint64_t expired;     /* elements whose lifetime ran out */
+	uint64_t dropped; /* packets dropped: commit failed, TCP gap, bounds */
+	uint64_t expired; /* elements whose lifetime ran out */
 };
 
 enum { NG_EV_NFQ = 1, NG_EV_INOTIFY, NG_EV_TIMER, NG_EV_SIGNAL, NG_EV_HTTP };

@@ -21,11 +21,12 @@
 
 static int usage(FILE *f, int rc)
 {
-	fprintf(f, "usage: boxxkite-netguard agent [--state-dir DIR] [--listen ADDR:PORT]\n"
-		   "  Learns the DNS-name destinations of pods with egress.names \"learn\" from their own\n"
-		   "  DNS answers, before the answers reach them. Runs in the node's network namespace.\n"
-		   "  --state-dir  where ADD records pods (the plugin's stateDir; default %s)\n"
-		   "  --listen     serve /readyz and /metrics (e.g. 127.0.0.1:9617)\n",
+	fprintf(f,
+		"usage: boxxkite-netguard agent [--state-dir DIR] [--listen ADDR:PORT]\n"
+		"  Learns the DNS-name destinations of pods with egress.names \"learn\" from their own\n"
+		"  DNS answers, before the answers reach them. Runs in the node's network namespace.\n"
+		"  --state-dir  where ADD records pods (the plugin's stateDir; default %s)\n"
+		"  --listen     serve /readyz and /metrics (e.g. 127.0.0.1:9617)\n",
 		NG_DEFAULT_STATE_DIR);
 	return rc;
 }
@@ -78,7 +79,8 @@ static void scan(struct ng_agent *a)
 		struct ng_pod *p;
 		struct stat st;
 
-		if (e->d_name[0] == '.' || n < 6 || n - 5 >= sizeof(key) || strcmp(e->d_name + n - 5, ".json"))
+		if (e->d_name[0] == '.' || n < 6 || n - 5 >= sizeof(key) ||
+		    strcmp(e->d_name + n - 5, ".json") != 0)
 			continue;
 		snprintf(key, sizeof(key), "%.*s", (int)(n - 5), e->d_name);
 		p = ng_pod_find(a, key);
@@ -118,7 +120,7 @@ static void on_inotify(struct ng_agent *a)
 				char key[256];
 				struct ng_pod *pod;
 
-				if (l < 6 || l - 5 >= sizeof(key) || strcmp(ev->name + l - 5, ".json"))
+				if (l < 6 || l - 5 >= sizeof(key) || strcmp(ev->name + l - 5, ".json") != 0)
 					continue;
 				snprintf(key, sizeof(key), "%.*s", (int)(l - 5), ev->name);
 				if ((pod = ng_pod_find(a, key)))
@@ -172,7 +174,8 @@ static int setup(struct ng_agent *a, const char *listen_addr)
 	a->signal_fd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
 	snprintf(dir, sizeof(dir), "%s/" NG_PODS_DIR, a->state_dir);
 	if (!a->msg || !a->rx || a->epfd < 0 || a->inotify_fd < 0 || a->timer_fd < 0 || a->signal_fd < 0 ||
-	    inotify_add_watch(a->inotify_fd, dir, IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM) < 0 ||
+	    inotify_add_watch(a->inotify_fd, dir, IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM) <
+		    0 ||
 	    timerfd_settime(a->timer_fd, 0, &its, NULL) < 0 || watch(a, a->inotify_fd, &a->ev_inotify) < 0 ||
 	    watch(a, a->timer_fd, &a->ev_timer) < 0 || watch(a, a->signal_fd, &a->ev_signal) < 0) {
 		ng_alog("error", "start", NULL, "setting up the loop: %s", strerror(errno));
@@ -238,7 +241,8 @@ int ng_agent_main(int argc, char **argv)
 	a.serving = true;
 	ng_alog("info", "serving", NULL, "state dir %s, %zu pods", a.state_dir, a.pods.n);
 	run(&a);
-	ng_alog("info", "stopping", NULL, "signal received; queued answers are dropped until an agent serves");
+	ng_alog("info", "stopping", NULL,
+		"signal received; queued answers are dropped until an agent serves");
 	while (a.pods.n)
 		ng_pod_release(&a, a.pods.v[a.pods.n - 1], "agent stopping");
 	ng_vec_free(&a.pods);

@@ -82,9 +82,12 @@ static void metrics(const struct ng_agent *a, FILE *f)
 		t.expired += c->expired;
 		learned += a->pods.v[i]->tr.n;
 	}
-#define M(name, help, type, v) \
-	fprintf(f, "# HELP boxxkite_netguard_agent_" name " " help "\n# TYPE boxxkite_netguard_agent_" name " " type "\n" \
-		   "boxxkite_netguard_agent_" name " %llu\n", (unsigned long long)(v))
+#define M(name, help, type, v)                                                                           \
+	fprintf(f,                                                                                       \
+		"# HELP boxxkite_netguard_agent_" name " " help "\n# TYPE boxxkite_netguard_agent_" name \
+		" " type "\n"                                                                            \
+		"boxxkite_netguard_agent_" name " %llu\n",                                               \
+		(unsigned long long)(v))
 	M("pods", "Pods whose DNS answers the agent serves.", "gauge", a->pods.n);
 	M("learned_elements", "Learned set elements alive, all pods.", "gauge", learned);
 	M("answers_total", "DNS messages read from pods' queues.", "counter", t.answers);
@@ -135,8 +138,9 @@ void ng_http_serve(struct ng_agent *a)
 			fprintf(f, "not found\n");
 		}
 		fclose(f);
-		dprintf(fd, "HTTP/1.0 %s\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: %zu\r\n"
-			    "Connection: close\r\n\r\n",
+		dprintf(fd,
+			"HTTP/1.0 %s\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: %zu\r\n"
+			"Connection: close\r\n\r\n",
 			status, blen);
 		if (body && write(fd, body, blen) < 0) {
 			/* the client went away: nothing to do */

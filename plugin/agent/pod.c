@@ -66,7 +66,8 @@ static int rebuild_policy(const struct ng_podrecord *r, struct ng_policy *pol, s
 	if (ng_pod_policy_build(r->conf, &cfg, &prev, &id, NULL, NULL, &pp, err) < 0)
 		goto out;
 	if (!pp.enforced || !pp.policy.learn) {
-		ng_fail(err, NG_E_CONFIG, "the pod learns no names (not enforced, or egress.names is not \"learn\")");
+		ng_fail(err, NG_E_CONFIG,
+			"the pod learns no names (not enforced, or egress.names is not \"learn\")");
 		goto out;
 	}
 	*pol = pp.policy; /* handed over: the rest of pp is freed below */
@@ -133,7 +134,8 @@ static void reread_learned(struct ng_pod *p)
 			struct dump_ctx c = {p, &p->sets[(ranged ? NG_S_TTL4 : NG_S_NAMES4) + f], ranged != 0,
 					     ng_now_ms()};
 
-			ng_ruleset_dump_set(&p->nl, NFPROTO_INET, NG_TABLE, c.spec->name, learned_cb, &c, &err);
+			ng_ruleset_dump_set(&p->nl, NFPROTO_INET, NG_TABLE, c.spec->name, learned_cb, &c,
+					    &err);
 		}
 }
 
@@ -160,7 +162,8 @@ static int open_pod(struct ng_pod *p, const struct ng_podrecord *r, struct ng_er
 		return -1;
 	if (st == NG_NETNS_GONE)
 		return ng_fail(err, NG_E_NETNS, "the pod's network namespace %s is gone", r->netns);
-	if (fstat(fd, &sb) < 0 || (uint64_t)sb.st_dev != r->netns_dev || (uint64_t)sb.st_ino != r->netns_ino) {
+	if (fstat(fd, &sb) < 0 || (uint64_t)sb.st_dev != r->netns_dev ||
+	    (uint64_t)sb.st_ino != r->netns_ino) {
 		close(fd);
 		return ng_fail(err, NG_E_NETNS, "%s is no longer the pod's network namespace", r->netns);
 	}
@@ -217,7 +220,8 @@ int ng_pod_load(struct ng_agent *a, const char *name)
 	p->tables = r.tables;
 	memset(&r.tables, 0, sizeof(r.tables));
 	if (!p->netns || rebuild_policy(&r, &p->policy, &err) < 0 || open_pod(p, &r, &err) < 0) {
-		ng_alog("error", "pod_unusable", NULL, "%s: %s", r.key, err.msg[0] ? err.msg : "out of memory");
+		ng_alog("error", "pod_unusable", NULL, "%s: %s", r.key,
+			err.msg[0] ? err.msg : "out of memory");
 		ng_record_free(&r);
 		free_pod(a, p);
 		return -1;
@@ -227,7 +231,9 @@ int ng_pod_load(struct ng_agent *a, const char *name)
 	reread_learned(p);
 
 	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = p};
-	if (epoll_ctl(a->epfd, EPOLL_CTL_ADD, p->q.fd, &ev) < 0 || ng_vec_push(&a->pods, &p) < 0) {
+	/* the vector holds pointers: &p is the element to copy */
+	if (epoll_ctl(a->epfd, EPOLL_CTL_ADD, p->q.fd, &ev) < 0 ||
+	    ng_vec_push(&a->pods, &p) < 0) { // NOLINT(bugprone-sizeof-expression)
 		ng_alog("error", "pod_unusable", p, "cannot watch its queue: %s", strerror(errno));
 		free_pod(a, p);
 		return -1;
@@ -290,7 +296,8 @@ static int render_table(struct ng_pod *p, const ng_pending_vec *pend, struct ng_
 
 				if (q->ranged != (ranged != 0) || NG_FAM_IDX(q->e.lo.fam) != f)
 					continue;
-				if ((q->refresh && ng_vec_push(&dels, &q->e) < 0) || ng_vec_push(&adds, &q->e) < 0)
+				if ((q->refresh && ng_vec_push(&dels, &q->e) < 0) ||
+				    ng_vec_push(&adds, &q->e) < 0)
 					rc = -1;
 			}
 			if (rc == 0 && dels.n)
@@ -359,8 +366,10 @@ static int commit(struct ng_agent *a, struct ng_pod *p)
 		rc = commit_ns(p, &p->nl, false, &a->pending, &err);
 		if (rc == 0 && node)
 			rc = a->node_nl_open ? commit_ns(p, &a->node_nl, true, &a->pending, &err)
-					     : ng_fail(&err, NG_E_KERNEL, "no netfilter socket in the node's namespace");
-		if (rc == 0 || pass == 1 || (p->nl.refused_errno != ENOENT && a->node_nl.refused_errno != ENOENT))
+					     : ng_fail(&err, NG_E_KERNEL,
+						       "no netfilter socket in the node's namespace");
+		if (rc == 0 || pass == 1 ||
+		    (p->nl.refused_errno != ENOENT && a->node_nl.refused_errno != ENOENT))
 			break;
 		for (size_t i = 0; i < a->pending.n; i++)
 			a->pending.v[i].refresh = false;
@@ -415,13 +424,15 @@ static void take_message(const uint8_t *msg, size_t len, void *data)
 	}
 	if (full) {
 		p->c.full += full;
-		ng_alog("warning", "tracker_full", p, "%u element(s) of the answer for %s not learned: %u tracked",
-			full, c->a->msg->names[0], p->tr.n);
+		ng_alog("warning", "tracker_full", p,
+			"%u element(s) of the answer for %s not learned: %u tracked", full,
+			c->a->msg->names[0], p->tr.n);
 	}
 	if (c->a->lr.metadata) {
 		p->c.metadata += c->a->lr.metadata;
-		ng_alog("warning", "metadata_refused", p, "the answer for %s names %u metadata address(es): not learned",
-			c->a->msg->names[0], c->a->lr.metadata);
+		ng_alog("warning", "metadata_refused", p,
+			"the answer for %s names %u metadata address(es): not learned", c->a->msg->names[0],
+			c->a->lr.metadata);
 	}
 }
 
@@ -434,10 +445,8 @@ static uint32_t tcp_verdict(struct ng_agent *a, struct ng_pod *p, const struct n
 	if (!f)
 		return k->payload_len || (k->tcp_flags & NG_TCP_SYN) ? NF_DROP : NF_ACCEPT;
 	n = ng_tcp_segment(f, k, &a->tcp_budget, take_message, c);
-	if (n < 0)
-		v = NF_DROP;
-	else if (n > 0 && (c->rc < 0 || commit(a, p) < 0))
-		v = NF_DROP;
+	if (n < 0 || (n > 0 && (c->rc < 0 || commit(a, p) < 0)))
+		v = NF_DROP; /* a gap or a bound; or the commit did not happen */
 	if (n >= 0)
 		ng_tcp_done(f, v == NF_ACCEPT, &a->tcp_budget);
 	if (v == NF_ACCEPT && (k->tcp_flags & (NG_TCP_FIN | NG_TCP_RST)))
@@ -497,8 +506,8 @@ static void keep_flow(const struct ng_ip *dst, uint8_t proto, uint16_t dport, vo
 	for (uint32_t i = 0; i < t->cap; i++) {
 		struct ng_track *s = &t->slot[i];
 
-		if (!s->used || s->proto != proto || dport < s->p_lo || dport > s->p_hi || !ng_ip_eq(&s->ip, dst) ||
-		    s->expires - c->now > KEEPALIVE_WINDOW_MS)
+		if (!s->used || s->proto != proto || dport < s->p_lo || dport > s->p_hi ||
+		    !ng_ip_eq(&s->ip, dst) || s->expires - c->now > KEEPALIVE_WINDOW_MS)
 			continue;
 		if (ng_tracker_plan_one(t, s, s->lifetime, c->now, &c->a->pending) == 0)
 			c->p->c.kept_alive++;
@@ -512,7 +521,8 @@ void ng_pod_sweep(struct ng_agent *a, struct ng_pod *p, int64_t now_ms)
 
 	/* The namespace's path gone or reused: the pod is gone (DEL may never
 	 * come, or came while we were down). */
-	if (stat(p->netns, &st) < 0 || (uint64_t)st.st_dev != p->netns_dev || (uint64_t)st.st_ino != p->netns_ino) {
+	if (stat(p->netns, &st) < 0 || (uint64_t)st.st_dev != p->netns_dev ||
+	    (uint64_t)st.st_ino != p->netns_ino) {
 		ng_pod_release(a, p, "its network namespace is gone");
 		return;
 	}

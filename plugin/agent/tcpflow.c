@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MSG_MAX (65535u + 2u)
+#define MSG_MAX ((size_t)65535 + 2)
 
 struct ng_tcpflow *ng_tcp_flow(struct ng_tcpflows *fs, const struct ng_pkt *p, int64_t now_ms)
 {
@@ -63,7 +63,7 @@ int ng_tcp_segment(struct ng_tcpflow *f, const struct ng_pkt *p, size_t *budget,
 		uint8_t *nb;
 
 		/* Buffered bytes never exceed one message plus this segment. */
-		if (want > MSG_MAX + 65535u || *budget + (want - f->cap) > NG_TCP_BUDGET)
+		if (want > MSG_MAX + 65535 || *budget + (want - f->cap) > (size_t)NG_TCP_BUDGET)
 			return -1;
 		nb = realloc(f->buf, want);
 		if (!nb)

@@ -20,15 +20,15 @@
 
 #include "agent/packet.h"
 
-#define NG_TCP_FLOWS  16
-#define NG_TCP_BUDGET (16u * 1024 * 1024)
+#define NG_TCP_FLOWS   16
+#define NG_TCP_BUDGET  (16u * 1024 * 1024)
 #define NG_TCP_IDLE_MS 60000
 
 struct ng_tcpflow {
 	bool used;
-	struct ng_ip peer;  /* the resolver */
+	struct ng_ip peer; /* the resolver */
 	uint16_t sport, dport;
-	uint32_t next;      /* next expected sequence number */
+	uint32_t next; /* next expected sequence number */
 	uint8_t *buf;
 	uint32_t len, cap;
 	int64_t last_ms;
@@ -50,7 +50,8 @@ struct ng_tcpflow *ng_tcp_flow(struct ng_tcpflows *fs, const struct ng_pkt *p, i
  * done), or -1 (drop it; already rewound). *budget is the agent-wide
  * buffered byte count. */
 typedef void (*ng_tcp_msg_fn)(const uint8_t *msg, size_t len, void *data);
-int ng_tcp_segment(struct ng_tcpflow *f, const struct ng_pkt *p, size_t *budget, ng_tcp_msg_fn fn, void *data);
+int ng_tcp_segment(struct ng_tcpflow *f, const struct ng_pkt *p, size_t *budget, ng_tcp_msg_fn fn,
+		   void *data);
 
 /* The verdict on the held segment: accepted (drop the messages it
  * completed from the buffer) or dropped (rewind). */

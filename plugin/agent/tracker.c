@@ -31,7 +31,8 @@ static struct ng_track *find(struct ng_tracker *t, const struct ng_elem *e, bool
 {
 	if (!t->cap)
 		return NULL;
-	for (uint32_t i = hash(&e->lo, e->proto, ranged, e->p_lo, e->p_hi) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+	for (uint32_t i = hash(&e->lo, e->proto, ranged, e->p_lo, e->p_hi) & (t->cap - 1);;
+	     i = (i + 1) & (t->cap - 1)) {
 		if (!t->slot[i].used)
 			return NULL;
 		if (same(&t->slot[i], e, ranged))
@@ -52,7 +53,8 @@ static int grow(struct ng_tracker *t)
 
 		if (!o->used)
 			continue;
-		for (j = hash(&o->ip, o->proto, o->ranged, o->p_lo, o->p_hi) & (cap - 1); s[j].used; j = (j + 1) & (cap - 1)) {
+		for (j = hash(&o->ip, o->proto, o->ranged, o->p_lo, o->p_hi) & (cap - 1); s[j].used;
+		     j = (j + 1) & (cap - 1)) {
 		}
 		s[j] = *o;
 	}
@@ -68,10 +70,15 @@ static struct ng_track *insert(struct ng_tracker *t, const struct ng_elem *e, bo
 
 	if (t->n >= NG_TRACK_MAX || ((t->n + 1) * 2 > t->cap && grow(t) < 0))
 		return NULL;
-	for (i = hash(&e->lo, e->proto, ranged, e->p_lo, e->p_hi) & (t->cap - 1); t->slot[i].used; i = (i + 1) & (t->cap - 1)) {
+	for (i = hash(&e->lo, e->proto, ranged, e->p_lo, e->p_hi) & (t->cap - 1); t->slot[i].used;
+	     i = (i + 1) & (t->cap - 1)) {
 	}
-	t->slot[i] = (struct ng_track){
-		.ip = e->lo, .proto = e->proto, .ranged = ranged, .used = true, .p_lo = e->p_lo, .p_hi = e->p_hi};
+	t->slot[i] = (struct ng_track){.ip = e->lo,
+				       .proto = e->proto,
+				       .ranged = ranged,
+				       .used = true,
+				       .p_lo = e->p_lo,
+				       .p_hi = e->p_hi};
 	t->n++;
 	return &t->slot[i];
 }
@@ -89,7 +96,8 @@ static void erase(struct ng_tracker *t, struct ng_track *s)
 		j = (j + 1) & (t->cap - 1);
 		if (!t->slot[j].used)
 			return;
-		k = hash(&t->slot[j].ip, t->slot[j].proto, t->slot[j].ranged, t->slot[j].p_lo, t->slot[j].p_hi) &
+		k = hash(&t->slot[j].ip, t->slot[j].proto, t->slot[j].ranged, t->slot[j].p_lo,
+			 t->slot[j].p_hi) &
 		    (t->cap - 1);
 		/* Move j to i when its home k is not cyclically in (i, j]. */
 		if ((i <= j) ? (i < k && k <= j) : (i < k || k <= j))
@@ -126,8 +134,8 @@ int ng_tracker_plan_one(struct ng_tracker *t, struct ng_track *k, uint32_t lifet
 	return pend(out, k, &e, lifetime, now_ms, false);
 }
 
-int ng_tracker_plan(struct ng_tracker *t, const struct ng_learn_result *r, int64_t now_ms, ng_pending_vec *out,
-		    unsigned *full)
+int ng_tracker_plan(struct ng_tracker *t, const struct ng_learn_result *r, int64_t now_ms,
+		    ng_pending_vec *out, unsigned *full)
 {
 	for (int f = 0; f < 2; f++) {
 		for (int ranged = 0; ranged < 2; ranged++) {

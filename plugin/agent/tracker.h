@@ -49,8 +49,8 @@ typedef NG_VEC(struct ng_pending) ng_pending_vec;
  * those whose new expiry is later than the tracked one by more than a tenth
  * of the lifetime (at most 60 s). Updates the tracker at once; revert if
  * the commit fails. *full counts elements refused by the bound. 0 or -1. */
-int ng_tracker_plan(struct ng_tracker *t, const struct ng_learn_result *r, int64_t now_ms, ng_pending_vec *out,
-		    unsigned *full);
+int ng_tracker_plan(struct ng_tracker *t, const struct ng_learn_result *r, int64_t now_ms,
+		    ng_pending_vec *out, unsigned *full);
 /* Plans a refresh of one tracked element to now + lifetime (live
  * connections keep their address). */
 int ng_tracker_plan_one(struct ng_tracker *t, struct ng_track *k, uint32_t lifetime, int64_t now_ms,

@@ -8,20 +8,20 @@
 #include <stdarg.h>
 
 /* CNI spec codes (1-99 are reserved by the spec). */
-#define NG_E_VERSION    1  /* incompatible cniVersion */
-#define NG_E_ENV        4  /* invalid necessary environment variables */
-#define NG_E_DECODE     6  /* failed to decode content */
-#define NG_E_CONFIG     7  /* invalid network config */
-#define NG_E_TRY_AGAIN  11 /* try again later */
+#define NG_E_VERSION            1  /* incompatible cniVersion */
+#define NG_E_ENV                4  /* invalid necessary environment variables */
+#define NG_E_DECODE             6  /* failed to decode content */
+#define NG_E_CONFIG             7  /* invalid network config */
+#define NG_E_TRY_AGAIN          11 /* try again later */
 #define NG_E_PLUGIN_UNAVAILABLE 50 /* STATUS: cannot serve ADD (spec 1.1) */
 /* Ours (100+). Documented in README.md "Error codes". */
-#define NG_E_ENVELOPE   100 /* annotation grant outside egress.envelope */
-#define NG_E_ANNOTATION 101 /* malformed or unknown netguard annotation */
-#define NG_E_OPT_IN     102 /* pod asks for enforcement this node cannot give */
-#define NG_E_KERNEL     110 /* the kernel refused or failed the transaction */
-#define NG_E_CHECK      111 /* CHECK: ruleset missing or different */
-#define NG_E_NETNS      112 /* cannot use the pod's network namespace */
-#define NG_E_INTERNAL   120 /* out of memory, broken invariant */
+#define NG_E_ENVELOPE           100 /* annotation grant outside egress.envelope */
+#define NG_E_ANNOTATION         101 /* malformed or unknown netguard annotation */
+#define NG_E_OPT_IN             102 /* pod asks for enforcement this node cannot give */
+#define NG_E_KERNEL             110 /* the kernel refused or failed the transaction */
+#define NG_E_CHECK              111 /* CHECK: ruleset missing or different */
+#define NG_E_NETNS              112 /* cannot use the pod's network namespace */
+#define NG_E_INTERNAL           120 /* out of memory, broken invariant */
 
 struct ng_err {
 	int code;

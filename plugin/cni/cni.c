@@ -305,8 +305,17 @@ static int decide(struct inv *v, ng_names_fn resolve)
 	return 0;
 }
 
+static json_int_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (json_int_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 static int cmd_add(struct inv *v, FILE *in)
 {
+	json_int_t t_rec, t_wait;
 	int rc;
 	struct ng_nl nl;
 
@@ -328,17 +337,19 @@ static int cmd_add(struct inv *v, FILE *in)
 
 	/* The record first: the agent binds the pod's queue while the table
 	 * is built, so waiting for it afterwards costs next to nothing. */
+	t_rec = now_us();
 	if (v->pod.policy.learn && record_pod(v) < 0)
 		return fail(v, "error");
+	t_rec = now_us() - t_rec;
 	if (open_pod_socket(v, &nl) < 0)
 		return unrecord_fail(v);
 	rc = ng_ruleset_apply(&nl, &v->pod.policy, NG_TABLE, &v->err);
 	ng_nl_close(&nl);
 	if (rc < 0)
 		return unrecord_fail(v);
-	if (v->pod.policy.learn &&
-	    ng_record_wait_ready(v->cfg.state_dir, v->record.key, v->record.nonce, NG_AGENT_PICKUP_MS,
-				 &v->err) < 0) {
+	t_wait = now_us();
+	if (v->pod.policy.learn && ng_record_wait_ready(v->cfg.state_dir, v->record.key, v->record.nonce,
+							NG_AGENT_PICKUP_MS, &v->err) < 0) {
 		/* No agent, no pod: leave nothing behind (answers would only be
 		 * dropped), as any failed ADD does. */
 		struct ng_err e2 = {0};
@@ -349,8 +360,13 @@ static int cmd_add(struct inv *v, FILE *in)
 		}
 		return unrecord_fail(v);
 	}
+	t_wait = now_us() - t_wait;
 	if (print_prev(v) < 0)
 		return unrecord_fail(v);
+	if (v->pod.policy.learn) { /* what the agent costs ADD (README "The node agent") */
+		ng_log_set(&v->log, "agent_record_us", json_integer(t_rec));
+		ng_log_set(&v->log, "agent_wait_us", json_integer(t_wait));
+	}
 	ng_log_set(&v->log, "allow_elements",
 		   json_integer((json_int_t)v->pod.policy.allow[0].n + (json_int_t)v->pod.policy.allow[1].n));
 	ng_log_set(&v->log, "name_elements",
@@ -441,6 +457,8 @@ static int cmd_check(struct inv *v, FILE *in)
 		return fail(v, "error");
 	if (enforced) {
 		rc = ng_ruleset_check(&nl, &v->pod.policy, NG_TABLE, NULL, &v->err);
+		if (rc == 0)
+			rc = ng_ruleset_check_answers(&nl, &v->pod.policy, NG_TABLE, &v->err);
 	} else {
 		rc = ng_ruleset_snapshot(&nl, NG_TABLE, &snap, &v->err);
 		if (rc == 0)
@@ -480,9 +498,11 @@ static int cmd_status_gc(struct inv *v, FILE *in)
 	 * namespace, so there is no state to collect. */
 	if (load(v, in) < 0)
 		return fail(v, "error");
-	if (strcmp(v->verb, "STATUS") == 0 && needs_agent(&v->cfg) && ng_agent_serving(v->cfg.state_dir) != 1) {
+	if (strcmp(v->verb, "STATUS") == 0 && needs_agent(&v->cfg) &&
+	    ng_agent_serving(v->cfg.state_dir) != 1) {
 		ng_fail(&v->err, NG_E_PLUGIN_UNAVAILABLE,
-			"egress.names is \"learn\" and no boxxkite-netguard agent serves stateDir %s: answers "
+			"egress.names is \"learn\" and no boxxkite-netguard agent serves stateDir %s: "
+			"answers "
 			"to pods are dropped until it runs",
 			v->cfg.state_dir);
 		return fail(v, "not ready");

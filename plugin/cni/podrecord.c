@@ -85,9 +85,9 @@ int ng_record_write(const char *state_dir, struct ng_podrecord *r, struct ng_err
 	for (size_t i = 0; tables && i < r->tables.n; i++) {
 		const struct ng_record_table *t = &r->tables.v[i];
 
-		json_array_append_new(tables,
-				      json_pack("{s:s,s:s,s:s}", "netns", t->in_node ? "node" : "pod", "family",
-						t->family == NFPROTO_NETDEV ? "netdev" : "inet", "table", t->name));
+		json_array_append_new(
+			tables, json_pack("{s:s,s:s,s:s}", "netns", t->in_node ? "node" : "pod", "family",
+					  t->family == NFPROTO_NETDEV ? "netdev" : "inet", "table", t->name));
 	}
 	o = json_pack("{s:i,s:s,s:s,s:s,s:s,s:I,s:I,s:s,s:o,s:O}", "version", NG_RECORD_VERSION, "nonce",
 		      r->nonce, "containerId", r->container_id, "ifname", r->ifname, "netns", r->netns,

@@ -26,15 +26,15 @@
 #include "base/err.h"
 #include "base/vec.h"
 
-#define NG_RECORD_VERSION  1
-#define NG_RECORD_MAX      (1024 * 1024) /* bytes; ADD's stdin is bounded below this */
-#define NG_PODS_DIR        "pods"
-#define NG_READY_DIR       "ready"
-#define NG_AGENT_LOCK      "agent.lock"
-#define NG_NONCE_LEN       32 /* hex digits */
+#define NG_RECORD_VERSION   1
+#define NG_RECORD_MAX       (1024 * 1024) /* bytes; ADD's stdin is bounded below this */
+#define NG_PODS_DIR         "pods"
+#define NG_READY_DIR        "ready"
+#define NG_AGENT_LOCK       "agent.lock"
+#define NG_NONCE_LEN        32 /* hex digits */
 /* How long ADD waits for the agent to pick a pod up (code 11 after): a
  * restarted agent serves within 1 s. */
-#define NG_AGENT_PICKUP_MS 3000
+#define NG_AGENT_PICKUP_MS  3000
 #define NG_AGENT_RELEASE_MS 1000
 
 /* A table that enforces the pod: in its namespace ("pod") or the node's. */

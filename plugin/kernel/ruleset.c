@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "kernel/netns.h"
+#include "kernel/resolve.h"
 #include "nft/render.h"
 #include "nft/snapdiff.h"
 #include "nft/snapnames.h"
@@ -138,8 +139,8 @@ static int dump(struct ng_nl *nl, uint8_t family, uint16_t type, uint16_t flags,
 	return ng_nl_dump(nl, nlh, cb, data, err);
 }
 
-int ng_ruleset_dump_set(struct ng_nl *nl, uint8_t family, const char *table, const char *set, ng_nl_dump_cb cb,
-			void *data, struct ng_err *err)
+int ng_ruleset_dump_set(struct ng_nl *nl, uint8_t family, const char *table, const char *set,
+			ng_nl_dump_cb cb, void *data, struct ng_err *err)
 {
 	return dump(nl, family, NFT_MSG_GETSETELEM, NLM_F_DUMP, table, set, cb, data, err);
 }
@@ -230,4 +231,75 @@ int ng_ruleset_check(struct ng_nl *nl, const struct ng_policy *p, const char *ta
 	if (objects)
 		*objects = n;
 	return rc;
+}
+
+/* Does the current answer hold every address of [lo, hi] (at most 256)? */
+static bool answer_holds(const struct ng_resolved_name *r, const struct ng_ip *lo, const struct ng_ip *hi,
+			 struct ng_ip *missing)
+{
+	struct ng_ip ip = *lo;
+
+	for (int n = 0; n < 256; n++) {
+		bool found = false;
+
+		for (size_t i = 0; i < r->answers.n && !found; i++)
+			found = ng_ip_eq(&r->answers.v[i].ip, &ip);
+		if (!found) {
+			*missing = ip;
+			return false;
+		}
+		if (ng_ip_eq(&ip, hi) || !ng_ip_inc(&ip))
+			break;
+	}
+	return true;
+}
+
+int ng_ruleset_check_answers(struct ng_nl *nl, const struct ng_policy *p, const char *table,
+			     struct ng_err *err)
+{
+	struct ng_snapshot have = {.table = table, .family = NFPROTO_INET, .name_ports = &p->name_ports};
+	long budget = NG_RESOLVE_BUDGET_MS;
+	int rc;
+
+	if (p->learn || p->name_ports.n == 0)
+		return 0;
+	rc = ng_ruleset_snapshot(nl, table, &have, err);
+	for (size_t i = 0; rc == 0 && i < have.name_elems.n; i++) {
+		const struct ng_name_elem *a = &have.name_elems.v[i];
+		struct ng_resolved_name r = {0};
+		struct ng_ip missing;
+		char ip[NG_IP_STRLEN];
+		bool asked = false;
+
+		if (a->ttl || !a->dns_name[0])
+			continue;
+		for (size_t j = 0; j < i && !asked; j++)
+			asked = !have.name_elems.v[j].ttl &&
+				!strcmp(have.name_elems.v[j].dns_name, a->dns_name);
+		if (asked)
+			continue; /* one question per name: its elements are checked below */
+		snprintf(r.name, sizeof(r.name), "%s", a->dns_name);
+		if (ng_resolve_system(a->dns_name, budget, &r, err) < 0) {
+			ng_err_prefix(err, "DNS name %s, pinned at ADD: ", a->dns_name);
+			err->code = NG_E_CHECK;
+			rc = -1;
+		}
+		for (size_t j = i; rc == 0 && j < have.name_elems.n; j++) {
+			const struct ng_name_elem *b = &have.name_elems.v[j];
+
+			if (b->ttl || strcmp(b->dns_name, a->dns_name) != 0 ||
+			    answer_holds(&r, &b->lo, &b->hi, &missing))
+				continue;
+			ng_ip_format(&missing, ip, sizeof(ip));
+			rc = ng_fail(
+				err, NG_E_CHECK,
+				"DNS name %s no longer answers %s (resolved at ADD, still allowed for the "
+				"pod's life): the pod's resolver now gives it other addresses; re-create the "
+				"pod, or use egress.names \"learn\"",
+				a->dns_name, ip);
+		}
+		ng_vec_free(&r.answers);
+	}
+	ng_snapshot_free(&have);
+	return rc == -ENOENT ? 0 : rc;
 }

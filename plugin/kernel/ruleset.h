@@ -23,8 +23,8 @@ int ng_ruleset_snapshot(struct ng_nl *nl, const char *table, struct ng_snapshot 
 
 /* Dumps the elements of one set (GETSETELEM): cb per reply message. 0,
  * -ENOENT (no such table or set), or -1 with err. */
-int ng_ruleset_dump_set(struct ng_nl *nl, uint8_t family, const char *table, const char *set, ng_nl_dump_cb cb,
-			void *data, struct ng_err *err);
+int ng_ruleset_dump_set(struct ng_nl *nl, uint8_t family, const char *table, const char *set,
+			ng_nl_dump_cb cb, void *data, struct ng_err *err);
 
 /* CHECK: 0 when the kernel's tables (inet, and netdev with the guard) are
  * exactly what `p` renders to (name-set elements bounded by their
@@ -32,5 +32,11 @@ int ng_ruleset_dump_set(struct ng_nl *nl, uint8_t family, const char *table, con
  * receives the number of objects compared. */
 int ng_ruleset_check(struct ng_nl *nl, const struct ng_policy *p, const char *table, size_t *objects,
 		     struct ng_err *err);
+
+/* "resolve" mode: asks each name pinned at ADD again (the node's resolver)
+ * and fails (code 111) naming a name whose current answer no longer holds
+ * an address pinned for it. 0 in "learn" mode and without names. */
+int ng_ruleset_check_answers(struct ng_nl *nl, const struct ng_policy *p, const char *table,
+			     struct ng_err *err);
 
 #endif

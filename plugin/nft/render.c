@@ -78,18 +78,19 @@ static int rule_common_head(struct ng_batch *b, const char *chain, bool egress)
  * with no agent bound to the queue the kernel drops them (fail closed). */
 static int render_dns_answers(struct ng_batch *b, const struct ng_set_spec *sets)
 {
-	int rc = ng_render_base_chain(b, NG_CHAIN_DNS_ANSWERS, NF_INET_LOCAL_IN, NULL, NG_DNS_ANSWERS_PRIORITY,
-				      NF_ACCEPT);
+	int rc = ng_render_base_chain(b, NG_CHAIN_DNS_ANSWERS, NF_INET_LOCAL_IN, NULL,
+				      NG_DNS_ANSWERS_PRIORITY, NF_ACCEPT);
 
 	for (int f = 0; f < 2 && rc == 0; f++)
 		rc = ng_render_lookup_rule(
-			b, &(struct ng_lookup_rule){.chain = NG_CHAIN_DNS_ANSWERS,
-						    .set = &sets[NG_S_DNS4 + f],
-						    .nfproto = true,
-						    .sport = true,
-						    .queue = true,
-						    .comment = f == 0 ? "answers from dns.servers, to the agent (IPv4)"
-								      : "answers from dns.servers, to the agent (IPv6)"});
+			b, &(struct ng_lookup_rule){
+				   .chain = NG_CHAIN_DNS_ANSWERS,
+				   .set = &sets[NG_S_DNS4 + f],
+				   .nfproto = true,
+				   .sport = true,
+				   .queue = true,
+				   .comment = f == 0 ? "answers from dns.servers, to the agent (IPv4)"
+						     : "answers from dns.servers, to the agent (IPv6)"});
 	return rc;
 }
 

@@ -60,9 +60,9 @@ struct ng_lookup_rule {
 	bool protocol;    /* check meta protocol (netdev: nft then shows "ip daddr", not "@nh,128,32") */
 	bool sport;       /* addr . port sets: the source port (replies from a listening port) */
 	bool no_syn_only; /* TCP replies only: a segment with SYN and no ACK never passes */
+	bool queue;       /* the verdict: NFQUEUE NG_AGENT_QUEUE (to the agent), no bypass */
 	uint8_t l4proto;  /* check it (NG_SK_ADDR sets; the others imply theirs) */
 	const char *jump; /* the verdict: jump to this chain; NULL: accept */
-	bool queue;       /* the verdict: NFQUEUE NG_AGENT_QUEUE (to the agent), no bypass */
 	const char *comment;
 };
 int ng_render_lookup_rule(struct ng_batch *b, const struct ng_lookup_rule *r);

@@ -145,13 +145,18 @@ time_t ng_expiry_parse(const char *comment)
 	return end && *end == '\0' ? timegm(&tm) : 0;
 }
 
-static int set_expiry_comment(struct nftnl_set_elem *e, time_t t)
+/* The element's comment: "until <UTC>" with an expiry, else "name <X>"
+ * when it was resolved from X (nothing otherwise). */
+static int set_elem_comment(struct nftnl_set_elem *e, time_t t, const char *name)
 {
-	struct nftnl_udata_buf *ud = nftnl_udata_buf_alloc(64);
-	char c[48];
+	struct nftnl_udata_buf *ud = nftnl_udata_buf_alloc(NFTNL_UDATA_COMMENT_MAXLEN + 16);
+	char c[NFTNL_UDATA_COMMENT_MAXLEN];
 
-	if (!ud || ng_expiry_format(t, c, sizeof(c)) == 0 ||
-	    !nftnl_udata_put_strz(ud, NFTNL_UDATA_SET_ELEM_COMMENT, c)) {
+	if (t)
+		ng_expiry_format(t, c, sizeof(c));
+	else
+		snprintf(c, sizeof(c), NG_NAME_PREFIX "%.*s", NFTNL_UDATA_COMMENT_MAXLEN - 8, name);
+	if (!ud || !nftnl_udata_put_strz(ud, NFTNL_UDATA_SET_ELEM_COMMENT, c)) {
 		nftnl_udata_buf_free(ud);
 		return -1;
 	}
@@ -173,8 +178,8 @@ static int elems_render(struct ng_batch *b, const struct ng_set_spec *s, const n
 		struct nlattr *list;
 
 		nlh = ng_batch_msg_sized(b, 1024 + (end - start) * ELEM_MAX_BYTES, type,
-					 type == NFT_MSG_NEWSETELEM ? NLM_F_CREATE : 0, "set %s elements %zu-%zu",
-					 s->name, start + 1, end);
+					 type == NFT_MSG_NEWSETELEM ? NLM_F_CREATE : 0,
+					 "set %s elements %zu-%zu", s->name, start + 1, end);
 		mnl_attr_put_strz(nlh, NFTA_SET_ELEM_LIST_TABLE, b->table);
 		mnl_attr_put_strz(nlh, NFTA_SET_ELEM_LIST_SET, s->name);
 		if (with_id)
@@ -205,7 +210,9 @@ static int elems_render(struct ng_batch *b, const struct ng_set_spec *s, const n
 			if (s->timeout && el->timeout && type == NFT_MSG_NEWSETELEM)
 				nftnl_set_elem_set_u64(e, NFTNL_SET_ELEM_TIMEOUT,
 						       (uint64_t)el->timeout * 1000);
-			if (s->expires_base && el->timeout && set_expiry_comment(e, s->expires_base + el->timeout) < 0) {
+			if (s->expires_base && (el->timeout || el->dns_name) &&
+			    set_elem_comment(e, el->timeout ? s->expires_base + el->timeout : 0,
+					     el->dns_name) < 0) {
 				nftnl_set_elem_free(e);
 				return -1;
 			}
@@ -278,4 +285,3 @@ int ng_set_render(struct ng_batch *b, struct ng_set_spec *s)
 
 	return elems_render(b, s, s->kind == NG_SK_ADDR ? NULL : s->elems, n, NFT_MSG_NEWSETELEM, true);
 }
-

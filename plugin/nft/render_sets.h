@@ -39,6 +39,8 @@ struct ng_set_spec {
 };
 
 #define NG_EXPIRY_PREFIX "until "
+/* A pinned element's comment in "resolve" mode: the name it answered. */
+#define NG_NAME_PREFIX   "name "
 
 /* The pinned name sets' element comment ("until 2026-11-29T10:37:42Z"),
  * and back (0 when the comment is not one). */

@@ -90,13 +90,15 @@ void ng_rb_verdict(struct ng_rb *rb, int verdict, const char *chain)
 		nftnl_expr_set_str(e, NFTNL_EXPR_IMM_CHAIN, chain);
 }
 
+#define XT_INFO_LEN 8 /* XT_ALIGN(sizeof(struct xt_NFQ_info_v3)) */
+
 void ng_rb_nfqueue(struct ng_rb *rb, uint16_t num)
 {
 	/* xt's struct, padded to XT_ALIGN (8): nft_compat insists on it.
 	 * libnftnl keeps (and later frees) the pointer it is given. */
 	struct xt_NFQ_info_v3 q = {.queuenum = num, .queues_total = 1, .flags = 0};
 	struct nftnl_expr *e = ng_rb_add(rb, "target");
-	uint8_t *info = calloc(1, 8);
+	uint8_t *info = calloc(1, XT_INFO_LEN);
 
 	if (!e || !info) {
 		free(info);
@@ -106,7 +108,8 @@ void ng_rb_nfqueue(struct ng_rb *rb, uint16_t num)
 	memcpy(info, &q, sizeof(q));
 	nftnl_expr_set_str(e, NFTNL_EXPR_TG_NAME, "NFQUEUE");
 	nftnl_expr_set_u32(e, NFTNL_EXPR_TG_REV, 3);
-	nftnl_expr_set(e, NFTNL_EXPR_TG_INFO, info, sizeof(info));
+	/* NOLINTNEXTLINE(clang-analyzer-unix.Malloc): the expression owns it now */
+	nftnl_expr_set(e, NFTNL_EXPR_TG_INFO, info, XT_INFO_LEN);
 }
 
 void ng_rb_masked_cmp(struct ng_rb *rb, uint32_t op, const void *mask, const void *value, uint32_t len)

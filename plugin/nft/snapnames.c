@@ -61,12 +61,13 @@ bad:
 /* A name-set element as read from the kernel, kept for the cross-check of
  * the pinned set against its _ttl twin (ng_snapshot_check_names). */
 static void keep_name_elem(struct ng_snapshot *s, const char *set, bool ttl, const char *key,
-			   const char *text, struct nftnl_set_elem *e)
+			   const char *text, const uint8_t *k, uint32_t klen, const uint8_t *end,
+			   struct nftnl_set_elem *e)
 {
 	struct ng_name_elem ne = {.ttl = ttl};
-	uint32_t len = 0;
+	uint32_t len = 0, alen = strncmp(set, NG_SET_NAMES_V4, strlen(NG_SET_NAMES_V4)) == 0 ? 4 : 16;
 	const void *ud;
-	char comment[128];
+	char comment[256];
 
 	snprintf(ne.set, sizeof(ne.set), "%.*s", (int)(sizeof(ne.set) - 1), set);
 	snprintf(ne.key, sizeof(ne.key), "%s", key);
@@ -75,6 +76,13 @@ static void keep_name_elem(struct ng_snapshot *s, const char *set, bool ttl, con
 	if (!ttl && ud) {
 		ng_snap_comment(ud, len, comment, sizeof(comment));
 		ne.expires = ng_expiry_parse(comment);
+		if (!strncmp(comment, NG_NAME_PREFIX, strlen(NG_NAME_PREFIX)))
+			snprintf(ne.dns_name, sizeof(ne.dns_name), "%s", comment + strlen(NG_NAME_PREFIX));
+	}
+	if (k && klen >= alen) {
+		ne.lo.fam = ne.hi.fam = alen == 4 ? NG_V4 : NG_V6;
+		memcpy(ne.lo.a, k, alen);
+		memcpy(ne.hi.a, end ? end : k, alen);
 	}
 	if (ng_vec_push(&s->name_elems, &ne) < 0)
 		s->oom = true;
@@ -89,8 +97,10 @@ bool ng_snap_is_name_set(const char *name, bool *ttl)
 
 		if (strncmp(name, bases[i], n) != 0)
 			continue;
-		if (name[n] == '\0' || !strcmp(name + n, NG_TTL_SUFFIX)) {
-			*ttl = name[n] != '\0';
+		if (name[n] == '\0' || !strcmp(name + n, NG_TTL_SUFFIX) ||
+		    !strcmp(name + n, NG_RANGES_SUFFIX)) {
+			/* names_vX_ranges (learned) has no twin, like names_vX learned */
+			*ttl = !strcmp(name + n, NG_TTL_SUFFIX);
 			return true;
 		}
 	}
@@ -105,7 +115,7 @@ void ng_snap_name_elem(struct ng_snapshot *s, const char *set, bool ttl, const u
 	if (!ttl)
 		check_name_elem(s, set, key, klen, end, elen);
 	name_elem_text(set, key, klen, end, elen, text, sizeof(text));
-	keep_name_elem(s, set, ttl, hexkey, text, e);
+	keep_name_elem(s, set, ttl, hexkey, text, key, klen, end && elen >= klen ? end : NULL, e);
 }
 
 void ng_snapshot_check_names(struct ng_snapshot *s, time_t now)
@@ -130,7 +140,8 @@ void ng_snapshot_check_names(struct ng_snapshot *s, time_t now)
 				 "by hand?",
 				 a->set, a->text[0] ? a->text : a->key);
 			ng_snap_problem(s, msg);
-		} else if (a->expires > now + NG_EXPIRY_GRACE) {
+		} else if (a->expires > now + NG_EXPIRY_GRACE || a->dns_name[0]) {
+			/* an expiry still ahead, or pinned for the pod's life */
 			snprintf(msg, sizeof(msg),
 				 "set %s%s: element %s is missing before its expiry: removed by hand?",
 				 a->set, NG_TTL_SUFFIX, a->text[0] ? a->text : a->key);

@@ -24,6 +24,10 @@ struct ng_name_elem {
 	char key[330];  /* key-keyend, hex: what the twin match compares */
 	char text[200]; /* the same in nft's syntax, for messages ("" if unknown) */
 	time_t expires; /* pinned elements: from the element comment */
+	/* pinned elements in "resolve" mode: the name they were resolved from
+	 * (element comment "name X"), and their addresses */
+	char dns_name[256];
+	struct ng_ip lo, hi;
 };
 
 /* Seconds of clock slack when deciding an element should still be there. */

@@ -304,7 +304,8 @@ static int parse_dest_list(const json_t *egress, const char *key, bool is_envelo
 				       i);
 		/* Wildcards: envelope entries always; allow entries when the
 		 * agent learns names from answers (nothing resolves *.x). */
-		if (ng_dest_parse(json_string_value(v), is_envelope || cfg->learn, NG_E_CONFIG, &d, err) < 0) {
+		if (ng_dest_parse(json_string_value(v), is_envelope || cfg->learn, NG_E_CONFIG, &d, err) <
+		    0) {
 			ng_err_prefix(err, "egress.%s[%zu]: ", key, i);
 			return -1;
 		}
@@ -333,9 +334,8 @@ static int parse_uint_key(const json_t *obj, const char *key, const char *path, 
 
 static int parse_egress(const json_t *root, struct ng_config *cfg, struct ng_err *err)
 {
-	static const char *const keys[] = {"allow",       "envelope",   "minPrefixV4",
-					   "minPrefixV6", "minNameTTL", "names",
-					   NULL};
+	static const char *const keys[] = {"allow",      "envelope", "minPrefixV4", "minPrefixV6",
+					   "minNameTTL", "names",    NULL};
 	const json_t *eg = json_object_get(root, "egress"), *names;
 	unsigned ttl = NG_DEFAULT_MIN_NAME_TTL;
 
@@ -538,7 +538,8 @@ static int parse_state_dir(const json_t *root, struct ng_config *cfg, struct ng_
 	s = json_is_string(v) ? json_string_value(v) : "";
 	if (s[0] != '/' || strstr(s, "/../") || strlen(s) >= sizeof(cfg->state_dir) - 128 ||
 	    (strlen(s) >= 3 && !strcmp(s + strlen(s) - 3, "/..")))
-		return ng_fail(err, NG_E_CONFIG, "stateDir: must be an absolute path (no \"..\"), under %zu bytes",
+		return ng_fail(err, NG_E_CONFIG,
+			       "stateDir: must be an absolute path (no \"..\"), under %zu bytes",
 			       sizeof(cfg->state_dir) - 128);
 	snprintf(cfg->state_dir, sizeof(cfg->state_dir), "%s", s);
 	return 0;

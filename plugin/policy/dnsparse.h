@@ -42,27 +42,27 @@ struct ng_resolved_name {
 	NG_VEC(struct ng_answer) answers;
 };
 
-#define NG_DNS_MAX_RRS   128               /* answer records kept per message */
+#define NG_DNS_MAX_RRS   128 /* answer records kept per message */
 #define NG_DNS_MAX_NAMES (2 * NG_DNS_MAX_RRS + 1)
-#define NG_DNS_NAME_LEN  256               /* presentation form + NUL */
-#define NG_DNS_MAX_CHAIN 16                /* CNAME links followed from the question */
+#define NG_DNS_NAME_LEN  256 /* presentation form + NUL */
+#define NG_DNS_MAX_CHAIN 16  /* CNAME links followed from the question */
 
 #define NG_DNS_T_A     1
 #define NG_DNS_T_CNAME 5
 #define NG_DNS_T_AAAA  28
 
 struct ng_dns_rr {
-	uint16_t type;        /* NG_DNS_T_A, _AAAA or _CNAME (others are not kept) */
-	uint16_t owner;       /* index into names */
-	uint16_t target;      /* CNAME: index into names */
-	uint32_t ttl;         /* seconds; RFC 2181 8: top bit set reads as 0 */
-	struct ng_ip ip;      /* A, AAAA */
+	uint16_t type;   /* NG_DNS_T_A, _AAAA or _CNAME (others are not kept) */
+	uint16_t owner;  /* index into names */
+	uint16_t target; /* CNAME: index into names */
+	uint32_t ttl;    /* seconds; RFC 2181 8: top bit set reads as 0 */
+	struct ng_ip ip; /* A, AAAA */
 };
 
 struct ng_dns_msg {
 	uint16_t id, rcode;
-	bool truncated;       /* TC: the client will ask again over TCP */
-	bool capped;          /* more than NG_DNS_MAX_RRS answers: the rest ignored */
+	bool truncated; /* TC: the client will ask again over TCP */
+	bool capped;    /* more than NG_DNS_MAX_RRS answers: the rest ignored */
 	uint16_t qtype, qclass;
 	uint16_t n_rrs, n_names;
 	struct ng_dns_rr rrs[NG_DNS_MAX_RRS];

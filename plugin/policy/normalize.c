@@ -14,7 +14,13 @@
 struct span { /* a merged address range of one row */
 	struct ng_ip lo, hi;
 	uint32_t timeout;
+	const char *dns_name; /* "resolve" mode: spans of different names never merge */
 };
+
+static bool same_name(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
 typedef NG_VEC(struct span) span_vec;
 
 static int cmp_addr_lo(const void *a, const void *b)
@@ -68,16 +74,18 @@ static int cmp_bound(const void *a, const void *b)
 	return x->past_end ? 0 : ng_ip_cmp(&x->ip, &y->ip);
 }
 
-static int push_span(span_vec *row, const struct ng_ip *lo, const struct ng_ip *hi, uint32_t timeout)
+static int push_span(span_vec *row, const struct ng_ip *lo, const struct ng_ip *hi, uint32_t timeout,
+		     const char *dns_name)
 {
 	struct span *last = row->n ? &row->v[row->n - 1] : NULL;
 
-	if (last && last->timeout == timeout && touches(&last->hi, lo)) {
+	if (last && last->timeout == timeout && touches(&last->hi, lo) &&
+	    (same_name(last->dns_name, dns_name) || ng_ip_cmp(lo, &last->hi) <= 0)) {
 		if (ng_ip_cmp(hi, &last->hi) > 0)
 			last->hi = *hi;
 		return 0;
 	}
-	struct span s = {.lo = *lo, .hi = *hi, .timeout = timeout};
+	struct span s = {.lo = *lo, .hi = *hi, .timeout = timeout, .dns_name = dns_name};
 	return ng_vec_push(row, &s);
 }
 
@@ -108,7 +116,7 @@ static int build_row(const struct ng_elem **act, size_t n, span_vec *row)
 					last->hi = act[i]->hi;
 				continue;
 			}
-			if (push_span(row, &act[i]->lo, &act[i]->hi, act[i]->timeout) < 0)
+			if (push_span(row, &act[i]->lo, &act[i]->hi, act[i]->timeout, act[i]->dns_name) < 0)
 				return -1;
 		}
 		return 0;
@@ -139,7 +147,7 @@ static int build_row(const struct ng_elem **act, size_t n, span_vec *row)
 					best = act[i]->timeout;
 			}
 		}
-		if (covered && push_span(row, &seg_lo, &seg_hi, best) < 0)
+		if (covered && push_span(row, &seg_lo, &seg_hi, best, NULL) < 0)
 			goto out;
 	}
 	rc = 0;
@@ -169,6 +177,7 @@ static int emit_row(ng_elem_vec *out, const span_vec *row, uint8_t proto, uint32
 			.p_lo = (uint16_t)p_lo,
 			.p_hi = (uint16_t)p_hi,
 			.timeout = row->v[i].timeout,
+			.dns_name = row->v[i].dns_name,
 		};
 		if (ng_vec_push(out, &e) < 0)
 			return -1;

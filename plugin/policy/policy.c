@@ -85,6 +85,8 @@ static int add_dest(struct ng_policy *p, const struct ng_config *cfg, const stru
 		 * and nothing re-resolves. CHECK reports a name whose current
 		 * answer no longer holds them. */
 		struct ng_elem e = host_elem(&a->ip, d->proto, d->port_lo, d->port_hi, 0);
+
+		e.dns_name = d->name;
 		struct ng_prefix host = {.ip = a->ip, .plen = a->ip.fam == NG_V4 ? 32 : 128};
 
 		/* Whoever answers DNS (or owns the name) must not open the
@@ -284,7 +286,8 @@ static int name_pieces(struct ng_policy *p)
 			for (size_t j = 0; j < p->name_entries.n; j++) {
 				const struct ng_name_entry *e = &p->name_entries.v[j];
 
-				covered |= e->proto == piece.proto && e->p_lo <= piece.p_lo && piece.p_hi <= e->p_hi;
+				covered |= e->proto == piece.proto && e->p_lo <= piece.p_lo &&
+					   piece.p_hi <= e->p_hi;
 			}
 			if (covered && ng_vec_push(&p->name_pieces, &piece) < 0)
 				rc = -1;

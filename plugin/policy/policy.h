@@ -25,6 +25,10 @@ struct ng_elem {
 	uint8_t proto; /* NG_PROTO_TCP/UDP, or 0 for sets without a protocol */
 	uint16_t p_lo, p_hi;
 	uint32_t timeout; /* seconds, 0 = no timeout */
+	/* "resolve" mode: the name the address was resolved from (points into
+	 * the config or annotations), kept in the element's comment so CHECK
+	 * can ask whether the name still answers it. */
+	const char *dns_name;
 };
 
 typedef NG_VEC(struct ng_elem) ng_elem_vec;

@@ -240,8 +240,12 @@ def check_pod_spec(f, ds, verb, host_conf, host_bin):
     check(f"{f}: hostNetwork (needs no pod network)", spec.get("hostNetwork") is True)
     vols = {v.get("name"): v.get("hostPath") for v in spec.get("volumes") or [] if v.get("hostPath")}
     host = sorted(v.get("path") for v in vols.values())
-    check(f"{f}: hostPath volumes are the CNI conf and bin dirs ({host_conf}, {host_bin})",
-          host == sorted([host_conf, host_bin]), f"hostPaths: {host}")
+    want = [host_conf, host_bin]
+    if verb == "install":  # and the agent's state dir and the runtimes' namespaces
+        want += ["/run/boxxkite-netguard", "/run/netns"]
+    check(f"{f}: hostPath volumes are the CNI conf and bin dirs ({host_conf}, {host_bin})"
+          + (", the agent's state dir and /run/netns" if verb == "install" else ""),
+          host == sorted(want), f"hostPaths: {host}")
 
     def steps(containers):
         out = []
@@ -268,6 +272,11 @@ def check_pod_spec(f, ds, verb, host_conf, host_bin):
     if verb == "install":
         check(f"{f}: the main container watches (install --watch)",
               len(main) == 1 and "--watch" in main[0][1], f"main: {[a for _, a in main]}")
+        agents = [c for c in spec.get("containers") or [] if (c.get("args") or [None])[0] == "agent"]
+        caps = ((agents[0].get("securityContext") or {}).get("capabilities") or {}) if agents else {}
+        check(f"{f}: one agent container, ALL dropped, only NET_ADMIN and SYS_ADMIN added",
+              len(agents) == 1 and caps.get("drop") == ["ALL"] and sorted(caps.get("add") or []) == ["NET_ADMIN", "SYS_ADMIN"],
+              f"agents {len(agents)}, capabilities {caps}")
         entry = [a.split("=", 1)[1] for _, args in init + main for a in args if a.startswith("--entry=")]
         cm_mounts = [m.get("mountPath") for c, _ in init + main for m in c.get("volumeMounts") or []
                      if m.get("name") in {v.get("name") for v in spec.get("volumes") or [] if v.get("configMap")}]

@@ -23,13 +23,13 @@ __attribute__((constructor)) static void tu_line_buffered(void)
 }
 
 /* A valid plugin entry; tests change one thing at a time. */
-#define BASE_CONF                                                                                  \
-	"{\"cniVersion\":\"1.0.0\",\"name\":\"k8s\",\"type\":\"boxxkite-netguard\","               \
-	"\"capabilities\":{\"io.kubernetes.cri.pod-annotations\":true},"                           \
-	"\"enforce\":{\"namespaces\":[\"sandboxes\"],\"optInAnnotation\":true},"                   \
-	"\"dns\":{\"servers\":[\"10.96.0.10\",\"fd00:10:96::a\"]},"                                \
+#define BASE_CONF                                                                                          \
+	"{\"cniVersion\":\"1.0.0\",\"name\":\"k8s\",\"type\":\"boxxkite-netguard\","                       \
+	"\"capabilities\":{\"io.kubernetes.cri.pod-annotations\":true},"                                   \
+	"\"enforce\":{\"namespaces\":[\"sandboxes\"],\"optInAnnotation\":true},"                           \
+	"\"dns\":{\"servers\":[\"10.96.0.10\",\"fd00:10:96::a\"]},"                                        \
 	"\"egress\":{\"names\":\"resolve\",\"allow\":[\"tcp://10.20.0.0/16:443\",\"s3.example.com:443\"]," \
-	"\"envelope\":[\"10.0.0.0/8:443\",\"*.example.com:443\",\"udp://10.0.0.0/8:5000-6000\"]}," \
+	"\"envelope\":[\"10.0.0.0/8:443\",\"*.example.com:443\",\"udp://10.0.0.0/8:5000-6000\"]},"         \
 	"\"ingress\":{\"ports\":[8080],\"sources\":[\"10.244.0.0/16\"],\"allowNode\":true}}"
 
 static inline json_t *tu_json(const char *text)

@@ -109,8 +109,13 @@ static void count_msg(const uint8_t *m, size_t len, void *data)
 
 static struct ng_pkt seg(uint32_t seq, const uint8_t *d, size_t n, uint8_t flags)
 {
-	struct ng_pkt p = {.proto = 6, .sport = 53, .dport = 40000, .seq = seq, .tcp_flags = flags,
-			   .payload = d, .payload_len = n};
+	struct ng_pkt p = {.proto = 6,
+			   .sport = 53,
+			   .dport = 40000,
+			   .seq = seq,
+			   .tcp_flags = flags,
+			   .payload = d,
+			   .payload_len = n};
 
 	ng_ip_parse("10.96.0.10", &p.src);
 	return p;
@@ -166,8 +171,8 @@ static void test_tcp_framing(void **state)
 static void test_packet_headers(void **state)
 {
 	(void)state;
-	uint8_t p4[20 + 8 + 4] = {0x45, 0, 0, 32, 0, 0, 0x40, 0, 64, 17, 0, 0, 10, 96, 0, 10, 10, 244, 1, 5,
-				  0, 53, 0x9c, 0x40, 0, 12, 0, 0, 'd', 'n', 's', '!'};
+	uint8_t p4[20 + 8 + 4] = {0x45, 0,   0, 32, 0, 0,  0x40, 0,    64, 17, 0, 0, 10,  96,  0,   10,
+				  10,   244, 1, 5,  0, 53, 0x9c, 0x40, 0,  12, 0, 0, 'd', 'n', 's', '!'};
 	struct ng_pkt k;
 
 	assert_int_equal(ng_pkt_parse(p4, sizeof(p4), &k), 0);

@@ -211,7 +211,11 @@ static void test_odd_label_bytes(void **state)
 	/* One label "x.storage" (a dot inside a label) is not two labels. */
 	head(&m, "q.example.com", 0);
 	m.n = 12;
-	put(&m, "\x09x.storage\x07" "example\x03" "com\x00", 23);
+	put(&m,
+	    "\x09x.storage\x07"
+	    "example\x03"
+	    "com\x00",
+	    23);
 	put16(&m, 1), put16(&m, 1);
 	assert_int_equal(ng_dns_parse(m.b, m.n, msg), 0);
 	assert_string_equal(msg->names[0], "x?storage.example.com");
@@ -231,7 +235,8 @@ static void policy_with(const char *allow, unsigned min_ttl, struct ng_policy *p
 	struct ng_err err = {0};
 	json_t *root, *pj = tu_json(PREV);
 
-	snprintf(egress, sizeof(egress), "{\"names\":\"learn\",\"minNameTTL\":%u,\"allow\":%s}", min_ttl, allow);
+	snprintf(egress, sizeof(egress), "{\"names\":\"learn\",\"minNameTTL\":%u,\"allow\":%s}", min_ttl,
+		 allow);
 	root = tu_conf_with("egress", egress);
 	assert_int_equal(ng_config_parse(root, &cfg, &err), 0);
 	assert_int_equal(ng_prev_parse(pj, &prev, &err), 0);
@@ -278,7 +283,8 @@ static void test_learn_name_and_wildcard(void **state)
 	/* Wildcards match one or more whole labels, never the suffix itself
 	 * nor a longer last label. */
 	const char *yes[] = {"a.cdn.example.net", "x.y.cdn.example.net"};
-	const char *no[] = {"cdn.example.net", "acdn.example.net", "a.cdn.example.net.evil.org", "example.net"};
+	const char *no[] = {"cdn.example.net", "acdn.example.net", "a.cdn.example.net.evil.org",
+			    "example.net"};
 	for (size_t i = 0; i < 2; i++) {
 		head(&m, yes[i], 1);
 		rr_a(&m, 12, 60, "10.50.0.2");
