@@ -27,8 +27,8 @@ STATE=$W_TMP/state
 
 # ---- the world's extras -------------------------------------------------------
 {
-	for i in $(seq 0 999); do echo "10.21.$((i / 250)).$((i % 250 + 1)) u$i.race.world.test"; done
-	for i in $(seq 0 999); do echo "10.21.$((4 + i / 250)).$((i % 250 + 1)) t$i.race.world.test"; done
+	learn_hosts u%d.race.world.test 0 1000
+	learn_hosts t%d.race.world.test 4 1000
 	echo "10.21.10.1 race.world.test"    # the wildcard's own suffix: not covered
 	echo "10.21.10.2 other.example.test" # no entry at all
 	echo "10.21.10.3 blob.cdn.test"      # a CNAME's target (files.world.test)
@@ -37,15 +37,11 @@ STATE=$W_TMP/state
 	echo "10.21.10.6 late.world.test"    # asked while the agent is away
 	echo "10.21.10.7 pin.world.test"     # "resolve" mode: pinned at ADD, then moved
 	echo "169.254.169.254 md.race.world.test"
-	for p in $(seq 0 99); do
-		for n in $(seq 0 19); do echo "10.21.$((20 + p)).$((n + 1)) h$n.p$p.world.test"; done
-	done
+	for p in $(seq 0 99); do learn_hosts "h%d.p$p.world.test" $((20 + p)) 20; done
 } >"$W_TMP/learn.hosts"
 learn_world "$W_TMP/learn.hosts"
 
-LEARN=$(conf_variant learn '
-e["dns"]["servers"].append("10.96.0.11")
-e["egress"]["names"] = "learn"
+LEARN=$(learn_conf learn '
 e["egress"]["minNameTTL"] = 30
 e["egress"]["allow"] += ["*.race.world.test:443", "files.world.test:443", "exp.world.test:443",
                          "live.world.test:9443", "late.world.test:443"]
@@ -146,8 +142,7 @@ t_check "the new agent rediscovered the pod with what it had learned" \
 t_check "after restart a known address is refreshed, not lost" learned web u5.race.world.test 443
 
 # ---- "resolve" mode: pinned for the pod's life, CHECK reports drift ------------
-PIN=$(conf_variant pin '
-e["dns"]["servers"].append("10.96.0.11")
+PIN=$(learn_conf pin '
 e["egress"]["names"] = "resolve"
 e["egress"]["allow"] = ["pin.world.test:443"]
 ')

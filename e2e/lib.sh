@@ -400,10 +400,14 @@ netguard_log() { cat "$W_TMP/netguard.log" 2>/dev/null; }
 #                            $DNSL) answering HOSTS_FILE with a 1 s TTL, and
 #                            10.21.0.0/16 all the storage host's (:443 sink,
 #                            :9443 echo)
+#   learn_hosts FMT OCTET N  N hosts lines: 10.21.(OCTET + i/250).(i%250 + 1), name
+#                            printf FMT with i (FMT e.g. u%d.race.world.test)
+#   learn_conf NAME PYCODE   conf_variant NAME with the learn resolver in
+#                            dns.servers and egress.names "learn", then PYCODE
 #   agent_start / agent_ready MS   the agent inside the node's namespace,
 #                            state dir $W_TMP/state, /readyz on 127.0.0.1:9617
-DNSL=10.96.0.11
-AGENT_PID=''
+# shellcheck disable=SC2034 # used by the scripts that source this file
+DNSL=10.96.0.11 AGENT_PID=''
 learn_world() {
 	ip -n "$W_ID-dns" addr add "$DNSL/24" dev eth0
 	ip -n "$W_ID-storage" route add local 10.21.0.0/16 dev lo
@@ -420,9 +424,23 @@ learn_world() {
 	echo "learn_world: the learn resolver is not answering" >&2
 	return 1
 }
+learn_hosts() {
+	local i
+	for ((i = 0; i < $3; i++)); do
+		# shellcheck disable=SC2059 # the format is the caller's on purpose
+		printf "10.21.%d.%d $1\n" $(($2 + i / 250)) $((i % 250 + 1)) "$i"
+	done
+}
+learn_conf() {
+	conf_variant "$1" '
+e["dns"]["servers"].append("'"$DNSL"'")
+e["egress"]["names"] = "learn"
+'"$2"
+}
 agent_start() {
 	bg_start nsenter --net="$(_ns_path "$W_NODE")" "$NG_BIN" agent --state-dir "$W_TMP/state" \
 		--listen 127.0.0.1:9617 2>>"$W_TMP/log/agent.log"
+	# shellcheck disable=SC2034 # read by the sourcing script
 	AGENT_PID=$BG_PID
 }
 agent_ready() { # waits up to $1 ms for /readyz

@@ -220,8 +220,23 @@ static int replace_checked(int dirfd, const char *tmp, const char *name, const s
 	return renameat(dirfd, tmp, dirfd, name) < 0 ? -1 : 0;
 }
 
+static int write_at(int dirfd, const char *name, const void *data, size_t len, unsigned mode,
+		    const struct ng_expect *expect, bool durable, struct ng_err *err);
+
 int ng_write_at(int dirfd, const char *name, const void *data, size_t len, unsigned mode,
 		const struct ng_expect *expect, struct ng_err *err)
+{
+	return write_at(dirfd, name, data, len, mode, expect, true, err);
+}
+
+int ng_write_volatile_at(int dirfd, const char *name, const void *data, size_t len, unsigned mode,
+			 struct ng_err *err)
+{
+	return write_at(dirfd, name, data, len, mode, NULL, false, err);
+}
+
+static int write_at(int dirfd, const char *name, const void *data, size_t len, unsigned mode,
+		    const struct ng_expect *expect, bool durable, struct ng_err *err)
 {
 	char tmp[64];
 	const char *step = "create a temp file";
@@ -236,7 +251,7 @@ int ng_write_at(int dirfd, const char *name, const void *data, size_t len, unsig
 	if (fchmod(fd, mode & 07777) < 0)
 		goto fail;
 	step = "fsync";
-	if (fsync(fd) < 0)
+	if (durable && fsync(fd) < 0)
 		goto fail;
 	step = "close";
 	if (close(fd) < 0) {
@@ -265,7 +280,7 @@ int ng_write_at(int dirfd, const char *name, const void *data, size_t len, unsig
 		goto fail;
 	}
 	/* The rename is durable once the directory is. */
-	if (fsync(dirfd) < 0)
+	if (durable && fsync(dirfd) < 0)
 		return ng_fail(err, NG_E_INTERNAL, "%s: fsync of the directory: %s", name, strerror(errno));
 	return 0;
 fail:

@@ -43,6 +43,12 @@ struct ng_expect {
 int ng_write_at(int dirfd, const char *name, const void *data, size_t len, unsigned mode,
 		const struct ng_expect *expect, struct ng_err *err);
 
+/* The same without fsync and without `expect`: atomic (a reader sees the
+ * old file or the new one) but not durable, for runtime state under /run
+ * that a reboot discards anyway (the agent's state records). */
+int ng_write_volatile_at(int dirfd, const char *name, const void *data, size_t len, unsigned mode,
+			 struct ng_err *err);
+
 /* Removes `name` (not a directory) and fsyncs the directory; a missing
  * file is success. With `expect`, only if it still holds those bytes
  * (code 11 otherwise, nothing removed). */

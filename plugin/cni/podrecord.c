@@ -102,7 +102,7 @@ int ng_record_write(const char *state_dir, struct ng_podrecord *r, struct ng_err
 		return -1;
 	}
 	snprintf(name, sizeof(name), "%s.json", r->key);
-	rc = ng_write_at(dfd, name, text, strlen(text), 0600, NULL, err);
+	rc = ng_write_volatile_at(dfd, name, text, strlen(text), 0600, err);
 	close(dfd);
 	free(text);
 	if (rc < 0)
@@ -283,9 +283,12 @@ int ng_record_remove(const char *state_dir, const char *key, int wait_ms, struct
 	if (dfd < 0)
 		return -1;
 	snprintf(name, sizeof(name), "%s.json", key);
-	if (ng_remove_at(dfd, name, NULL, err) < 0) {
+	/* No fsync: state under /run does not outlive a reboot. */
+	if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT) {
+		int e = errno;
+
 		close(dfd);
-		return -1;
+		return ng_fail(err, NG_E_INTERNAL, "stateDir %s: removing %s: %s", state_dir, name, strerror(e));
 	}
 	close(dfd);
 	snprintf(dir, sizeof(dir), "%s/" NG_READY_DIR, state_dir);
@@ -302,7 +305,7 @@ int ng_record_set_ready(const char *state_dir, const char *key, const char *nonc
 
 	if (dfd < 0)
 		return -1;
-	rc = ng_write_at(dfd, key, nonce, strlen(nonce), 0644, NULL, err);
+	rc = ng_write_volatile_at(dfd, key, nonce, strlen(nonce), 0644, err);
 	close(dfd);
 	return rc;
 }

@@ -108,9 +108,10 @@ void ng_rb_nfqueue(struct ng_rb *rb, uint16_t num)
 	memcpy(info, &q, sizeof(q));
 	nftnl_expr_set_str(e, NFTNL_EXPR_TG_NAME, "NFQUEUE");
 	nftnl_expr_set_u32(e, NFTNL_EXPR_TG_REV, 3);
-	/* NOLINTNEXTLINE(clang-analyzer-unix.Malloc): the expression owns it now */
+	/* The expression owns `info` from here (libnftnl frees it with the
+	 * expression), which the analyzer cannot see. */
 	nftnl_expr_set(e, NFTNL_EXPR_TG_INFO, info, XT_INFO_LEN);
-}
+} // NOLINT(clang-analyzer-unix.Malloc)
 
 void ng_rb_masked_cmp(struct ng_rb *rb, uint32_t op, const void *mask, const void *value, uint32_t len)
 {

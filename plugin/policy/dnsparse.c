@@ -29,7 +29,8 @@ static char label_char(uint8_t c)
  * root) and moves *off past it in the record. -1 when malformed. */
 static int read_name(const uint8_t *msg, size_t len, size_t *off, char out[NG_DNS_NAME_LEN])
 {
-	size_t pos = *off, limit = *off, n = 0, wire = 0, next = 0;
+	size_t pos = *off, n = 0, wire = 0, next = 0;
+	size_t limit = pos; /* pointers must go below this, and it only falls */
 	bool jumped = false;
 
 	for (;;) {

@@ -23,18 +23,12 @@ world_up ngb-agent-
 N_LAT=${N_LAT:-2000}
 OUT=test/bench/results-agent.md
 {
-	for i in $(seq 0 $((N_LAT - 1))); do echo "10.21.$((i / 250)).$((i % 250 + 1)) u$i.lat.world.test"; done
-	for i in $(seq 0 $((N_LAT - 1))); do echo "10.21.$((10 + i / 250)).$((i % 250 + 1)) t$i.lat.world.test"; done
-	for p in $(seq 0 99); do
-		for i in $(seq 0 199); do echo "10.21.$((30 + p)).$((i + 1)) n$i.p$p.world.test"; done
-	done
+	learn_hosts u%d.lat.world.test 0 "$N_LAT"
+	learn_hosts t%d.lat.world.test 10 "$N_LAT"
+	for p in $(seq 0 99); do learn_hosts "n%d.p$p.world.test" $((30 + p)) 200; done
 } >"$W_TMP/learn.hosts"
 learn_world "$W_TMP/learn.hosts"
-LEARN=$(conf_variant learn '
-e["dns"]["servers"].append("10.96.0.11")
-e["egress"]["names"] = "learn"
-e["egress"]["allow"] += ["*.world.test:443"]
-')
+LEARN=$(learn_conf learn 'e["egress"]["allow"] += ["*.world.test:443"]')
 REF=$(conf_variant ref 'e["dns"]["servers"].append("10.96.0.11")')
 rss() { awk '/VmRSS/{print $2}' "/proc/$AGENT_PID/status"; }
 median() { sort -n | awk '{a[NR]=$1} END{print NR ? a[int((NR+1)/2)] : 0}'; }

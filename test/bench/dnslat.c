@@ -111,8 +111,8 @@ int main(int argc, char **argv)
 		close(fd);
 	}
 	qsort(lat, (size_t)n, sizeof(*lat), cmp);
-	printf("n %d p50_us %.1f p99_us %.1f lost %d\n", n, n ? lat[n / 2] : 0.0, n ? lat[(n * 99) / 100] : 0.0,
-	       lost);
+	printf("n %d p50_us %.1f p99_us %.1f lost %d\n", n, n ? lat[n / 2] : 0.0,
+	       n ? lat[(n * 99) / 100] : 0.0, lost);
 	free(lat);
 	return 0;
 }

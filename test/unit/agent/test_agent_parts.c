@@ -58,6 +58,18 @@ static void test_tracker_refresh(void **state)
 	ng_tracker_free(&t);
 }
 
+/* Plans the answer "10.x.y.z (the i-th address), tcp 443, 60 s". */
+static void plan_nth(struct ng_tracker *t, unsigned i, int64_t now, ng_pending_vec *p, unsigned *full)
+{
+	char ip[32];
+	struct ng_learn_result r;
+
+	snprintf(ip, sizeof(ip), "10.%u.%u.%u", i >> 16, (i >> 8) & 255, i & 255);
+	r = one(ip, 443, 60);
+	assert_int_equal(ng_tracker_plan(t, &r, now, p, full), 0);
+	ng_learn_result_free(&r);
+}
+
 static void test_tracker_bound(void **state)
 {
 	(void)state;
@@ -65,15 +77,8 @@ static void test_tracker_bound(void **state)
 	ng_pending_vec p = {0};
 	unsigned full = 0;
 
-	for (unsigned i = 0; i < NG_TRACK_MAX + 10; i++) {
-		char ip[32];
-		struct ng_learn_result r;
-
-		snprintf(ip, sizeof(ip), "10.%u.%u.%u", i >> 16, (i >> 8) & 255, i & 255);
-		r = one(ip, 443, 60);
-		assert_int_equal(ng_tracker_plan(&t, &r, 1000, &p, &full), 0);
-		ng_learn_result_free(&r);
-	}
+	for (unsigned i = 0; i < NG_TRACK_MAX + 10; i++)
+		plan_nth(&t, i, 1000, &p, &full);
 	assert_int_equal(t.n, NG_TRACK_MAX);
 	assert_int_equal(full, 10);
 	/* Half expire, half stay: the table stays consistent (all findable). */
@@ -83,15 +88,8 @@ static void test_tracker_bound(void **state)
 	ng_tracker_expire(&t, 1000);
 	assert_int_equal(t.n, NG_TRACK_MAX / 2);
 	p.n = 0;
-	for (unsigned i = 0; i < NG_TRACK_MAX; i += 2) {
-		char ip[32];
-		struct ng_learn_result r;
-
-		snprintf(ip, sizeof(ip), "10.%u.%u.%u", i >> 16, (i >> 8) & 255, i & 255);
-		r = one(ip, 443, 60);
-		assert_int_equal(ng_tracker_plan(&t, &r, 1500, &p, &full), 0);
-		ng_learn_result_free(&r);
-	}
+	for (unsigned i = 0; i < NG_TRACK_MAX; i += 2)
+		plan_nth(&t, i, 1500, &p, &full);
 	assert_int_equal(p.n, 0); /* every even one found, none re-added */
 	ng_vec_free(&p);
 	ng_tracker_free(&t);

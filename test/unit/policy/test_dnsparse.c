@@ -2,66 +2,45 @@
  * driver with a fake resolver. */
 #include "testutil.h"
 
+#include "dnsmsg.h"
+
 #include "policy/dnsparse.h"
 #include "kernel/resolve.h"
 
-struct msg {
-	uint8_t b[512];
-	size_t n;
-};
-
-static void put(struct msg *m, const void *p, size_t n)
-{
-	memcpy(m->b + m->n, p, n);
-	m->n += n;
-}
-
-static void put16(struct msg *m, uint16_t v)
-{
-	uint8_t x[2] = {(uint8_t)(v >> 8), (uint8_t)v};
-	put(m, x, 2);
-}
-
-static void put32(struct msg *m, uint32_t v)
-{
-	put16(m, (uint16_t)(v >> 16));
-	put16(m, (uint16_t)v);
-}
-
 /* Response header + question for s3.example.com. */
-static struct msg response(uint16_t qtype, uint16_t ancount)
+static struct tu_dns response(uint16_t qtype, uint16_t ancount)
 {
 	static const uint8_t qname[] = "\x02s3\x07"
 				       "example\x03"
 				       "com";
-	struct msg m = {0};
+	struct tu_dns m = {0};
 
-	put16(&m, 0x1234);
-	put16(&m, 0x8180); /* response, recursion */
-	put16(&m, 1);
-	put16(&m, ancount);
-	put16(&m, 0);
-	put16(&m, 0);
-	put(&m, qname, sizeof(qname)); /* includes the root label's 0 */
-	put16(&m, qtype);
-	put16(&m, 1);
+	tu_put16(&m, 0x1234);
+	tu_put16(&m, 0x8180); /* response, recursion */
+	tu_put16(&m, 1);
+	tu_put16(&m, ancount);
+	tu_put16(&m, 0);
+	tu_put16(&m, 0);
+	tu_put(&m, qname, sizeof(qname)); /* includes the root label's 0 */
+	tu_put16(&m, qtype);
+	tu_put16(&m, 1);
 	return m;
 }
 
-static void rr(struct msg *m, uint16_t type, uint32_t ttl, const void *rdata, uint16_t rdlen)
+static void rr(struct tu_dns *m, uint16_t type, uint32_t ttl, const void *rdata, uint16_t rdlen)
 {
-	put16(m, 0xc00c); /* pointer to the question name */
-	put16(m, type);
-	put16(m, 1);
-	put32(m, ttl);
-	put16(m, rdlen);
-	put(m, rdata, rdlen);
+	tu_put16(m, 0xc00c); /* pointer to the question name */
+	tu_put16(m, type);
+	tu_put16(m, 1);
+	tu_put32(m, ttl);
+	tu_put16(m, rdlen);
+	tu_put(m, rdata, rdlen);
 }
 
 static void test_a_records(void **state)
 {
 	(void)state;
-	struct msg m = response(1, 3);
+	struct tu_dns m = response(1, 3);
 	struct ng_resolved_name out = {0};
 	uint8_t a1[4] = {10, 50, 0, 1}, a2[4] = {10, 50, 0, 2};
 	static const uint8_t cname[] = "\x03"
@@ -82,7 +61,7 @@ static void test_a_records(void **state)
 static void test_aaaa_records(void **state)
 {
 	(void)state;
-	struct msg m = response(28, 2);
+	struct tu_dns m = response(28, 2);
 	struct ng_resolved_name out = {0};
 	uint8_t a6[16] = {0xfd, 0, 0, 0x50, [15] = 1};
 	uint8_t a4[4] = {1, 2, 3, 4};
@@ -98,7 +77,7 @@ static void test_malformed(void **state)
 {
 	(void)state;
 	struct ng_resolved_name out = {0};
-	struct msg m = response(1, 1);
+	struct tu_dns m = response(1, 1);
 	uint8_t a1[4] = {10, 0, 0, 1};
 
 	rr(&m, 1, 60, a1, 4);
@@ -108,21 +87,21 @@ static void test_malformed(void **state)
 	ng_vec_free(&out.answers);
 	assert_int_equal(ng_dns_parse_answers(NULL, 0, 1, &out), -1);
 
-	struct msg q = response(1, 1);
+	struct tu_dns q = response(1, 1);
 	q.b[2] = 0x01; /* a query, not a response */
 	assert_int_equal(ng_dns_parse_answers(q.b, q.n, 1, &out), -1);
 
 	/* A record whose rdlength runs past the end. */
-	struct msg r = response(1, 1);
-	put16(&r, 0xc00c);
-	put16(&r, 1);
-	put16(&r, 1);
-	put32(&r, 60);
-	put16(&r, 200);
+	struct tu_dns r = response(1, 1);
+	tu_put16(&r, 0xc00c);
+	tu_put16(&r, 1);
+	tu_put16(&r, 1);
+	tu_put32(&r, 60);
+	tu_put16(&r, 200);
 	assert_int_equal(ng_dns_parse_answers(r.b, r.n, 1, &out), -1);
 
 	/* A reserved label type (0x40) in a name. */
-	struct msg s = response(1, 0);
+	struct tu_dns s = response(1, 0);
 	s.b[12] = 0x42;
 	assert_int_equal(ng_dns_parse_answers(s.b, s.n, 1, &out), -1);
 	ng_vec_free(&out.answers);

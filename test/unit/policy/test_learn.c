@@ -2,6 +2,8 @@
  * teaches a pod, for which entry, for how long). */
 #include "testutil.h"
 
+#include "dnsmsg.h"
+
 #include "cni/prevresult.h"
 #include "policy/annotations.h"
 #include "policy/dnsparse.h"
@@ -10,85 +12,44 @@
 
 /* ---- a message builder ------------------------------------------------------- */
 
-struct m {
-	uint8_t b[70000];
-	size_t n;
-};
-
-static void put(struct m *m, const void *p, size_t n)
-{
-	memcpy(m->b + m->n, p, n);
-	m->n += n;
-}
-static void put16(struct m *m, unsigned v)
-{
-	uint8_t x[2] = {(uint8_t)(v >> 8), (uint8_t)v};
-	put(m, x, 2);
-}
-static void put32(struct m *m, uint32_t v)
-{
-	put16(m, v >> 16);
-	put16(m, v & 0xffff);
-}
-/* "a.b.c" in wire form, no compression; returns its offset. */
-static size_t name(struct m *m, const char *s)
-{
-	size_t at = m->n;
-
-	while (*s) {
-		const char *dot = strchr(s, '.');
-		size_t l = dot ? (size_t)(dot - s) : strlen(s);
-		uint8_t lb = (uint8_t)l;
-
-		put(m, &lb, 1);
-		put(m, s, l);
-		s += l + (dot ? 1 : 0);
-	}
-	put(m, "", 1);
-	return at;
-}
-static void ptr(struct m *m, size_t off)
-{
-	put16(m, 0xc000 | (unsigned)off);
-}
 /* Header and question; the question name is at offset 12. */
-static void head(struct m *m, const char *q, unsigned ancount)
+static void head(struct tu_dns *m, const char *q, unsigned ancount)
 {
 	m->n = 0;
-	put16(m, 0x4242);
-	put16(m, 0x8180);
-	put16(m, 1);
-	put16(m, ancount);
-	put16(m, 0);
-	put16(m, 0);
-	name(m, q);
-	put16(m, 1);
-	put16(m, 1);
+	tu_put16(m, 0x4242);
+	tu_put16(m, 0x8180);
+	tu_put16(m, 1);
+	tu_put16(m, ancount);
+	tu_put16(m, 0);
+	tu_put16(m, 0);
+	tu_name(m, q);
+	tu_put16(m, 1);
+	tu_put16(m, 1);
 }
-static void rr_a(struct m *m, size_t owner, uint32_t ttl, const char *ip4)
+static void rr_a(struct tu_dns *m, size_t owner, uint32_t ttl, const char *ip4)
 {
 	struct ng_ip ip;
 
-	ptr(m, owner);
-	put16(m, 1);
-	put16(m, 1);
-	put32(m, ttl);
-	put16(m, 4);
+	tu_ptr(m, owner);
+	tu_put16(m, 1);
+	tu_put16(m, 1);
+	tu_put32(m, ttl);
+	tu_put16(m, 4);
 	ng_ip_parse(ip4, &ip);
-	put(m, ip.a, 4);
+	tu_put(m, ip.a, 4);
 }
 /* A CNAME whose target is written out at this point; returns its offset. */
-static size_t rr_cname(struct m *m, size_t owner, uint32_t ttl, const char *target)
+static size_t rr_cname(struct tu_dns *m, size_t owner, uint32_t ttl, const char *target)
 {
 	size_t len_at, at;
 
-	ptr(m, owner);
-	put16(m, 5);
-	put16(m, 1);
-	put32(m, ttl);
+	tu_ptr(m, owner);
+	tu_put16(m, 5);
+	tu_put16(m, 1);
+	tu_put32(m, ttl);
 	len_at = m->n;
-	put16(m, 0);
-	at = name(m, target);
+	tu_put16(m, 0);
+	at = tu_name(m, target);
 	m->b[len_at] = (uint8_t)((m->n - at) >> 8);
 	m->b[len_at + 1] = (uint8_t)(m->n - at);
 	return at;
@@ -114,7 +75,7 @@ static int teardown(void **state)
 static void test_case_and_trailing_dot(void **state)
 {
 	(void)state;
-	struct m m;
+	struct tu_dns m;
 
 	head(&m, "S3.Example.COM", 1);
 	rr_a(&m, 12, 60, "10.50.0.1");
@@ -127,37 +88,37 @@ static void test_case_and_trailing_dot(void **state)
 static void test_compression_loop_refused(void **state)
 {
 	(void)state;
-	struct m m;
+	struct tu_dns m;
 
 	/* An answer owner that points at itself, and one that points forward. */
 	head(&m, "a.example.com", 1);
 	size_t at = m.n;
-	ptr(&m, at);
-	put16(&m, 1), put16(&m, 1), put32(&m, 1), put16(&m, 4), put32(&m, 0x0a000001);
+	tu_ptr(&m, at);
+	tu_put16(&m, 1), tu_put16(&m, 1), tu_put32(&m, 1), tu_put16(&m, 4), tu_put32(&m, 0x0a000001);
 	assert_int_equal(ng_dns_parse(m.b, m.n, msg), -1);
 
 	head(&m, "a.example.com", 1);
-	ptr(&m, m.n + 2); /* forward: to the bytes just after this pointer */
-	name(&m, "x.example.com");
+	tu_ptr(&m, m.n + 2); /* forward: to the bytes just after this pointer */
+	tu_name(&m, "x.example.com");
 	assert_int_equal(ng_dns_parse(m.b, m.n, msg), -1);
 
 	/* A two-pointer loop: label, pointer back to it, and again. */
 	head(&m, "a.example.com", 1);
 	size_t l = m.n;
-	put(&m, "\x01x", 2);
-	ptr(&m, l);
+	tu_put(&m, "\x01x", 2);
+	tu_ptr(&m, l);
 	assert_int_equal(ng_dns_parse(m.b, m.n, msg), -1);
 
 	/* Into the header. */
 	head(&m, "a.example.com", 1);
-	ptr(&m, 2);
+	tu_ptr(&m, 2);
 	assert_int_equal(ng_dns_parse(m.b, m.n, msg), -1);
 }
 
 static void test_truncated_everywhere(void **state)
 {
 	(void)state;
-	struct m m;
+	struct tu_dns m;
 
 	head(&m, "files.example.com", 2);
 	size_t t = rr_cname(&m, 12, 300, "blob.cdn.example.net");
@@ -170,7 +131,7 @@ static void test_truncated_everywhere(void **state)
 static void test_oversize_and_caps(void **state)
 {
 	(void)state;
-	struct m m;
+	struct tu_dns m;
 	char longname[400];
 
 	/* A name over 255 wire bytes: malformed. */
@@ -197,26 +158,26 @@ static void test_oversize_and_caps(void **state)
 	assert_int_equal(ng_dns_parse(m.b, m.n, msg), -1);
 	/* A record with 5 bytes of A rdata. */
 	head(&m, "a.example.com", 1);
-	ptr(&m, 12);
-	put16(&m, 1), put16(&m, 1), put32(&m, 1), put16(&m, 5), put32(&m, 0x0a000001);
-	put(&m, "x", 1);
+	tu_ptr(&m, 12);
+	tu_put16(&m, 1), tu_put16(&m, 1), tu_put32(&m, 1), tu_put16(&m, 5), tu_put32(&m, 0x0a000001);
+	tu_put(&m, "x", 1);
 	assert_int_equal(ng_dns_parse(m.b, m.n, msg), -1);
 }
 
 static void test_odd_label_bytes(void **state)
 {
 	(void)state;
-	struct m m;
+	struct tu_dns m;
 
 	/* One label "x.storage" (a dot inside a label) is not two labels. */
 	head(&m, "q.example.com", 0);
 	m.n = 12;
-	put(&m,
-	    "\x09x.storage\x07"
-	    "example\x03"
-	    "com\x00",
-	    23);
-	put16(&m, 1), put16(&m, 1);
+	tu_put(&m,
+	       "\x09x.storage\x07"
+	       "example\x03"
+	       "com\x00",
+	       23);
+	tu_put16(&m, 1), tu_put16(&m, 1);
 	assert_int_equal(ng_dns_parse(m.b, m.n, msg), 0);
 	assert_string_equal(msg->names[0], "x?storage.example.com");
 }
@@ -260,7 +221,7 @@ static bool has(const ng_elem_vec *v, const char *ip, uint16_t lo, uint16_t hi, 
 	return false;
 }
 
-static void learn(const struct ng_policy *pol, struct m *m, struct ng_learn_result *r)
+static void learn(const struct ng_policy *pol, struct tu_dns *m, struct ng_learn_result *r)
 {
 	assert_int_equal(ng_dns_parse(m->b, m->n, msg), 0);
 	assert_int_equal(ng_learn(pol, msg, r), 0);
@@ -271,7 +232,7 @@ static void test_learn_name_and_wildcard(void **state)
 	(void)state;
 	struct ng_policy pol;
 	struct ng_learn_result r = {0};
-	struct m m;
+	struct tu_dns m;
 
 	policy_with("[\"s3.example.com:443\",\"*.cdn.example.net:8443\"]", 60, &pol);
 	head(&m, "S3.EXAMPLE.com", 1);
@@ -306,7 +267,7 @@ static void test_learn_cname_chains(void **state)
 	(void)state;
 	struct ng_policy pol;
 	struct ng_learn_result r = {0};
-	struct m m;
+	struct tu_dns m;
 
 	policy_with("[\"files.example.com:443\"]", 30, &pol);
 	/* files -> blob.cdn (TTL 40) -> A (TTL 3600): the chain's smallest TTL. */
@@ -347,16 +308,16 @@ static void test_learn_other_question_and_metadata(void **state)
 	(void)state;
 	struct ng_policy pol;
 	struct ng_learn_result r = {0};
-	struct m m;
+	struct tu_dns m;
 
 	policy_with("[\"s3.example.com:443\",\"*.evil.example.org:443\"]", 30, &pol);
 	/* Asked for other.example.org; the answer smuggles an A for s3. */
 	head(&m, "other.example.org", 1);
 	size_t s3 = m.n;
-	ptr(&m, 0); /* placeholder, replaced below */
+	tu_ptr(&m, 0); /* placeholder, replaced below */
 	m.n = s3;
-	name(&m, "s3.example.com");
-	put16(&m, 1), put16(&m, 1), put32(&m, 60), put16(&m, 4), put32(&m, 0x0a320007);
+	tu_name(&m, "s3.example.com");
+	tu_put16(&m, 1), tu_put16(&m, 1), tu_put32(&m, 60), tu_put16(&m, 4), tu_put32(&m, 0x0a320007);
 	learn(&pol, &m, &r);
 	assert_int_equal(r.single[0].n, 0);
 	/* A matching name answered with the metadata address: never learned. */
@@ -376,7 +337,7 @@ static void test_learn_port_pieces_and_cap(void **state)
 	(void)state;
 	struct ng_policy pol;
 	struct ng_learn_result r = {0};
-	struct m m;
+	struct tu_dns m;
 
 	/* tcp 400-500 and tcp 443 overlap: cut into 400-442, 443, 444-500. */
 	policy_with("[\"a.example.com:400-500\",\"b.example.com:443\"]", 30, &pol);
