@@ -128,6 +128,8 @@ wait "$AGENT_PID" 2>/dev/null || true
 rc=0 && ng_call STATUS "$W_TMP/st.json" || rc=$?
 t_check "agent gone: STATUS fails with 50" ng_error_is 50 "no boxxkite-netguard agent serves" "$rc"
 expect "agent gone: a learned address still connects" connected 1000 pod:web -- tcp 10.21.0.6 443 2000
+out=$(ask_connect web other.example.test 443)
+t_row "agent gone (no listener): an answer is dropped, not passed" "$out" "$([[ $out == *"noanswer 1 "* ]] && echo 0 || echo 1)"
 t0=$(date +%s%N)
 agent_start
 agent_ready 3000 || true

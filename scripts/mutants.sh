@@ -75,6 +75,13 @@ mutant name-metadata-unchecked plugin/policy/policy.c \
 # ARP from any sender address: a packet socket can claim the gateway's.
 mutant arp-any-sender plugin/nft/render_raw.c 's/ng_rb_cmp(&rb, NFT_CMP_EQ, pod->a, 4);/(void)pod;/' packet.sh \
 	"ARP reply claiming the gateway's address: held"
+# The agent lets answers through without committing what they teach: the
+# first connect after an answer is refused.
+mutant agent-commit-skipped plugin/agent/pod.c 's/if (a->pending.n == 0)/if (1)/' agent.sh \
+	"UDP: first connect after each answer, 1000 of 1000" "TCP: first connect after each answer, 1000 of 1000"
+# The queue rule carries the bypass flag: with no agent, answers pass unlearned (fail open).
+mutant queue-bypass plugin/nft/rulebuild.c 's/.queues_total = 1, .flags = 0}/.queues_total = 1, .flags = NFQ_FLAG_BYPASS}/' \
+	agent.sh "agent gone (no listener): an answer is dropped, not passed"
 
 want=("$@")
 T=$(mktemp -d /tmp/nge-mutants.XXXXXX)
