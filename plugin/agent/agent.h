@@ -97,6 +97,7 @@ void ng_pod_serve(struct ng_agent *a, struct ng_pod *p);
 void ng_pod_sweep(struct ng_agent *a, struct ng_pod *p, int64_t now_ms);
 
 int64_t ng_now_ms(void);
+int64_t ng_now_us(void);
 
 /* JSON lines on stderr: {"time","level","event","pod","msg", extra...}. */
 void ng_alog(const char *level, const char *event, const struct ng_pod *p, const char *fmt, ...)

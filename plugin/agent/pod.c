@@ -28,12 +28,17 @@
 /* Live connections keep an address when it would expire within this. */
 #define KEEPALIVE_WINDOW_MS 15000
 
-int64_t ng_now_ms(void)
+int64_t ng_now_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int64_t ng_now_ms(void)
+{
+	return ng_now_us() / 1000;
 }
 
 struct ng_pod *ng_pod_find(struct ng_agent *a, const char *key)
@@ -182,6 +187,7 @@ int ng_pod_load(struct ng_agent *a, const char *name)
 	struct ng_pod *p, *old;
 	size_t n = strlen(name);
 	struct stat st;
+	int64_t t0 = ng_now_us();
 
 	if (name[0] == '.' || n < 6 || n - 5 >= sizeof(key) || strcmp(name + n - 5, ".json") != 0)
 		return 0; /* a temp file of an ongoing write, or not ours */
@@ -240,8 +246,9 @@ int ng_pod_load(struct ng_agent *a, const char *name)
 	}
 	if (ng_record_set_ready(a->state_dir, p->key, p->nonce, &err) < 0)
 		ng_alog("error", "ready_write", p, "%s", err.msg);
-	ng_alog("info", "pod_added", p, "serving %zu name entries, %u addresses still learned",
-		p->policy.name_entries.n, p->tr.n);
+	ng_alog("info", "pod_added", p,
+		"serving %zu name entries, %u addresses still learned, picked up in %lld us",
+		p->policy.name_entries.n, p->tr.n, (long long)(ng_now_us() - t0));
 	return 0;
 }
 
