@@ -97,7 +97,8 @@ int ng_record_write(const char *state_dir, struct ng_podrecord *r, struct ng_err
 		return ng_fail(err, NG_E_INTERNAL, "out of memory writing the pod's state record");
 	/* The directories exist after the first pod: create them only then. */
 	dfd = subdir(state_dir, NG_PODS_DIR, NULL);
-	if (dfd < 0 && (ng_state_dirs(state_dir, err) < 0 || (dfd = subdir(state_dir, NG_PODS_DIR, err)) < 0)) {
+	if (dfd < 0 &&
+	    (ng_state_dirs(state_dir, err) < 0 || (dfd = subdir(state_dir, NG_PODS_DIR, err)) < 0)) {
 		free(text);
 		return -1;
 	}
@@ -275,7 +276,8 @@ int ng_record_remove(const char *state_dir, const char *key, int wait_ms, struct
 		int e = errno;
 
 		close(dfd);
-		return ng_fail(err, NG_E_INTERNAL, "stateDir %s: removing %s: %s", state_dir, name, strerror(e));
+		return ng_fail(err, NG_E_INTERNAL, "stateDir %s: removing %s: %s", state_dir, name,
+			       strerror(e));
 	}
 	close(dfd);
 	snprintf(dir, sizeof(dir), "%s/" NG_READY_DIR, state_dir);
