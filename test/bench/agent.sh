@@ -16,17 +16,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 source e2e/lib.sh
 
 [[ $(id -u) -eq 0 ]] || { echo "bench/agent.sh: needs root" >&2 && exit 1; }
-# A private mount namespace, so that the state dir can be a tmpfs as /run is
-# on a node (this machine's /tmp is disk-backed) without mounting anything
-# the machine sees.
-[[ -n ${NG_BENCH_MNTNS:-} ]] || exec unshare --mount --propagation private env NG_BENCH_MNTNS=1 bash "$0" "$@"
 DNSLAT=${DNSLAT:-$PWD/build/bench/dnslat}
 mkdir -p "$(dirname "$DNSLAT")"
 ${CC:-cc} -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o "$DNSLAT" test/bench/dnslat.c
 world_up ngb-agent-
-mkdir -p "$W_TMP/state"
-mount -t tmpfs -o size=64m,mode=0755 tmpfs "$W_TMP/state"
-trap 'umount "$W_TMP/state" 2>/dev/null; world_down' EXIT
 N_LAT=${N_LAT:-2000}
 OUT=test/bench/results-agent.md
 {
