@@ -94,6 +94,10 @@ int ng_pod_load(struct ng_agent *a, const char *name);
 void ng_pod_release(struct ng_agent *a, struct ng_pod *p, const char *why);
 struct ng_pod *ng_pod_find(struct ng_agent *a, const char *key);
 
+/* Commits a->pending to every table of the pod (agent/commit.c): 0 when
+ * every namespace acknowledged; otherwise the tracker is reverted. */
+int ng_pod_commit(struct ng_agent *a, struct ng_pod *p);
+
 /* Serves what the pod's queue holds. */
 void ng_pod_serve(struct ng_agent *a, struct ng_pod *p);
 /* Once a second: namespace still there, lifetimes, live connections,

@@ -242,114 +242,6 @@ void ng_pod_release(struct ng_agent *a, struct ng_pod *p, const char *why)
 	free_pod(a, p);
 }
 
-/* ---- committing ---------------------------------------------------------- */
-
-/* The messages for one table: per learned set, the refreshed elements
- * deleted, then the refreshed and new ones added. */
-static int render_table(struct ng_pod *p, const ng_pending_vec *pend, struct ng_batch *b)
-{
-	ng_elem_vec dels = {0}, adds = {0};
-	int rc = 0;
-
-	for (int f = 0; f < 2 && rc == 0; f++)
-		for (int ranged = 0; ranged < 2 && rc == 0; ranged++) {
-			const struct ng_set_spec *s = &p->sets[(ranged ? NG_S_TTL4 : NG_S_NAMES4) + f];
-
-			dels.n = adds.n = 0;
-			for (size_t i = 0; i < pend->n && rc == 0; i++) {
-				const struct ng_pending *q = &pend->v[i];
-
-				if (q->ranged != (ranged != 0) || NG_FAM_IDX(q->e.lo.fam) != f)
-					continue;
-				if ((q->refresh && ng_vec_push(&dels, &q->e) < 0) ||
-				    ng_vec_push(&adds, &q->e) < 0)
-					rc = -1;
-			}
-			if (rc == 0 && dels.n)
-				rc = ng_set_elems_render(b, s, &dels, NFT_MSG_DELSETELEM);
-			if (rc == 0 && adds.n)
-				rc = ng_set_elems_render(b, s, &adds, NFT_MSG_NEWSETELEM);
-		}
-	ng_vec_free(&dels);
-	ng_vec_free(&adds);
-	return rc;
-}
-
-/* One transaction for the tables of one namespace (the pod's, or the
- * node's), acknowledged before this returns. */
-static int commit_ns(struct ng_pod *p, struct ng_nl *nl, bool in_node, const ng_pending_vec *pend,
-		     struct ng_err *err)
-{
-	struct ng_batch b;
-	bool any = false;
-	int rc;
-
-	if (ng_batch_init(&b, NG_TABLE, nl->seq, err) < 0)
-		return -1;
-	rc = 0;
-	for (size_t i = 0; i < p->tables.n && rc == 0; i++) {
-		const struct ng_record_table *t = &p->tables.v[i];
-
-		if (t->in_node != in_node)
-			continue;
-		snprintf(b.table, sizeof(b.table), "%s", t->name);
-		b.family = t->family;
-		rc = render_table(p, pend, &b);
-		any = true;
-	}
-	if (rc < 0) {
-		ng_batch_free(&b);
-		return ng_fail(err, NG_E_INTERNAL, "out of memory");
-	}
-	if (!any) {
-		ng_batch_free(&b);
-		return 0;
-	}
-	rc = ng_batch_finish(&b, err);
-	nl->seq = b.seq_next + 1;
-	if (rc == 0)
-		rc = ng_nl_commit(nl, &b, err);
-	ng_batch_free(&b);
-	return rc;
-}
-
-/* Commits a->pending to every table of the pod; 0 when every namespace
- * acknowledged. A refresh deletes before it adds (re-adding alone does not
- * move an expiry); when the element has just expired the delete fails with
- * ENOENT, and the whole transaction is sent again as plain adds. */
-static int commit(struct ng_agent *a, struct ng_pod *p)
-{
-	struct ng_err err = {0};
-	bool node = false;
-	int rc = 0;
-
-	if (a->pending.n == 0)
-		return 0;
-	for (size_t i = 0; i < p->tables.n; i++)
-		node |= p->tables.v[i].in_node;
-	for (int pass = 0; pass < 2; pass++) {
-		rc = commit_ns(p, &p->nl, false, &a->pending, &err);
-		if (rc == 0 && node)
-			rc = a->node_nl_open ? commit_ns(p, &a->node_nl, true, &a->pending, &err)
-					     : ng_fail(&err, NG_E_KERNEL,
-						       "no netfilter socket in the node's namespace");
-		if (rc == 0 || pass == 1 ||
-		    (p->nl.refused_errno != ENOENT && a->node_nl.refused_errno != ENOENT))
-			break;
-		for (size_t i = 0; i < a->pending.n; i++)
-			a->pending.v[i].refresh = false;
-	}
-	if (rc < 0) {
-		p->c.commit_errors++;
-		ng_alog("error", "commit_failed", p, "%s", err.msg);
-		ng_tracker_revert(&p->tr, &a->pending);
-		return -1;
-	}
-	p->c.commits++;
-	p->c.learned += a->pending.n;
-	return 0;
-}
-
 /* ---- answers ------------------------------------------------------------- */
 
 static bool from_resolver(const struct ng_pod *p, const struct ng_pkt *k)
@@ -410,7 +302,7 @@ static uint32_t tcp_verdict(struct ng_agent *a, struct ng_pod *p, const struct n
 	if (!f)
 		return k->payload_len || (k->tcp_flags & NG_TCP_SYN) ? NF_DROP : NF_ACCEPT;
 	n = ng_tcp_segment(f, k, &a->tcp_budget, take_message, c);
-	if (n < 0 || (n > 0 && (c->rc < 0 || commit(a, p) < 0)))
+	if (n < 0 || (n > 0 && (c->rc < 0 || ng_pod_commit(a, p) < 0)))
 		v = NF_DROP; /* a gap or a bound; or the commit did not happen */
 	if (n >= 0)
 		ng_tcp_done(f, v == NF_ACCEPT, &a->tcp_budget);
@@ -435,7 +327,7 @@ static void one_packet(const struct ng_nfq_packet *pk, void *data)
 		v = NF_ACCEPT; /* the rule queues only resolvers' port 53: nothing to learn */
 	} else if (k.proto == 17) {
 		take_message(k.payload, k.payload_len, c);
-		if (c->rc < 0 || commit(a, p) < 0)
+		if (c->rc < 0 || ng_pod_commit(a, p) < 0)
 			v = NF_DROP;
 	} else {
 		v = tcp_verdict(a, p, &k, c);
@@ -501,7 +393,7 @@ void ng_pod_sweep(struct ng_agent *a, struct ng_pod *p, int64_t now_ms)
 		a->pending.n = 0;
 		if (ng_ct_flows(&p->nl, keep_flow, &c, &err) < 0)
 			ng_alog("error", "conntrack", p, "%s", err.msg);
-		commit(a, p);
+		ng_pod_commit(a, p);
 	}
 	for (int i = 0; i < NG_TCP_FLOWS; i++)
 		if (p->tcp.f[i].used && now_ms - p->tcp.f[i].last_ms > NG_TCP_IDLE_MS)
@@ -521,7 +413,7 @@ void ng_pod_relearn(struct ng_agent *a, struct ng_pod *p)
 			ng_tracker_plan_one(&p->tr, &p->tr.slot[i], (uint32_t)(left > 0 ? left : 1), now,
 					    &a->pending);
 		}
-	if (commit(a, p) == 0)
+	if (ng_pod_commit(a, p) == 0)
 		ng_alog("info", "relearned", p, "%zu learned element(s) committed again after a repair",
 			a->pending.n);
 }
