@@ -25,6 +25,7 @@
 #include "nft/render.h"
 #include "kernel/resolve.h"
 #include "kernel/ruleset.h"
+#include "cni/hostmirror.h"
 #include "policy/select.h"
 #include "base/version.h"
 
@@ -40,6 +41,7 @@ struct inv {
 	struct ng_log log;
 	struct ng_err err;
 	FILE *out;
+	char host_table[256]; /* the attachment's host-side table (nft/render_host.h) */
 };
 
 static const char *env(const char *name)
@@ -196,17 +198,21 @@ static int guard_kernel(struct inv *v)
 
 /* A netfilter socket in the pod's namespace, which must exist (ADD, CHECK;
  * DEL has its own rules for a namespace that is gone), and so must the
- * interface the packet-socket guard hooks. */
-static int open_pod_socket(struct inv *v, struct ng_nl *nl)
+ * interface the packet-socket guard hooks. With `plan`, the pod's link is
+ * read there first and both sides planned (hostMirror). */
+static int open_pod_socket(struct inv *v, struct ng_nl *nl, bool plan)
 {
 	enum ng_netns_status st;
-	int fd, rc;
+	int fd, rc = 0;
 
 	if (ng_netns_open(v->netns_path, &fd, &st, &v->err) < 0)
 		return -1;
 	if (st == NG_NETNS_GONE)
 		return ng_fail(&v->err, NG_E_NETNS, "CNI_NETNS %s is not a network namespace", v->netns_path);
-	rc = ng_nl_open_netns(fd, v->pod.policy.raw_guard ? v->pod.policy.ifname : NULL, nl, &v->err);
+	if (plan)
+		rc = ng_hostmirror_plan(&v->cfg, fd, v->ifname, &v->pod.policy, &v->log, &v->err);
+	if (rc == 0)
+		rc = ng_nl_open_netns(fd, v->pod.policy.raw_guard ? v->pod.policy.ifname : NULL, nl, &v->err);
 	close(fd);
 	return rc;
 }
@@ -267,12 +273,14 @@ static int cmd_add(struct inv *v, FILE *in)
 	if (v->pod.policy.raw_guard && guard_kernel(v) < 0)
 		return fail(v, "error");
 
-	if (open_pod_socket(v, &nl) < 0)
+	if (ng_hostmirror_table(v->container_id, v->ifname, v->host_table, sizeof(v->host_table), &v->err) < 0)
 		return fail(v, "error");
-	rc = ng_ruleset_apply(&nl, &v->pod.policy, NG_TABLE, &v->err);
+	if (open_pod_socket(v, &nl, true) < 0)
+		return fail(v, v->err.code == NG_E_NO_HOST ? "refused" : "error");
+	rc = ng_hostmirror_add(&nl, &v->pod.policy, v->host_table, &v->log, &v->err);
 	ng_nl_close(&nl);
 	if (rc < 0)
-		return fail(v, "error");
+		return fail(v, v->err.code == NG_E_ATTACHED ? "refused" : "error");
 	if (print_prev(v) < 0)
 		return fail(v, "error");
 	ng_log_set(&v->log, "allow_elements",
@@ -285,42 +293,23 @@ static int cmd_add(struct inv *v, FILE *in)
 
 static int cmd_del(struct inv *v, FILE *in)
 {
-	enum ng_netns_status st;
-	struct ng_nl nl;
-	int fd = -1, rc;
+	const char *what = "";
 
 	if (need_env(v, false) < 0)
 		return fail(v, "error");
-	/* DEL must work when the config has since become invalid: the table
-	 * is removed either way, and the problem is logged, not returned. */
+	/* DEL must work when the config has since become invalid: the tables
+	 * are removed either way, and the problem is logged, not returned. */
 	if (load(v, in) < 0) {
 		ng_log_set(&v->log, "config_error", json_string(v->err.msg));
 		memset(&v->err, 0, sizeof(v->err));
 	}
-	if (!v->netns_path) {
-		ng_log_emit(&v->log, "deleted", "no CNI_NETNS: the namespace is already gone", 0);
-		return 0;
-	}
-	if (ng_netns_open(v->netns_path, &fd, &st, &v->err) < 0) {
-		if (v->err.code == NG_E_ENV) { /* the node's own namespace */
-			ng_log_emit(&v->log, "deleted", v->err.msg, 0);
-			return 0;
-		}
+	/* The host side by name, whatever the config says now and whether or
+	 * not the namespace and prevResult are still there (containerd's
+	 * second DEL has neither). */
+	if (ng_hostmirror_table(v->container_id, v->ifname, v->host_table, sizeof(v->host_table), &v->err) < 0 ||
+	    ng_hostmirror_del(v->netns_path, v->container_id, v->ifname, v->host_table, &v->log, &what, &v->err) < 0)
 		return fail(v, "error");
-	}
-	if (st == NG_NETNS_GONE) {
-		ng_log_emit(&v->log, "deleted", "the network namespace is already gone", 0);
-		return 0;
-	}
-	rc = ng_nl_open_netns(fd, NULL, &nl, &v->err);
-	close(fd);
-	if (rc < 0)
-		return fail(v, "error");
-	rc = ng_ruleset_delete(&nl, NG_TABLE, &v->err);
-	ng_nl_close(&nl);
-	if (rc < 0)
-		return fail(v, "error");
-	ng_log_emit(&v->log, "deleted", "table removed (or was not there)", 0);
+	ng_log_emit(&v->log, "deleted", what, 0);
 	return 0;
 }
 
@@ -343,10 +332,14 @@ static int cmd_check(struct inv *v, FILE *in)
 	if ((rc = decide(v, NULL)) != 0)
 		return rc;
 	enforced = v->pod.enforced;
-	if (open_pod_socket(v, &nl) < 0)
+	if (ng_hostmirror_table(v->container_id, v->ifname, v->host_table, sizeof(v->host_table), &v->err) < 0)
+		return fail(v, "error");
+	if (open_pod_socket(v, &nl, enforced) < 0)
 		return fail(v, "error");
 	if (enforced) {
 		rc = ng_ruleset_check(&nl, &v->pod.policy, NG_TABLE, NULL, &v->err);
+		if (rc == 0 && v->pod.policy.host)
+			rc = ng_hostmirror_check(&v->pod.policy, v->host_table, &v->err);
 	} else {
 		rc = ng_ruleset_snapshot(&nl, NG_TABLE, &snap, &v->err);
 		if (rc == 0)
@@ -366,12 +359,17 @@ static int cmd_check(struct inv *v, FILE *in)
 
 static int cmd_status_gc(struct inv *v, FILE *in)
 {
-	/* STATUS: ready when the config is valid. GC: tables live and die with
-	 * their pod's namespace, so there is no state to collect. */
+	bool gc = strcmp(v->verb, "GC") == 0;
+
+	/* STATUS: ready when the config is valid. GC: the pod's tables live
+	 * and die with its namespace; the host-side tables do not, and go
+	 * when their attachment is not in cni.dev/valid-attachments. */
 	if (load(v, in) < 0)
 		return fail(v, "error");
-	ng_log_emit(&v->log, strcmp(v->verb, "STATUS") == 0 ? "ready" : "collected", "configuration valid",
-		    0);
+	if (gc && ng_hostmirror_gc(v->root, v->cfg.name, &v->log, &v->err) < 0)
+		return fail(v, "error");
+	ng_log_emit(&v->log, gc ? "collected" : "ready",
+		    gc ? "host-side tables of invalid attachments removed" : "configuration valid", 0);
 	return 0;
 }
 
