@@ -223,7 +223,7 @@ world_up() {
 	trap '_on_signal 143' TERM
 	: >"$W_TMP/netns"
 	: >"$W_TMP/pids"
-	mkdir -p "$W_TMP/log" "$W_TMP/pods" "$W_TMP/cache" "$W_TMP/net.d" "$W_TMP/bin" "$W_TMP/ipam"
+	mkdir -p "$W_TMP/log" "$W_TMP/pods" "$W_TMP/cache" "$W_TMP/net.d" "$W_TMP/bin" "$W_TMP/ipam" "$W_TMP/ipam-ptp"
 
 	# CNI_PATH: the Debian plugins plus ours, like a node's /opt/cni/bin.
 	local p
@@ -361,6 +361,33 @@ pod_listen() {
 	echo "pod_listen: $1:$2 not listening" >&2
 	return 1
 }
+
+# layout_conflist bridge|ptp: the conflist of that layout (POD_CONFLIST for
+# pod_add/pod_check/pod_del): a bridge port per pod, or a routed veth (ptp).
+layout_conflist() {
+	case $1 in
+	bridge) echo "$W_TMP/net.d/pod-network.conflist" ;;
+	ptp) echo "$W_TMP/net.d/pod-network-ptp.conflist" ;;
+	*) echo "layout_conflist: no layout $1" >&2 && return 1 ;;
+	esac
+}
+
+# pod_host_dev NAME: the node's side of the pod's eth0 (its veth peer), by
+# the peer ifindex the pod's side names ("eth0@ifN").
+pod_host_dev() {
+	local idx
+	idx=$(pod_exec "$1" ip -o link show dev eth0 | sed -n 's/^[0-9]*: eth0@if\([0-9]*\):.*/\1/p')
+	[[ -n $idx ]] || return 1
+	node_exec ip -o link show | sed -n "s/^$idx: \([^:@]*\)[:@].*/\1/p"
+}
+
+# pod_host_table NAME [IFNAME]: the name of pod NAME's host-side table
+# (nft/render_host.h: ngh.<container id>.<ifname>; the world's ids are hex).
+pod_host_table() { echo "ngh.$(_pod_var "$1" id).${2:-eth0}"; }
+
+# node_ruleset: the node namespace's whole ruleset, counters zeroed, for
+# before/after comparisons.
+node_ruleset() { node_exec nft -s list ruleset; }
 
 # pod_has_table NAME: is our table in the pod's namespace?
 pod_has_table() { pod_exec "$1" nft list table inet boxxkite_netguard >/dev/null 2>&1; }

@@ -156,7 +156,8 @@ static int remove_table(struct ng_batch *b, const char *name, bool must_exist, c
 	int rc;
 
 	memcpy(keep, b->table, sizeof(keep));
-	snprintf(b->table, sizeof(b->table), "%s", name);
+	if (name != b->table) /* never snprintf a buffer into itself */
+		snprintf(b->table, sizeof(b->table), "%s", name);
 	rc = must_exist ? 0 : ng_render_table(b, NFT_MSG_NEWTABLE, NLM_F_CREATE, NULL, "create if missing");
 	if (rc == 0)
 		rc = ng_render_table(b, NFT_MSG_DELTABLE, 0, NULL, what);

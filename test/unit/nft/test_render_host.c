@@ -125,6 +125,24 @@ static void test_body(void **state)
 	assert_true(has_line(&host, "lookup reg 1 set source_v4 0x1 ] [ immediate reg 0 jump -> refuse_host ]"));
 	assert_true(has_line(&host, "host_denied"));
 
+	/* The replace form removes this very table first (create if missing,
+	 * delete), after the stale ones. */
+	ng_batch_free(&b);
+	assert_int_equal(ng_batch_init(&b, name, 1, &err), 0);
+	assert_int_equal(ng_render_host(&p, true, stale, 1, &b, &err), 0);
+	char want_stale[400], want_self[400];
+	bool seen_stale = false, seen_self = false;
+	snprintf(want_stale, sizeof(want_stale), "table netdev %s (stale", stale[0]);
+	snprintf(want_self, sizeof(want_self), "table netdev %s (remove the previous host-side table)", name);
+	for (uint32_t i = 0; i < ng_batch_count(&b); i++) {
+		const char *d = ng_batch_describe(&b, b.seq_begin + 1 + i);
+
+		seen_stale |= d && strncmp(d, want_stale, strlen(want_stale)) == 0;
+		seen_self |= d && strcmp(d, want_self) == 0;
+	}
+	assert_true(seen_stale);
+	assert_true(seen_self);
+
 	/* The guard, rendered for the same policy: every set line (name, flags,
 	 * key type and layout) is in the host table too, so the agent writes
 	 * the same name elements into both. */
