@@ -12,6 +12,8 @@
 #     pod's own address, short (no spoofed sender, no payload, no other op);
 #   - replies from the ingress port to a gateway source pass, a bare SYN
 #     from that port (a new connection) does not, nor one to the node;
+#   - AF_XDP (copy mode) skips the guard's hook: the host-side table holds
+#     and counts those frames;
 #   - with rawPacketGuard false the same frame reaches the forbidden host
 #     (the hole is real, and this test can fail);
 #   - CHECK sees the guard deleted or changed, a re-ADD repairs it, a
@@ -137,16 +139,30 @@ frame_to() {
 }
 FRAME=$W_TMP/xdp-frame
 # The kernel's AF_XDP copy-mode transmit (__dev_direct_xmit) skips the
-# netdev egress hook: not something a pod's namespace can hold, so it is
-# reported, not asserted (README, threat model).
-next_mark
-frame_to "$FRAME" p1 --dst "$FORBID4"
-out=$(pod_exec p1 "$XSKTX" eth0 <"$FRAME" 2>&1) || true
-if arrived; then
-	echo "   info: AF_XDP frame to forbidden $FORBID4 arrived ($out): beyond the guard, as the README says"
-else
-	echo "   info: AF_XDP frame to forbidden $FORBID4 did not arrive ($out)"
-fi
+# netdev egress hook the guard sits on: the pod's own namespace cannot hold
+# these frames. The host-side table (node namespace, ingress of the veth
+# peer) does: the frame must not arrive, and host_denied counts it.
+host_denied() {
+	local n
+	n=$(node_exec nft list counter netdev "$(pod_host_table "$1")" host_denied 2>/dev/null |
+		sed -n 's/.*packets \([0-9]*\).*/\1/p') || true
+	echo "${n:-0}"
+}
+xdp_held() { # POD ARGS...: an AF_XDP frame that must be held on the host side
+	local pod=$1 before after out ok=0
+	shift
+	before=$(host_denied "$pod")
+	next_mark
+	frame_to "$FRAME" "$pod" "$@"
+	out=$(pod_exec "$pod" "$XSKTX" eth0 <"$FRAME" 2>&1) || true
+	arrived && ok=1
+	after=$(host_denied "$pod")
+	((after > before)) || ok=1
+	t_row "AF_XDP frame to ${*: -1}: held on the host side" "$out; host_denied $before -> $after" $ok \
+		"arrived: $(grep -cx "$MARK" "$SEEN")"
+}
+xdp_held p1 --dst "$FORBID4"
+xdp_held p1 --dst "$MD4"
 # without_net_raw POD CMD...: CMD in the pod with CAP_NET_RAW gone from
 # every set (what securityContext.capabilities.drop: [NET_RAW] gives).
 without_net_raw() {
@@ -172,12 +188,27 @@ t_check "without NET_RAW: packet socket refused" refused_without_net_raw \
 expect "the pod's own stack still reaches storage" connected 1000 pod:p1 -- tcp "$STORE4" 443 2000
 expect "  and over IPv6" connected 1000 pod:p1 -- tcp "$STORE6" 443 2000
 
-echo "== rawPacketGuard false: the hole it closes"
-NOGUARD=$(conf_variant noguard 'e["rawPacketGuard"] = False')
-POD_CONFLIST=$NOGUARD t_check "ADD p2 without the guard" pod_add p2
+echo "== rawPacketGuard false: the hole it closes (and the host side's)"
+NOGUARD=$(conf_variant noguard 'e["rawPacketGuard"] = False; e["hostMirror"] = "off"')
+POD_CONFLIST=$NOGUARD t_check "ADD p2 without the guard or the host side" pod_add p2
 t_check_not "  no netdev table" pod_exec p2 nft list table netdev "$T"
 passes "  raw UDP to forbidden $FORBID4 arrives" p2 --dst "$FORBID4"
 POD_CONFLIST=$NOGUARD t_check "  CHECK passes (no guard wanted, none there)" pod_check p2
+NOGUARD_HOST=$(conf_variant noguard-host 'e["rawPacketGuard"] = False')
+POD_CONFLIST=$NOGUARD_HOST t_check "ADD p3 without the guard, host side on" pod_add p3
+blocked_host() { # LABEL POD ARGS...: does not arrive, the host side counted it
+	local label=$1 pod=$2 out before after ok=0
+	shift 2
+	before=$(host_denied "$pod")
+	next_mark
+	out=$(raw "$pod" "$@" 2>&1)
+	arrived && ok=1
+	after=$(host_denied "$pod")
+	((after > before)) || ok=1
+	t_row "$label" "host_denied $before -> $after" $ok "$out"
+}
+blocked_host "  raw UDP to forbidden $FORBID4: held on the host side" p3 --dst "$FORBID4"
+POD_CONFLIST=$NOGUARD_HOST t_check "  DEL p3" pod_del p3
 
 echo "== the guard under CHECK, replace and DEL"
 direct() { ng_pod_call "$1" "$2" || { cat "$W_TMP/ng.out" "$W_TMP/ng.err" && return 1; }; }
