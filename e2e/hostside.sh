@@ -236,7 +236,7 @@ ip -n "$W_NODE" link set "$DEV" master ngbr0 up
 ip -n "$W_ID-intruder" addr add 10.244.1.250/24 dev eth0
 ip -n "$W_ID-intruder" link set eth0 up
 ip -n "$W_ID-intruder" route add 10.0.0.0/8 via "$POD_GW4"
-expect "new device named $DEV: not held by the stale table" connected 2000 peer:intruder -- tcp "$STORE4" 8443 2000
+expect "a new device of the same name: not held by the stale table" connected 2000 peer:intruder -- tcp "$STORE4" 8443 2000
 t_check "ADD o2: removes the stale table (its device is not its own)" pod_add o2
 t_check_not "  o1's host table gone" node_exec nft list table netdev "$(pod_host_table o1)"
 t_check "  o1's DEL (second DEL form) succeeds" pod_del o1 --no-netns
