@@ -275,3 +275,25 @@ int ng_peer_find(int pod_netns_fd, const char *ifname, struct ng_link_facts *out
 	mnl_socket_close(node.nl);
 	return rc;
 }
+
+int ng_link_read_here(const char *ifname, struct ng_link_facts *out, struct ng_err *err)
+{
+	struct req here = {.seq = 1};
+	struct link l;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (open_rtnl(&here) < 0)
+		return ng_fail(err, NG_E_NETNS, "cannot open an rtnetlink socket: %s", strerror(errno));
+	if (get_link(&here, ifname, 0, &l) < 0 || !l.found) {
+		ng_fail(err, NG_E_NETNS, "interface %s is not in the pod's network namespace", ifname);
+	} else {
+		memcpy(out->mac, l.mac, 6);
+		out->have_mac = l.have_mac;
+		rc = get_link_locals(&here, l.ifindex, out) < 0
+			     ? ng_fail(err, NG_E_NETNS, "reading the addresses of %s failed: %s", ifname, strerror(errno))
+			     : 0;
+	}
+	mnl_socket_close(here.nl);
+	return rc;
+}

@@ -21,4 +21,8 @@
 int ng_peer_find(int pod_netns_fd, const char *ifname, struct ng_link_facts *out, char *why, size_t why_len,
 		 struct ng_err *err);
 
+/* The pod's side only, in the current namespace (verify runs inside it):
+ * the MAC and link-local addresses of `ifname`; no peer. -1 with err. */
+int ng_link_read_here(const char *ifname, struct ng_link_facts *out, struct ng_err *err);
+
 #endif
