@@ -266,7 +266,7 @@ c['plugins'][0] = {'type': 'macvlan', 'master': 'ngmv0', 'mode': 'bridge',
   'ipam': {'type': 'host-local', 'dataDir': '$W_TMP/ipam-mv', 'ranges': [[{'subnet': '10.244.3.0/24'}]]}}
 if '$2': e['hostMirror'] = '$2'"
 }
-MV_REQ=$(macvlan mv-required "") MV_AUTO=$(macvlan mv-auto auto) MV_OFF=$(macvlan mv-off off)
+MV_REQ=$(macvlan mv-required "") MV_AUTO=$(macvlan mv-auto auto)
 out=$(POD_CONFLIST=$MV_REQ pod_add m1 2>&1) || true
 t_check "required (the default): ADD fails with code 103 naming eth0" chain_error_is 103 "interface eth0 has no per-pod device" "$out"
 t_check_not "  no table left in the pod" pod_has_table m1

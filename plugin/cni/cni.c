@@ -273,7 +273,8 @@ static int cmd_add(struct inv *v, FILE *in)
 	if (v->pod.policy.raw_guard && guard_kernel(v) < 0)
 		return fail(v, "error");
 
-	if (ng_hostmirror_table(v->container_id, v->ifname, v->host_table, sizeof(v->host_table), &v->err) < 0)
+	if (ng_hostmirror_table(v->container_id, v->ifname, v->host_table, sizeof(v->host_table), &v->err) <
+	    0)
 		return fail(v, "error");
 	if (open_pod_socket(v, &nl, true) < 0)
 		return fail(v, v->err.code == NG_E_NO_HOST ? "refused" : "error");
@@ -306,8 +307,10 @@ static int cmd_del(struct inv *v, FILE *in)
 	/* The host side by name, whatever the config says now and whether or
 	 * not the namespace and prevResult are still there (containerd's
 	 * second DEL has neither). */
-	if (ng_hostmirror_table(v->container_id, v->ifname, v->host_table, sizeof(v->host_table), &v->err) < 0 ||
-	    ng_hostmirror_del(v->netns_path, v->container_id, v->ifname, v->host_table, &v->log, &what, &v->err) < 0)
+	if (ng_hostmirror_table(v->container_id, v->ifname, v->host_table, sizeof(v->host_table), &v->err) <
+		    0 ||
+	    ng_hostmirror_del(v->netns_path, v->container_id, v->ifname, v->host_table, &v->log, &what,
+			      &v->err) < 0)
 		return fail(v, "error");
 	ng_log_emit(&v->log, "deleted", what, 0);
 	return 0;
@@ -332,7 +335,8 @@ static int cmd_check(struct inv *v, FILE *in)
 	if ((rc = decide(v, NULL)) != 0)
 		return rc;
 	enforced = v->pod.enforced;
-	if (ng_hostmirror_table(v->container_id, v->ifname, v->host_table, sizeof(v->host_table), &v->err) < 0)
+	if (ng_hostmirror_table(v->container_id, v->ifname, v->host_table, sizeof(v->host_table), &v->err) <
+	    0)
 		return fail(v, "error");
 	if (open_pod_socket(v, &nl, enforced) < 0)
 		return fail(v, "error");

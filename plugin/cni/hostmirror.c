@@ -36,10 +36,11 @@ int ng_hostmirror_plan(const struct ng_config *cfg, int pod_fd, const char *ifna
 	if (ng_peer_find(pod_fd, ifname, &f, why, sizeof(why), err) < 0)
 		return -1;
 	if (want && !f.peer[0] && cfg->host_mirror == NG_HOST_REQUIRED)
-		return ng_fail(err, NG_E_NO_HOST,
-			       "hostMirror is \"required\" but interface %s has no per-pod device on the node's "
-			       "side (%s): with macvlan, ipvlan or SR-IOV set hostMirror to \"auto\" or \"off\"",
-			       ifname, why);
+		return ng_fail(
+			err, NG_E_NO_HOST,
+			"hostMirror is \"required\" but interface %s has no per-pod device on the node's "
+			"side (%s): with macvlan, ipvlan or SR-IOV set hostMirror to \"auto\" or \"off\"",
+			ifname, why);
 	if (ng_policy_link(p, &f, want, err) < 0)
 		return -1;
 	if (p->host)
@@ -52,8 +53,8 @@ int ng_hostmirror_plan(const struct ng_config *cfg, int pod_fd, const char *ifna
 
 typedef NG_VEC(struct ng_attachment) attachment_vec;
 
-int ng_hostmirror_add(struct ng_nl *pod_nl, const struct ng_policy *p, const char *host_table, struct ng_log *log,
-		      struct ng_err *err)
+int ng_hostmirror_add(struct ng_nl *pod_nl, const struct ng_policy *p, const char *host_table,
+		      struct ng_log *log, struct ng_err *err)
 {
 	struct ng_nl node;
 	size_t stale = 0;
@@ -71,8 +72,8 @@ int ng_hostmirror_add(struct ng_nl *pod_nl, const struct ng_policy *p, const cha
 
 		rc = -1;
 		if (ng_host_delete(&node, host_table, &undo) < 0)
-			ng_err_details(err, "and removing the host-side table %s again failed: %s", host_table,
-				       undo.msg);
+			ng_err_details(err, "and removing the host-side table %s again failed: %s",
+				       host_table, undo.msg);
 	}
 	ng_nl_close(&node);
 	return rc;
@@ -83,8 +84,8 @@ int ng_hostmirror_add(struct ng_nl *pod_nl, const struct ng_policy *p, const cha
  * Leaves the socket open in *pod (fd -1 when none) so that both sides'
  * deletions are committed before either socket closes: the kernel then
  * frees both in one RCU grace period (measured: make bench, hostside). */
-static int del_pod_side(const char *netns_path, const char *container_id, const char *ifname, struct ng_nl *pod,
-			struct ng_log *log, const char **what, struct ng_err *err)
+static int del_pod_side(const char *netns_path, const char *container_id, const char *ifname,
+			struct ng_nl *pod, struct ng_log *log, const char **what, struct ng_err *err)
 {
 	enum ng_netns_status st;
 	char owner[256];
@@ -168,7 +169,9 @@ static int read_valid(const json_t *list, attachment_vec *out, struct ng_err *er
 
 		if (!at.container_id || !at.ifname)
 			return ng_fail(err, NG_E_CONFIG,
-				       "cni.dev/valid-attachments[%zu]: needs \"containerID\" and \"ifname\" strings", i);
+				       "cni.dev/valid-attachments[%zu]: needs \"containerID\" and \"ifname\" "
+				       "strings",
+				       i);
 		if (ng_vec_push(out, &at) < 0)
 			return ng_fail(err, NG_E_INTERNAL, "out of memory");
 	}

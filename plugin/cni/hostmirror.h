@@ -29,8 +29,8 @@ int ng_hostmirror_plan(const struct ng_config *cfg, int pod_fd, const char *ifna
  * the side the pod cannot touch (fail closed; the retried ADD or the DEL
  * converges). A failure of the pod's side removes the host side again, so
  * a failed ADD leaves neither. */
-int ng_hostmirror_add(struct ng_nl *pod_nl, const struct ng_policy *p, const char *host_table, struct ng_log *log,
-		      struct ng_err *err);
+int ng_hostmirror_add(struct ng_nl *pod_nl, const struct ng_policy *p, const char *host_table,
+		      struct ng_log *log, struct ng_err *err);
 
 /* DEL: the host-side table by name, and the pod's tables when the
  * namespace is still there and they are this attachment's. `what` says

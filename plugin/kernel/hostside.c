@@ -220,7 +220,8 @@ int ng_host_check(struct ng_nl *nl, const struct ng_policy *p, const char *table
 static bool is_valid(const struct ng_host_table *h, const struct ng_attachment *valid, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (valid[i].container_id && valid[i].ifname && strcmp(valid[i].container_id, h->container_id) == 0 &&
+		if (valid[i].container_id && valid[i].ifname &&
+		    strcmp(valid[i].container_id, h->container_id) == 0 &&
 		    strcmp(valid[i].ifname, h->ifname) == 0)
 			return true;
 	return false;

@@ -158,8 +158,8 @@ static int addr_cb(const struct nlmsghdr *nlh, void *data)
 	const struct ifaddrmsg *ifa = mnl_nlmsg_get_payload(nlh);
 	const struct nlattr *a;
 
-	if (nlh->nlmsg_type != RTM_NEWADDR || ifa->ifa_family != AF_INET6 || (int)ifa->ifa_index != c->ifindex ||
-	    ifa->ifa_scope != RT_SCOPE_LINK)
+	if (nlh->nlmsg_type != RTM_NEWADDR || ifa->ifa_family != AF_INET6 ||
+	    (int)ifa->ifa_index != c->ifindex || ifa->ifa_scope != RT_SCOPE_LINK)
 		return MNL_CB_OK;
 	mnl_attr_for_each(a, nlh, sizeof(*ifa)) {
 		if (mnl_attr_get_type(a) == IFA_ADDRESS && mnl_attr_get_payload_len(a) == 16 &&
@@ -226,8 +226,8 @@ static int find_peer(struct req *pod, struct req *node, int pod_fd, const struct
 	node_in_pod = get_nsid(pod, self_fd);
 	close(self_fd);
 	if (node_in_pod < 0 || node_in_pod != l->link_nsid) {
-		WHY("the peer of %s is in another namespace than the node's (netnsid %d, the node is %d)", l->name,
-		    l->link_nsid, node_in_pod);
+		WHY("the peer of %s is in another namespace than the node's (netnsid %d, the node is %d)",
+		    l->name, l->link_nsid, node_in_pod);
 		return 0;
 	}
 	pod_in_node = get_nsid(node, pod_fd);
@@ -235,7 +235,8 @@ static int find_peer(struct req *pod, struct req *node, int pod_fd, const struct
 		return -1;
 	if (!peer.found || strcmp(peer.kind, "veth") != 0 || peer.link != l->ifindex || pod_in_node < 0 ||
 	    peer.link_nsid != pod_in_node) {
-		WHY("ifindex %d in the node's namespace is not the veth peer of the pod's %s", l->link, l->name);
+		WHY("ifindex %d in the node's namespace is not the veth peer of the pod's %s", l->link,
+		    l->name);
 		return 0;
 	}
 	snprintf(out->peer, sizeof(out->peer), "%s", peer.name);
@@ -262,12 +263,15 @@ int ng_peer_find(int pod_netns_fd, const char *ifname, struct ng_link_facts *out
 		ng_fail(err, NG_E_NETNS, "reading interface %s in the pod's namespace failed: %s", ifname,
 			strerror(errno));
 	} else if (!l.found) {
-		ng_fail(err, NG_E_NETNS, "interface %s (CNI_IFNAME) is not in the pod's network namespace", ifname);
+		ng_fail(err, NG_E_NETNS, "interface %s (CNI_IFNAME) is not in the pod's network namespace",
+			ifname);
 	} else {
 		memcpy(out->mac, l.mac, 6);
 		out->have_mac = l.have_mac;
-		if (get_link_locals(&pod, l.ifindex, out) < 0 || find_peer(&pod, &node, pod_netns_fd, &l, out, why, why_len) < 0)
-			ng_fail(err, NG_E_NETNS, "reading the link of %s failed: %s", ifname, strerror(errno));
+		if (get_link_locals(&pod, l.ifindex, out) < 0 ||
+		    find_peer(&pod, &node, pod_netns_fd, &l, out, why, why_len) < 0)
+			ng_fail(err, NG_E_NETNS, "reading the link of %s failed: %s", ifname,
+				strerror(errno));
 		else
 			rc = 0;
 	}
@@ -291,7 +295,8 @@ int ng_link_read_here(const char *ifname, struct ng_link_facts *out, struct ng_e
 		memcpy(out->mac, l.mac, 6);
 		out->have_mac = l.have_mac;
 		rc = get_link_locals(&here, l.ifindex, out) < 0
-			     ? ng_fail(err, NG_E_NETNS, "reading the addresses of %s failed: %s", ifname, strerror(errno))
+			     ? ng_fail(err, NG_E_NETNS, "reading the addresses of %s failed: %s", ifname,
+				       strerror(errno))
 			     : 0;
 	}
 	mnl_socket_close(here.nl);

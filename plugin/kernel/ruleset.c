@@ -86,7 +86,7 @@ int ng_ruleset_owner(struct ng_nl *nl, const char *table, const char *container_
 	snprintf(owner, len, "%s", comment);
 	if (!ng_pod_id_from_comment(comment, &id) || !id.container_id)
 		return 1; /* not a comment this plugin wrote: no owner to protect */
-	if (!id.ifname) /* 0.1's comment: the first 12 characters of the id, no interface */
+	if (!id.ifname)   /* 0.1's comment: the first 12 characters of the id, no interface */
 		return strncmp(id.container_id, container_id, strlen(id.container_id)) == 0 ? 1 : 0;
 	return strcmp(id.container_id, container_id) == 0 && strcmp(id.ifname, ifname) == 0;
 }
@@ -116,10 +116,11 @@ int ng_ruleset_apply(struct ng_nl *nl, const struct ng_policy *p, const char *ta
 		if (mine < 0 && mine != -ENOENT)
 			return -1;
 		if (mine == 0)
-			return ng_fail(err, NG_E_ATTACHED,
-				       "the pod's namespace already holds the tables of another attachment (%s): "
-				       "one attachment of boxxkite-netguard per pod",
-				       owner);
+			return ng_fail(
+				err, NG_E_ATTACHED,
+				"the pod's namespace already holds the tables of another attachment (%s): "
+				"one attachment of boxxkite-netguard per pod",
+				owner);
 	}
 	return ng_ruleset_commit(nl, table, render_replace, p, NULL, err);
 }

@@ -49,7 +49,8 @@
 #include "nft/rulebuild.h"
 
 /* Loopback; on egress, the source checks; then conntrack's verdicts. */
-static int rule_common_head(struct ng_batch *b, const char *chain, bool egress, const struct ng_set_spec *sets)
+static int rule_common_head(struct ng_batch *b, const char *chain, bool egress,
+			    const struct ng_set_spec *sets)
 {
 	struct ng_rb rb;
 	uint32_t lo = 1; /* the loopback device is ifindex 1 in every netns */
@@ -61,8 +62,8 @@ static int rule_common_head(struct ng_batch *b, const char *chain, bool egress, 
 	if (ng_rb_end(&rb, b, "loopback") < 0)
 		return -1;
 	/* Before conntrack: a spoofed packet is never "established". */
-	if (egress && ng_render_source_rules(b, (struct ng_lookup_rule){.chain = chain, .nfproto = true}, sets,
-					     NG_CHAIN_REFUSE_SOURCE, NG_BOTH_FAMILIES) < 0)
+	if (egress && ng_render_source_rules(b, (struct ng_lookup_rule){.chain = chain, .nfproto = true},
+					     sets, NG_CHAIN_REFUSE_SOURCE, NG_BOTH_FAMILIES) < 0)
 		return -1;
 
 	ng_rb_begin(&rb, b, chain);

@@ -54,15 +54,15 @@ int ng_render_refuse_chain(const struct ng_policy *p, struct ng_batch *b, const 
 struct ng_lookup_rule {
 	const char *chain;
 	const struct ng_set_spec *set, *also;
-	bool dst;         /* the destination address (egress) or the source */
-	bool nfproto;     /* check meta nfproto (inet) */
-	bool protocol;    /* check meta protocol (netdev: nft then shows "ip daddr", not "@nh,128,32") */
-	bool sport;       /* addr . port sets: the source port (replies from a listening port) */
-	bool no_syn_only; /* TCP replies only: a segment with SYN and no ACK never passes */
-	bool invert;      /* `!= @set`: not in the set */
+	bool dst;              /* the destination address (egress) or the source */
+	bool nfproto;          /* check meta nfproto (inet) */
+	bool protocol;         /* check meta protocol (netdev: nft then shows "ip daddr", not "@nh,128,32") */
+	bool sport;            /* addr . port sets: the source port (replies from a listening port) */
+	bool no_syn_only;      /* TCP replies only: a segment with SYN and no ACK never passes */
+	bool invert;           /* `!= @set`: not in the set */
 	bool from_unspecified; /* IPv6 only: ip6 saddr :: (DAD, MLD before an address exists) */
-	uint8_t l4proto;  /* check it (NG_SK_ADDR sets; the others imply theirs) */
-	const char *jump; /* the verdict: jump to this chain; NULL: accept */
+	uint8_t l4proto;       /* check it (NG_SK_ADDR sets; the others imply theirs) */
+	const char *jump;      /* the verdict: jump to this chain; NULL: accept */
 	const char *comment;
 };
 int ng_render_lookup_rule(struct ng_batch *b, const struct ng_lookup_rule *r);

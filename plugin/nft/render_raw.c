@@ -125,8 +125,8 @@ static int family_chain(struct ng_batch *b, const char *chain, const struct ng_s
 
 	/* meta protocol again in each rule (the chain was entered on it):
 	 * it costs a compare and lets `nft list` print "ip daddr". */
-	rc |= ng_render_source_rules(b, (struct ng_lookup_rule){.chain = chain, .protocol = true}, sets, refuse,
-				     f);
+	rc |= ng_render_source_rules(b, (struct ng_lookup_rule){.chain = chain, .protocol = true}, sets,
+				     refuse, f);
 	for (int i = 0; i < NG_EGRESS_LOOKUPS; i++)
 		rc |= ng_render_egress_lookup(b, (struct ng_lookup_rule){.chain = chain, .protocol = true},
 					      sets, i, f, refuse);
@@ -166,7 +166,8 @@ static int device_rules(struct ng_batch *b, const struct ng_mirror *m)
 		ng_rb_meta(&rb, NFT_META_IIF, NG_W0);
 		ng_rb_cmp(&rb, NFT_CMP_NEQ, &idx, 4);
 		ng_rb_verdict(&rb, NF_ACCEPT, NULL);
-		snprintf(c, sizeof(c), "not ifindex %d: a later device of the same name is not this pod's", m->ifindex);
+		snprintf(c, sizeof(c), "not ifindex %d: a later device of the same name is not this pod's",
+			 m->ifindex);
 		if (ng_rb_end(&rb, b, c) < 0)
 			return -1;
 	}
@@ -175,8 +176,8 @@ static int device_rules(struct ng_batch *b, const struct ng_mirror *m)
 		ng_rb_payload(&rb, NFT_PAYLOAD_LL_HEADER, 6, 6, NG_W0);
 		ng_rb_cmp(&rb, NFT_CMP_NEQ, m->mac, 6);
 		ng_rb_verdict(&rb, NFT_JUMP, m->refuse);
-		snprintf(c, sizeof(c), "only from the pod's MAC %02x:%02x:%02x:%02x:%02x:%02x", m->mac[0], m->mac[1],
-			 m->mac[2], m->mac[3], m->mac[4], m->mac[5]);
+		snprintf(c, sizeof(c), "only from the pod's MAC %02x:%02x:%02x:%02x:%02x:%02x", m->mac[0],
+			 m->mac[1], m->mac[2], m->mac[3], m->mac[4], m->mac[5]);
 		if (ng_rb_end(&rb, b, c) < 0)
 			return -1;
 	}
@@ -198,7 +199,8 @@ int ng_render_mirror_body(const struct ng_policy *p, struct ng_batch *b, const s
 		if (ng_set_render(b, &sets[i]) < 0)
 			return -1;
 	}
-	if (ng_render_chain(b, m->refuse, -1, NULL) < 0 || ng_render_chain(b, NG_RAW_CHAIN_V4, -1, NULL) < 0 ||
+	if (ng_render_chain(b, m->refuse, -1, NULL) < 0 ||
+	    ng_render_chain(b, NG_RAW_CHAIN_V4, -1, NULL) < 0 ||
 	    ng_render_chain(b, NG_RAW_CHAIN_V6, -1, NULL) < 0 ||
 	    ng_render_chain(b, m->base, m->hook, m->device) < 0)
 		return -1;

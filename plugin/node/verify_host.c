@@ -27,7 +27,8 @@ void ng_verify_host(struct run *r, int pod_fd)
 		return;
 	}
 	if (ng_host_table_name(r->container_id, r->ifname, name, sizeof(name)) < 0) {
-		ng_vrow(r, ROW, NG_FAIL, -1, "the pod's table records no attachment (container id, interface)");
+		ng_vrow(r, ROW, NG_FAIL, -1,
+			"the pod's table records no attachment (container id, interface)");
 		return;
 	}
 	if (ng_peer_find(pod_fd, r->ifname, &f, why, sizeof(why), &err) < 0) {
@@ -48,8 +49,8 @@ void ng_verify_host(struct run *r, int pod_fd)
 	rc = ng_host_check(&node, &r->policy, name, &objects, &err);
 	ng_nl_close(&node);
 	if (rc == 0)
-		ng_vrow(r, ROW, NG_PASS, -1, "table netdev %s on %s (ifindex %d), identical (%zu objects)", name,
-			f.peer, f.peer_ifindex, objects);
+		ng_vrow(r, ROW, NG_PASS, -1, "table netdev %s on %s (ifindex %d), identical (%zu objects)",
+			name, f.peer, f.peer_ifindex, objects);
 	else
 		ng_vrow(r, ROW, NG_FAIL, -1, "%s", err.msg);
 }

@@ -49,7 +49,8 @@ void ng_verify_table(struct run *r, struct ng_nl *nl, const struct ng_netinfo *n
 	}
 	if (pod_from_snapshot(&have, comment, sizeof(comment), &id)) {
 		snprintf(r->pod, sizeof(r->pod), "%s/%s", id.ns ? id.ns : "-", id.name ? id.name : "-");
-		snprintf(r->container_id, sizeof(r->container_id), "%s", id.container_id ? id.container_id : "");
+		snprintf(r->container_id, sizeof(r->container_id), "%s",
+			 id.container_id ? id.container_id : "");
 	}
 	ng_vrow(r, "layer 2: table present", NG_PASS, -1, "table inet %s%s%s", NG_TABLE,
 		r->pod[0] ? ", pod " : "", r->pod);
@@ -76,14 +77,16 @@ void ng_verify_table(struct run *r, struct ng_nl *nl, const struct ng_netinfo *n
 	}
 	/* The pod's link-local addresses are allowed sources, as at ADD. */
 	if (!id.ifname) {
-		ng_vrow(r, "layer 2: rules match policy", NG_FAIL, -1, "the namespace has no interface but loopback");
+		ng_vrow(r, "layer 2: rules match policy", NG_FAIL, -1,
+			"the namespace has no interface but loopback");
 		goto out;
 	}
 	snprintf(r->ifname, sizeof(r->ifname), "%s", id.ifname);
 	{
 		struct ng_link_facts f;
 
-		if (ng_link_read_here(id.ifname, &f, &err) < 0 || ng_policy_link(&pp.policy, &f, false, &err) < 0) {
+		if (ng_link_read_here(id.ifname, &f, &err) < 0 ||
+		    ng_policy_link(&pp.policy, &f, false, &err) < 0) {
 			ng_vrow(r, "layer 2: rules match policy", NG_FAIL, -1, "%s", err.msg);
 			goto out;
 		}

@@ -210,7 +210,8 @@ static void describe_pod(const struct ng_pod_id *pod, struct ng_policy *out)
 		 or_dash(pod->container_id), pod->ifname ? pod->ifname : "eth0", out->pod);
 	memcpy(out->comment, full, sizeof(out->comment) - 1);
 	out->comment[sizeof(out->comment) - 1] = '\0';
-	snprintf(out->container_id, sizeof(out->container_id), "%s", pod->container_id ? pod->container_id : "");
+	snprintf(out->container_id, sizeof(out->container_id), "%s",
+		 pod->container_id ? pod->container_id : "");
 }
 
 /* Reads both forms: "... container CID if IF pod NS/NAME" (this version)

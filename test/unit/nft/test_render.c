@@ -217,9 +217,14 @@ static void test_raw_guard(void **state)
 			   v6 = {.chain = NG_RAW_CHAIN_V6, .family = NFPROTO_NETDEV};
 	static const char *const want_eg[] = {"ARP request or reply from the pod's 10.244.1.5", "IPv4",
 					      "IPv6", "default deny"};
-	static const char *const want_v4[] = {
-		"only from the pod's own addresses", "cloud metadata",  "DNS",         "egress.allow", "DNS names", "replies from ingress.ports",
-		"TCP to the node", "default deny"};
+	static const char *const want_v4[] = {"only from the pod's own addresses",
+					      "cloud metadata",
+					      "DNS",
+					      "egress.allow",
+					      "DNS names",
+					      "replies from ingress.ports",
+					      "TCP to the node",
+					      "default deny"};
 	struct ng_snapshot raw = {.table = NG_TABLE, .family = NFPROTO_NETDEV};
 	struct ng_policy p;
 	struct ng_batch b;
@@ -264,9 +269,11 @@ static void test_raw_guard(void **state)
 	assert_contains(v4.exprs[5], "[ payload load 2b @ transport header + 0 => reg 9 ]");
 	assert_contains(v4.exprs[6], "[ cmp neq reg 1 0x00000002 ]");
 	/* Sources first in each family chain: the pod's own, and :: only for ND. */
-	assert_contains(v4.exprs[0], "[ lookup reg 1 set source_v4 0x1 ] [ immediate reg 0 jump -> refuse_raw ]");
+	assert_contains(v4.exprs[0],
+			"[ lookup reg 1 set source_v4 0x1 ] [ immediate reg 0 jump -> refuse_raw ]");
 	assert_contains(v6.comments[0], "from ::");
-	assert_contains(v6.exprs[1], "[ lookup reg 1 set source_v6 0x1 ] [ immediate reg 0 jump -> refuse_raw ]");
+	assert_contains(v6.exprs[1],
+			"[ lookup reg 1 set source_v6 0x1 ] [ immediate reg 0 jump -> refuse_raw ]");
 	assert_int_equal(v6.n, 10);
 	assert_contains(v6.comments[8], "neighbour discovery");
 

@@ -39,7 +39,8 @@ static void test_name(void **state)
 	assert_false(ng_host_table_parse("ngh.abc", id, sizeof(id), ifn, sizeof(ifn)));
 	assert_false(ng_host_table_parse("ngh.a.b.c", id, sizeof(id), ifn, sizeof(ifn)));
 	assert_false(ng_host_table_parse("ngh.a_zz.eth0", id, sizeof(id), ifn, sizeof(ifn)));
-	assert_false(ng_host_table_parse("ngh.a_61.eth0", id, sizeof(id), ifn, sizeof(ifn))); /* 'a' never escaped */
+	assert_false(ng_host_table_parse("ngh.a_61.eth0", id, sizeof(id), ifn,
+					 sizeof(ifn))); /* 'a' never escaped */
 	assert_false(ng_host_table_parse("ngh..eth0", id, sizeof(id), ifn, sizeof(ifn)));
 	/* Empty or too long: errors, never a cut name two attachments share. */
 	assert_int_equal(ng_host_table_name("", "eth0", buf, sizeof(buf)), -EINVAL);
@@ -56,12 +57,13 @@ static void test_comment(void **state)
 	char net[64];
 	int idx = 0;
 
-	assert_true(ng_host_comment_parse("boxxkite-netguard 0.2.0 host: ifindex 17 network k8s-pod-net pod a/b",
-					  &idx, net, sizeof(net)));
+	assert_true(
+		ng_host_comment_parse("boxxkite-netguard 0.2.0 host: ifindex 17 network k8s-pod-net pod a/b",
+				      &idx, net, sizeof(net)));
 	assert_int_equal(idx, 17);
 	assert_string_equal(net, "k8s-pod-net");
-	assert_false(ng_host_comment_parse("boxxkite-netguard 0.2.0 host: ifindex 0 network x pod a/b", &idx, net,
-					   sizeof(net)));
+	assert_false(ng_host_comment_parse("boxxkite-netguard 0.2.0 host: ifindex 0 network x pod a/b", &idx,
+					   net, sizeof(net)));
 	assert_false(ng_host_comment_parse("someone host: ifindex 3 network x", &idx, net, sizeof(net)));
 }
 
@@ -88,7 +90,8 @@ static void test_body(void **state)
 	struct ng_policy p;
 	struct ng_batch b, g;
 	struct ng_err err = {0};
-	struct ng_snapshot host = {.family = NFPROTO_NETDEV}, guard = {.table = NG_TABLE, .family = NFPROTO_NETDEV};
+	struct ng_snapshot host = {.family = NFPROTO_NETDEV},
+			   guard = {.table = NG_TABLE, .family = NFPROTO_NETDEV};
 	char name[NG_HOST_TABLE_MAX];
 	const char *stale[] = {"ngh.old.eth0"};
 
@@ -103,7 +106,8 @@ static void test_body(void **state)
 	snprintf(p.host_dev, sizeof(p.host_dev), "veth1234");
 	p.host_ifindex = 42;
 	memcpy(p.mac, mac, 6);
-	snprintf(p.host_comment, sizeof(p.host_comment), "boxxkite-netguard x host: ifindex 42 network n pod a/b");
+	snprintf(p.host_comment, sizeof(p.host_comment),
+		 "boxxkite-netguard x host: ifindex 42 network n pod a/b");
 
 	assert_int_equal(ng_host_table_name("cid", "eth0", name, sizeof(name)), 0);
 	assert_int_equal(ng_batch_init(&b, name, 1, &err), 0);
@@ -115,14 +119,18 @@ static void test_body(void **state)
 		puts(host.lines.v[i]);
 	assert_true(has_line(&host, "chain from_pod hook 0 priority 0 policy 0 type filter device veth1234"));
 	/* The device index first: a later device of that name goes by. */
-	assert_true(has_line(&host, "[ meta load iif => reg 1 ] [ cmp neq reg 1 0x0000002a ] [ immediate reg 0 accept ]"));
+	assert_true(has_line(
+		&host, "[ meta load iif => reg 1 ] [ cmp neq reg 1 0x0000002a ] [ immediate reg 0 accept ]"));
 	/* Then the pod's MAC (link-layer offset 6, 6 bytes). */
-	assert_true(has_line(&host, "[ payload load 6b @ link header + 6 => reg 1 ] [ cmp neq reg 1 0xf40a4202 "
-				    "0x00000501 ] [ immediate reg 0 jump -> refuse_host ]"));
+	assert_true(has_line(&host,
+			     "[ payload load 6b @ link header + 6 => reg 1 ] [ cmp neq reg 1 0xf40a4202 "
+			     "0x00000501 ] [ immediate reg 0 jump -> refuse_host ]"));
 	/* ARP: sender MAC and sender address the pod's. */
-	assert_true(has_line(&host, "[ payload load 6b @ network header + 8 => reg 1 ] [ cmp eq reg 1 0xf40a4202 "
-				    "0x00000501 ]"));
-	assert_true(has_line(&host, "lookup reg 1 set source_v4 0x1 ] [ immediate reg 0 jump -> refuse_host ]"));
+	assert_true(has_line(&host,
+			     "[ payload load 6b @ network header + 8 => reg 1 ] [ cmp eq reg 1 0xf40a4202 "
+			     "0x00000501 ]"));
+	assert_true(
+		has_line(&host, "lookup reg 1 set source_v4 0x1 ] [ immediate reg 0 jump -> refuse_host ]"));
 	assert_true(has_line(&host, "host_denied"));
 
 	/* The replace form removes this very table first (create if missing,

@@ -37,8 +37,8 @@ static void test_base_parses(void **state)
 	assert_int_equal(cfg.min_prefix_v4, 8);
 	assert_int_equal(cfg.min_prefix_v6, 32);
 	assert_int_equal(cfg.min_name_ttl, NG_DEFAULT_MIN_NAME_TTL);
-	assert_int_equal(cfg.nflog_group, -1); /* no logging unless asked */
-	assert_true(cfg.raw_guard);            /* packet sockets held unless said otherwise */
+	assert_int_equal(cfg.nflog_group, -1);               /* no logging unless asked */
+	assert_true(cfg.raw_guard);                          /* packet sockets held unless said otherwise */
 	assert_int_equal(cfg.host_mirror, NG_HOST_REQUIRED); /* the host side, unless said otherwise */
 	/* 10 built-in endpoints + IPv4-mapped and NAT64 forms of the 5 IPv4 ones. */
 	assert_int_equal(cfg.metadata.n, 20);
