@@ -30,21 +30,6 @@ KILL_ITERS=${NG_KILL_ITERS:-100}
 T="inet boxxkite_netguard"
 
 # ---- helpers -------------------------------------------------------------------
-# direct VERB POD: our plugin alone, as the chain would call it, on the pod's
-# cached result; the output is shown when it fails.
-direct() { ng_pod_call "$1" "$2" || { cat "$W_TMP/ng.out" "$W_TMP/ng.err" && return 1; }; }
-# check_fails POD TEXT...: CHECK through the chain fails in our plugin with
-# code 111 and every TEXT in the message.
-check_fails() {
-	local out rc=0 msg t
-	out=$(pod_check "$1" 2>&1) || rc=$?
-	((rc != 0)) || { echo "CHECK passed" && return 1; }
-	msg=$(chain_error_is 111 "$2" "$out") || { echo "$msg" && return 1; }
-	shift 2
-	for t in "$@"; do
-		[[ $msg == *"$t"* ]] || { echo "msg does not name '$t': $msg" && return 1; }
-	done
-}
 # repaired POD: a re-ADD (our plugin, as a runtime's retry) makes CHECK pass.
 repaired() { direct ADD "$1" && pod_check "$1"; }
 # table_json POD: the table as nft -j prints it, minus what changes by itself

@@ -35,33 +35,8 @@ XSKTX=${XSKTX:-$REPO_DIR/build/xsktx}
 
 SEEN=$W_TMP/raw-seen
 : >"$SEEN"
-sniff() { # NETNS IFNAME
-	bg_start nsenter --net="$(_ns_path "$1")" "$PY" "$RAW" sniff --ifname "$2" --out "$SEEN" \
-		>"$W_TMP/sniff-$1.out" 2>&1
-	for _ in $(seq 100); do
-		grep -q ready "$W_TMP/sniff-$1.out" && return 0
-		sleep 0.02
-	done
-	echo "sniffer in $1 did not start" >&2 && return 1
-}
 for p in storage forbidden metadata dns stranger; do sniff "$W_ID-$p" eth0; done
 
-N=0
-next_mark() { N=$((N + 1)) && MARK=NGRAW-$N-$RANDOM; }
-arrived() {
-	for _ in $(seq 25); do
-		grep -qx "$MARK" "$SEEN" && return 0
-		sleep 0.02
-	done
-	return 1
-}
-# host_denied POD: the host-side table's drop counter (0 when there is none).
-host_denied() {
-	local n
-	n=$(node_exec nft list counter netdev "$(pod_host_table "$1")" host_denied 2>/dev/null |
-		sed -n 's/.*packets \([0-9]*\).*/\1/p') || true
-	echo "${n:-0}"
-}
 # gw_mac POD: the MAC the pod's frames go to: the bridge's, or (ptp) the
 # veth peer's own.
 gw_mac() {
@@ -119,13 +94,6 @@ unreached() {
 }
 counter_of() { # POD FAMILY TABLE COUNTER
 	pod_exec "$1" nft list counter "$2" "$3" "$4" 2>/dev/null | sed -n 's/.*packets \([0-9]*\).*/\1/p'
-}
-direct() { ng_pod_call "$1" "$2" || { cat "$W_TMP/ng.out" "$W_TMP/ng.err" && return 1; }; }
-check_fails() { # POD TEXT: CHECK through the chain fails naming TEXT
-	local out rc=0
-	out=$(pod_check "$1" 2>&1) || rc=$?
-	((rc != 0)) || { echo "CHECK passed" && return 1; }
-	[[ $out == *"$2"* ]] || { echo "$out" && return 1; }
 }
 same_ruleset() { # FILE: the node's ruleset now is exactly FILE
 	diff -u "$1" <(node_ruleset)
@@ -288,27 +256,24 @@ ip -n "$W_NODE" link del ngmv0
 
 echo "== 50 pods at once"
 export POD_NO_LOOPBACK=1
-pids=()
-for i in $(seq 1 50); do
-	pod_add "c$i" >"$W_TMP/c$i.out" 2>&1 &
-	pids+=($!)
-done
-fails=0
-for p in "${pids[@]}"; do wait "$p" || fails=$((fails + 1)); done
-t_row "50 concurrent ADDs succeed" "$fails failed" "$fails" "$(cat "$W_TMP"/c*.out | grep -v '"ips"' | head -5)"
+all50() { # VERB: pod_add or pod_del of c1..c50 at once; FAILS: how many failed
+	local pids=() p i
+	for i in $(seq 1 50); do
+		"$1" "c$i" >"$W_TMP/$1-c$i.out" 2>&1 &
+		pids+=($!)
+	done
+	FAILS=0
+	for p in "${pids[@]}"; do wait "$p" || FAILS=$((FAILS + 1)); done
+}
+all50 pod_add
+t_row "50 concurrent ADDs succeed" "$FAILS failed" "$FAILS" "$(cat "$W_TMP"/pod_add-c*.out | grep -v '"ips"' | head -5)"
 tables=$(node_exec nft list tables netdev | grep -c ' ngh\.' || true)
 devs=$(for i in $(seq 1 50); do node_exec nft list table netdev "$(pod_host_table "c$i")" 2>/dev/null |
 	sed -n 's/.*hook ingress device "\([^"]*\)".*/\1/p'; done | sort -u | wc -l)
 t_row "  50 host tables, each on its own device" "$tables tables, $devs devices" \
 	"$((tables == 50 && devs == 50 ? 0 : 1))"
-pids=()
-for i in $(seq 1 50); do
-	pod_del "c$i" >"$W_TMP/d$i.out" 2>&1 &
-	pids+=($!)
-done
-fails=0
-for p in "${pids[@]}"; do wait "$p" || fails=$((fails + 1)); done
-t_row "50 concurrent DELs succeed" "$fails failed" "$fails"
+all50 pod_del
+t_row "50 concurrent DELs succeed" "$FAILS failed" "$FAILS" "$(cat "$W_TMP"/pod_del-c*.out | head -5)"
 t_check "  node ruleset exactly as before" same_ruleset "$BEFORE"
 
 t_summary

@@ -385,6 +385,53 @@ pod_host_dev() {
 # (nft/render_host.h: ngh.<container id>.<ifname>; the world's ids are hex).
 pod_host_table() { echo "ngh.$(_pod_var "$1" id).${2:-eth0}"; }
 
+# direct VERB POD: our plugin alone, as the chain would call it, on the pod's
+# cached result; the output is shown when it fails.
+direct() { ng_pod_call "$1" "$2" || { cat "$W_TMP/ng.out" "$W_TMP/ng.err" && return 1; }; }
+# check_fails POD TEXT...: CHECK through the chain fails in our plugin with
+# code 111 and every TEXT in the message.
+check_fails() {
+	local out rc=0 msg t
+	out=$(pod_check "$1" 2>&1) || rc=$?
+	((rc != 0)) || { echo "CHECK passed" && return 1; }
+	msg=$(chain_error_is 111 "$2" "$out") || { echo "$msg" && return 1; }
+	shift 2
+	for t in "$@"; do
+		[[ $msg == *"$t"* ]] || { echo "msg does not name '$t': $msg" && return 1; }
+	done
+}
+
+# ---- marked frames (e2e/rawframe.py) ----------------------------------------
+# sniff NETNS IFNAME: a sniffer there appending every marker it sees to
+# $SEEN (set it first), waited for until it listens. next_mark: a fresh
+# $MARK. arrived: the frame with $MARK reached a sniffer (within 500 ms).
+# host_denied POD: the drop counter of pod POD's host-side table (0 when
+# there is none: a broken plugin must fail rows, not stop the script).
+sniff() {
+	bg_start nsenter --net="$(_ns_path "$1")" "$PY" "$E2E_DIR/rawframe.py" sniff --ifname "$2" --out "$SEEN" \
+		>"$W_TMP/sniff-$1.out" 2>&1
+	for _ in $(seq 100); do
+		grep -q ready "$W_TMP/sniff-$1.out" && return 0
+		sleep 0.02
+	done
+	echo "sniffer in $1 did not start" >&2 && return 1
+}
+MARK_N=0
+next_mark() { MARK_N=$((MARK_N + 1)) && MARK=NGRAW-$MARK_N-$RANDOM; }
+arrived() {
+	for _ in $(seq 25); do
+		grep -qx "$MARK" "$SEEN" && return 0
+		sleep 0.02
+	done
+	return 1
+}
+host_denied() {
+	local n
+	n=$(node_exec nft list counter netdev "$(pod_host_table "$1")" host_denied 2>/dev/null |
+		sed -n 's/.*packets \([0-9]*\).*/\1/p') || true
+	echo "${n:-0}"
+}
+
 # node_ruleset: the node namespace's whole ruleset, counters zeroed, for
 # before/after comparisons.
 node_ruleset() { node_exec nft -s list ruleset; }

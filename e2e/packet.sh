@@ -39,16 +39,6 @@ t_check "CHECK passes with the guard" pod_check p1
 # ---- sniffers in the destinations -------------------------------------------
 SEEN=$W_TMP/raw-seen
 : >"$SEEN"
-sniff() { # NETNS IFNAME: a sniffer, waited for until it listens
-	bg_start nsenter --net="$(_ns_path "$1")" "$PY" "$RAW" sniff --ifname "$2" --out "$SEEN" \
-		>"$W_TMP/sniff-$1.out" 2>&1
-	local i
-	for i in $(seq 100); do
-		grep -q ready "$W_TMP/sniff-$1.out" && return 0
-		sleep 0.02
-	done
-	echo "sniffer in $1 did not start" >&2 && return 1
-}
 sniff "$W_ID-storage" eth0
 sniff "$W_ID-forbidden" eth0
 sniff "$W_ID-gateway" eth0
@@ -56,25 +46,14 @@ sniff "$W_ID-metadata" eth0
 sniff "$W_NODE" ngbr0
 GW_MAC=$(node_exec ip -o link show dev ngbr0 | sed -n 's|.*link/ether \([0-9a-f:]*\).*|\1|p')
 
-N=0
 # raw POD ARGS...: one frame from POD to the node's bridge (the gateway),
 # from the pod's own address, marked with $MARK (set by next_mark).
-next_mark() { N=$((N + 1)) && MARK=NGRAW-$N-$RANDOM; }
 raw() {
 	local pod=$1 v=4 src
 	shift
 	[[ $* == *--dst\ *:* ]] && v=6
 	src=$(pod_ip "$pod" "$v")
 	pod_exec "$pod" "$PY" "$RAW" send --ifname eth0 --dst-mac "$GW_MAC" --src "$src" --marker "$MARK" "$@"
-}
-# arrived: the frame with $MARK reached a sniffer (within 500 ms).
-arrived() {
-	local i
-	for i in $(seq 25); do
-		grep -qx "$MARK" "$SEEN" && return 0
-		sleep 0.02
-	done
-	return 1
 }
 # raw_denied POD: the guard's counter; 0 when there is no guard (a broken
 # plugin must fail the rows, not stop the script).
@@ -86,7 +65,7 @@ raw_denied() {
 # What the sender saw: the egress hook's drop fails the send with ENOBUFS.
 said() { [[ $1 == *"No buffer space"* ]] && echo "send: ENOBUFS" || echo "${1:0:30}"; }
 # passes LABEL POD ARGS...: the frame arrives. blocked LABEL POD ARGS...: it
-# does not, and the guard counted it.
+# does not, and the guard counted it (COUNTER=host_denied: the host side).
 passes() {
 	local label=$1 pod=$2 out rc=0
 	shift 2
@@ -96,15 +75,15 @@ passes() {
 	t_row "$label" "$(said "$out")" "$rc" "$out"
 }
 blocked() {
-	local label=$1 pod=$2 out before after ok=0
+	local label=$1 pod=$2 out before after ok=0 counter=${COUNTER:-raw_denied}
 	shift 2
-	before=$(raw_denied "$pod")
+	before=$($counter "$pod")
 	next_mark
 	out=$(raw "$pod" "$@" 2>&1)
 	arrived && ok=1
-	after=$(raw_denied "$pod")
+	after=$($counter "$pod")
 	((after > before)) || ok=1
-	t_row "$label" "$(said "$out")" $ok "arrived: $(grep -cx "$MARK" "$SEEN"), raw_denied $before -> $after; $out"
+	t_row "$label" "$(said "$out"); $counter $before -> $after" $ok "arrived: $(grep -cx "$MARK" "$SEEN"); $out"
 }
 
 echo "== frames from a packet socket, guard on"
@@ -142,12 +121,6 @@ FRAME=$W_TMP/xdp-frame
 # netdev egress hook the guard sits on: the pod's own namespace cannot hold
 # these frames. The host-side table (node namespace, ingress of the veth
 # peer) does: the frame must not arrive, and host_denied counts it.
-host_denied() {
-	local n
-	n=$(node_exec nft list counter netdev "$(pod_host_table "$1")" host_denied 2>/dev/null |
-		sed -n 's/.*packets \([0-9]*\).*/\1/p') || true
-	echo "${n:-0}"
-}
 xdp_held() { # POD ARGS...: an AF_XDP frame that must be held on the host side
 	local pod=$1 before after out ok=0
 	shift
@@ -196,28 +169,10 @@ passes "  raw UDP to forbidden $FORBID4 arrives" p2 --dst "$FORBID4"
 POD_CONFLIST=$NOGUARD t_check "  CHECK passes (no guard wanted, none there)" pod_check p2
 NOGUARD_HOST=$(conf_variant noguard-host 'e["rawPacketGuard"] = False')
 POD_CONFLIST=$NOGUARD_HOST t_check "ADD p3 without the guard, host side on" pod_add p3
-blocked_host() { # LABEL POD ARGS...: does not arrive, the host side counted it
-	local label=$1 pod=$2 out before after ok=0
-	shift 2
-	before=$(host_denied "$pod")
-	next_mark
-	out=$(raw "$pod" "$@" 2>&1)
-	arrived && ok=1
-	after=$(host_denied "$pod")
-	((after > before)) || ok=1
-	t_row "$label" "host_denied $before -> $after" $ok "$out"
-}
-blocked_host "  raw UDP to forbidden $FORBID4: held on the host side" p3 --dst "$FORBID4"
+COUNTER=host_denied blocked "  raw UDP to forbidden $FORBID4: held on the host side" p3 --dst "$FORBID4"
 POD_CONFLIST=$NOGUARD_HOST t_check "  DEL p3" pod_del p3
 
 echo "== the guard under CHECK, replace and DEL"
-direct() { ng_pod_call "$1" "$2" || { cat "$W_TMP/ng.out" "$W_TMP/ng.err" && return 1; }; }
-check_fails() { # POD TEXT: CHECK through the chain fails naming TEXT
-	local out rc=0
-	out=$(pod_check "$1" 2>&1) || rc=$?
-	((rc != 0)) || { echo "CHECK passed" && return 1; }
-	[[ $out == *"$2"* ]] || { echo "$out" && return 1; }
-}
 repaired() { direct ADD "$1" && pod_check "$1"; }
 pod_exec p1 nft delete table netdev "$T"
 t_check "guard deleted by hand: CHECK fails naming it" check_fails p1 "table netdev boxxkite_netguard is missing"

@@ -202,19 +202,9 @@ static int render_check(const void *ctx, struct ng_batch *b, struct ng_err *err)
 int ng_host_check(struct ng_nl *nl, const struct ng_policy *p, const char *table, size_t *objects,
 		  struct ng_err *err)
 {
-	struct ng_batch b;
-	size_t n = 0;
-	int rc;
+	static const uint8_t netdev[] = {NFPROTO_NETDEV};
 
-	if (ng_batch_init(&b, table, 1, err) < 0)
-		return -1;
-	rc = render_check(p, &b, err);
-	if (rc == 0)
-		rc = ng_ruleset_check_batch(nl, p, &b, table, NFPROTO_NETDEV, &n, err);
-	ng_batch_free(&b);
-	if (objects)
-		*objects += n;
-	return rc;
+	return ng_ruleset_check_rendered(nl, p, table, render_check, netdev, 1, objects, err);
 }
 
 static bool is_valid(const struct ng_host_table *h, const struct ng_attachment *valid, size_t n)

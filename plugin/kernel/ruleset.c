@@ -312,8 +312,8 @@ int ng_ruleset_check_batch(struct ng_nl *nl, const struct ng_policy *p, const st
 	return rc;
 }
 
-int ng_ruleset_check(struct ng_nl *nl, const struct ng_policy *p, const char *table, size_t *objects,
-		     struct ng_err *err)
+int ng_ruleset_check_rendered(struct ng_nl *nl, const struct ng_policy *p, const char *table, ng_render_fn fn,
+			      const uint8_t *families, size_t n_families, size_t *objects, struct ng_err *err)
 {
 	struct ng_batch b;
 	size_t n = 0;
@@ -321,13 +321,19 @@ int ng_ruleset_check(struct ng_nl *nl, const struct ng_policy *p, const char *ta
 
 	if (ng_batch_init(&b, table, 1, err) < 0)
 		return -1;
-	rc = ng_render_replace(p, &b, err);
-	if (rc == 0)
-		rc = ng_ruleset_check_batch(nl, p, &b, table, NFPROTO_INET, &n, err);
-	if (rc == 0)
-		rc = ng_ruleset_check_batch(nl, p, &b, table, NFPROTO_NETDEV, &n, err);
+	rc = fn(p, &b, err);
+	for (size_t i = 0; rc == 0 && i < n_families; i++)
+		rc = ng_ruleset_check_batch(nl, p, &b, table, families[i], &n, err);
 	ng_batch_free(&b);
 	if (objects)
 		*objects = n;
 	return rc;
+}
+
+int ng_ruleset_check(struct ng_nl *nl, const struct ng_policy *p, const char *table, size_t *objects,
+		     struct ng_err *err)
+{
+	static const uint8_t both[] = {NFPROTO_INET, NFPROTO_NETDEV};
+
+	return ng_ruleset_check_rendered(nl, p, table, render_replace, both, sizeof(both), objects, err);
 }

@@ -23,6 +23,12 @@ int ng_ruleset_commit(struct ng_nl *nl, const char *table, ng_render_fn fn, cons
 int ng_ruleset_check_batch(struct ng_nl *nl, const struct ng_policy *p, const struct ng_batch *b,
 			   const char *table, uint8_t family, size_t *objects, struct ng_err *err);
 
+/* CHECK of what `fn` renders for `p` (a replace form), against the kernel's
+ * table `table` in each of `families`. *objects: the objects compared. */
+int ng_ruleset_check_rendered(struct ng_nl *nl, const struct ng_policy *p, const char *table, ng_render_fn fn,
+			      const uint8_t *families, size_t n_families, size_t *objects,
+			      struct ng_err *err);
+
 /* One transaction replacing `table` with the policy. Retried once, with a
  * freshly numbered batch, when replies were lost (the batch is idempotent). */
 int ng_ruleset_apply(struct ng_nl *nl, const struct ng_policy *p, const char *table, struct ng_err *err);
