@@ -252,6 +252,10 @@ POD_CONFLIST=$OFF t_check "off (bridge): ADD" pod_add m3
 t_check "  no host table" same_ruleset "$BEFORE"
 POD_CONFLIST=$OFF t_check "  CHECK passes" pod_check m3
 POD_CONFLIST=$OFF t_check "  DEL" pod_del m3
+t_check "required, then ADD again with \"off\" (config changed)" pod_add m4
+POD_CONFLIST=$OFF t_check "  the re-ADD succeeds" direct ADD m4
+t_check "  and removed this attachment's host table" same_ruleset "$BEFORE"
+POD_CONFLIST=$OFF t_check "  DEL" pod_del m4
 ip -n "$W_NODE" link del ngmv0
 
 echo "== 50 pods at once"

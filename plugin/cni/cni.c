@@ -210,7 +210,8 @@ static int open_pod_socket(struct inv *v, struct ng_nl *nl, bool plan)
 	if (st == NG_NETNS_GONE)
 		return ng_fail(&v->err, NG_E_NETNS, "CNI_NETNS %s is not a network namespace", v->netns_path);
 	if (plan)
-		rc = ng_hostmirror_plan(&v->cfg, fd, v->ifname, &v->pod.policy, &v->log, &v->err);
+		rc = ng_hostmirror_plan(&v->cfg, fd, v->ifname, json_object_get(v->root, "prevResult"),
+					&v->pod.policy, &v->log, &v->err);
 	if (rc == 0)
 		rc = ng_nl_open_netns(fd, v->pod.policy.raw_guard ? v->pod.policy.ifname : NULL, nl, &v->err);
 	close(fd);

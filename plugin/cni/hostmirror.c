@@ -26,8 +26,30 @@ int ng_hostmirror_table(const char *container_id, const char *ifname, char *buf,
 		       rc == -ENAMETOOLONG ? "longer than nftables allows" : "empty");
 }
 
-int ng_hostmirror_plan(const struct ng_config *cfg, int pod_fd, const char *ifname, struct ng_policy *p,
-		       struct ng_log *log, struct ng_err *err)
+/* prevResult's interfaces without a sandbox are the host's: is `peer` one? */
+static void check_hint(const json_t *prev, const char *peer, struct ng_log *log)
+{
+	const json_t *ifs = prev ? json_object_get(prev, "interfaces") : NULL, *i;
+	bool any = false;
+	size_t k;
+
+	json_array_foreach(ifs, k, i) {
+		const char *name = json_string_value(json_object_get(i, "name"));
+
+		if (!name || json_object_get(i, "sandbox"))
+			continue;
+		if (strcmp(name, peer) == 0)
+			return;
+		any = true;
+	}
+	if (any)
+		ng_log_set(log, "host_interface_hint",
+			   json_string("prevResult names other host interfaces than the pod link's peer: the "
+				       "kernel's answer is used"));
+}
+
+int ng_hostmirror_plan(const struct ng_config *cfg, int pod_fd, const char *ifname, const json_t *prev,
+		       struct ng_policy *p, struct ng_log *log, struct ng_err *err)
 {
 	struct ng_link_facts f;
 	char why[256];
@@ -43,9 +65,10 @@ int ng_hostmirror_plan(const struct ng_config *cfg, int pod_fd, const char *ifna
 			ifname, why);
 	if (ng_policy_link(p, &f, want, err) < 0)
 		return -1;
-	if (p->host)
+	if (p->host) {
 		ng_log_set(log, "host_side", json_string(p->host_dev));
-	else
+		check_hint(prev, p->host_dev, log);
+	} else
 		ng_log_set(log, "host_side",
 			   json_string(want ? why : "hostMirror is \"off\": the pod's own tables only"));
 	return 0;
@@ -60,18 +83,19 @@ int ng_hostmirror_add(struct ng_nl *pod_nl, const struct ng_policy *p, const cha
 	size_t stale = 0;
 	int rc;
 
-	if (!p->host)
-		return ng_ruleset_apply(pod_nl, p, NG_TABLE, err);
 	if (ng_nl_open(&node, err) < 0)
 		return -1;
-	rc = ng_host_apply(&node, p, host_table, &stale, err);
+	/* No host side now (hostMirror "off", or "auto" without a peer): an
+	 * earlier ADD's table for this attachment must not stay behind. */
+	rc = p->host ? ng_host_apply(&node, p, host_table, &stale, err)
+		     : ng_host_delete(&node, host_table, err);
 	if (rc == 0 && stale > 0)
 		ng_log_set(log, "host_tables_removed", json_integer((json_int_t)stale));
 	if (rc == 0 && ng_ruleset_apply(pod_nl, p, NG_TABLE, err) < 0) {
 		struct ng_err undo = {0};
 
 		rc = -1;
-		if (ng_host_delete(&node, host_table, &undo) < 0)
+		if (p->host && ng_host_delete(&node, host_table, &undo) < 0)
 			ng_err_details(err, "and removing the host-side table %s again failed: %s",
 				       host_table, undo.msg);
 	}

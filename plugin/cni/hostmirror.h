@@ -20,12 +20,15 @@ int ng_hostmirror_table(const char *container_id, const char *ifname, char *buf,
 /* Reads the pod's link (in `pod_fd`'s namespace) and plans both sides:
  * link-local sources always; the host-side table as hostMirror says.
  * "required" without a per-pod host device: code 103 naming the
- * interface; "auto": planned without it, the reason in the decision log. */
-int ng_hostmirror_plan(const struct ng_config *cfg, int pod_fd, const char *ifname, struct ng_policy *p,
-		       struct ng_log *log, struct ng_err *err);
+ * interface; "auto": planned without it, the reason in the decision log.
+ * `prev` (prevResult, may be NULL): its host interfaces are only a hint;
+ * when none of them is the peer the kernel names, the log says so. */
+int ng_hostmirror_plan(const struct ng_config *cfg, int pod_fd, const char *ifname, const json_t *prev,
+		       struct ng_policy *p, struct ng_log *log, struct ng_err *err);
 
 /* ADD, both sides, one transaction each: the host side first (when
- * planned), then the pod's over `pod_nl`. A SIGKILL between the two leaves
+ * planned; when not, this attachment's host table from an earlier ADD goes),
+ * then the pod's over `pod_nl`. A SIGKILL between the two leaves
  * the side the pod cannot touch (fail closed; the retried ADD or the DEL
  * converges). A failure of the pod's side removes the host side again, so
  * a failed ADD leaves neither. */

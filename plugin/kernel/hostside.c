@@ -48,8 +48,10 @@ static int table_cb(const struct nlmsghdr *nlh, void *data)
 	ud = nftnl_table_get_data(t, NFTNL_TABLE_USERDATA, &len);
 	if (ud)
 		nftnl_udata_parse(ud, len, comment_cb, comment);
-	if (!ng_host_comment_parse(comment, &h.ifindex, h.network, sizeof(h.network)))
-		h.network[0] = '\0';
+	if (!ng_host_comment_parse(comment, &h.ifindex, h.device, h.network, sizeof(h.network))) {
+		h.ifindex = 0;
+		h.device[0] = h.network[0] = '\0';
+	}
 	rc = ng_vec_push(out, &h);
 out:
 	nftnl_table_free(t);
@@ -94,8 +96,13 @@ int ng_host_scan(struct ng_nl *nl, ng_host_tables *out, struct ng_err *err)
 
 	out->n = 0;
 	rc = dump_all(nl, NFT_MSG_GETTABLE, table_cb, out, err);
-	if (rc == 0 && out->n > 0)
-		rc = dump_all(nl, NFT_MSG_GETCHAIN, chain_cb, out, err);
+	/* A table whose comment does not say its device (not one this
+	 * version wrote): its base chain does. */
+	for (size_t i = 0; rc == 0 && i < out->n; i++)
+		if (!out->v[i].device[0]) {
+			rc = dump_all(nl, NFT_MSG_GETCHAIN, chain_cb, out, err);
+			break;
+		}
 	if (rc == -ENOENT)
 		rc = 0;
 	if (rc < 0)

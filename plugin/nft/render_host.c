@@ -1,6 +1,6 @@
 /* The host-side table, as nft would print it:
  *
- * table netdev ngh.<container id>.<ifname> {   comment "boxxkite-netguard V host: ifindex N network NET pod NS/NAME"
+ * table netdev ngh.<container id>.<ifname> {   comment "boxxkite-netguard V host: ifindex N dev DEV network NET pod NS/NAME"
  *   chain from_pod { type filter hook ingress device "<peer>" priority 0; policy drop;
  *     meta iif != N accept          (a later device of the same name: not this table's)
  *     ether saddr != <pod MAC> jump refuse_host
@@ -127,24 +127,36 @@ bool ng_host_table_parse(const char *name, char *container_id, size_t id_len, ch
 	return decode(body, dot, container_id, id_len) && decode(dot + 1, dot + strlen(dot), ifname, if_len);
 }
 
-bool ng_host_comment_parse(const char *comment, int *ifindex, char *network, size_t len)
+/* Copies the word at *at (up to a space) into out; false when empty or too long. */
+static bool word(const char **at, char *out, size_t len)
+{
+	size_t n = strcspn(*at, " ");
+
+	if (n == 0 || n >= len)
+		return false;
+	memcpy(out, *at, n);
+	out[n] = '\0';
+	*at += n;
+	return true;
+}
+
+bool ng_host_comment_parse(const char *comment, int *ifindex, char *dev, char *network, size_t len)
 {
 	const char *at = strstr(comment, " host: ifindex ");
 	char *end;
 	long idx;
-	size_t n;
 
 	if (strncmp(comment, "boxxkite-netguard ", 18) != 0 || !at)
 		return false;
 	idx = strtol(at + 15, &end, 10);
-	if (end == at + 15 || idx <= 0 || idx > 0x7fffffff || strncmp(end, " network ", 9) != 0)
+	if (end == at + 15 || idx <= 0 || idx > 0x7fffffff || strncmp(end, " dev ", 5) != 0)
 		return false;
-	end += 9;
-	n = strcspn(end, " ");
-	if (n == 0 || n >= len)
+	at = end + 5;
+	if (!word(&at, dev, 16) || strncmp(at, " network ", 9) != 0)
 		return false;
-	memcpy(network, end, n);
-	network[n] = '\0';
+	at += 9;
+	if (!word(&at, network, len))
+		return false;
 	*ifindex = (int)idx;
 	return true;
 }

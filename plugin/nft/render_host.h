@@ -34,9 +34,11 @@ int ng_host_table_name(const char *container_id, const char *ifname, char *buf, 
 /* The attachment back from a table name; false when it is not one of ours. */
 bool ng_host_table_parse(const char *name, char *container_id, size_t id_len, char *ifname, size_t if_len);
 
-/* "ifindex N network NET" back from the table's comment (policy.c writes
- * it); false when the comment is not a host-side table's. */
-bool ng_host_comment_parse(const char *comment, int *ifindex, char *network, size_t len);
+/* "ifindex N dev DEV network NET" back from the table's comment (policy.c
+ * writes it; ADD and GC read which device a table is for from it, one
+ * table dump instead of a dump of every chain); false when the comment is
+ * not a host-side table's. dev: 16 bytes. */
+bool ng_host_comment_parse(const char *comment, int *ifindex, char *dev, char *network, size_t len);
 
 /* Appends, to a batch of family netdev whose b->table is the host table's
  * name: the removal of each table named in `stale` (create-if-missing then

@@ -277,8 +277,8 @@ int ng_policy_link(struct ng_policy *p, const struct ng_link_facts *f, bool host
 	 * the pod's name is for people. */
 	char full[1024];
 
-	snprintf(full, sizeof(full), "boxxkite-netguard %s host: ifindex %d network %s pod %s", NG_VERSION,
-		 f->peer_ifindex, p->network, p->pod);
+	snprintf(full, sizeof(full), "boxxkite-netguard %s host: ifindex %d dev %s network %s pod %s",
+		 NG_VERSION, f->peer_ifindex, f->peer, p->network, p->pod);
 	memcpy(p->host_comment, full, sizeof(p->host_comment) - 1);
 	p->host_comment[sizeof(p->host_comment) - 1] = '\0';
 	return 0;

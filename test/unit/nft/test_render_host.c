@@ -54,17 +54,24 @@ static void test_name(void **state)
 static void test_comment(void **state)
 {
 	(void)state;
-	char net[64];
+	char net[64], dev[16];
 	int idx = 0;
 
-	assert_true(
-		ng_host_comment_parse("boxxkite-netguard 0.2.0 host: ifindex 17 network k8s-pod-net pod a/b",
-				      &idx, net, sizeof(net)));
+	assert_true(ng_host_comment_parse(
+		"boxxkite-netguard 0.2.0 host: ifindex 17 dev veth1a2b network k8s-pod-net pod a/b", &idx,
+		dev, net, sizeof(net)));
 	assert_int_equal(idx, 17);
+	assert_string_equal(dev, "veth1a2b");
 	assert_string_equal(net, "k8s-pod-net");
-	assert_false(ng_host_comment_parse("boxxkite-netguard 0.2.0 host: ifindex 0 network x pod a/b", &idx,
-					   net, sizeof(net)));
-	assert_false(ng_host_comment_parse("someone host: ifindex 3 network x", &idx, net, sizeof(net)));
+	assert_false(ng_host_comment_parse("boxxkite-netguard 0.2.0 host: ifindex 17 network n pod a/b", &idx,
+					   dev, net, sizeof(net)));
+	assert_false(ng_host_comment_parse(
+		"boxxkite-netguard 0.2.0 host: ifindex 17 dev 0123456789abcdefg network n pod a/b", &idx, dev,
+		net, sizeof(net)));
+	assert_false(ng_host_comment_parse("boxxkite-netguard 0.2.0 host: ifindex 0 dev v network x pod a/b",
+					   &idx, dev, net, sizeof(net)));
+	assert_false(ng_host_comment_parse("someone host: ifindex 3 dev v network x", &idx, dev, net,
+					   sizeof(net)));
 }
 
 static void add_ip(ng_ip_vec *v, const char *s)
@@ -107,7 +114,7 @@ static void test_body(void **state)
 	p.host_ifindex = 42;
 	memcpy(p.mac, mac, 6);
 	snprintf(p.host_comment, sizeof(p.host_comment),
-		 "boxxkite-netguard x host: ifindex 42 network n pod a/b");
+		 "boxxkite-netguard x host: ifindex 42 dev veth1234 network n pod a/b");
 
 	assert_int_equal(ng_host_table_name("cid", "eth0", name, sizeof(name)), 0);
 	assert_int_equal(ng_batch_init(&b, name, 1, &err), 0);
