@@ -101,7 +101,7 @@ same_ruleset() { # FILE: the node's ruleset now is exactly FILE
 host_table_on() { # POD: the host table is bound to the pod's own peer and ifindex
 	local t dev idx
 	t=$(node_exec nft list table netdev "$(pod_host_table "$1")") || return 1
-	dev=$(pod_host_dev "$1") && idx=$(node_exec ip -o link show dev "$dev" | cut -d: -f1)
+	dev=$(pod_host_dev "$1") && idx=$(node_exec ip -o link show dev "$dev" 2>/dev/null | cut -d: -f1)
 	[[ $t == *"hook ingress device \"$dev\""* ]] || { echo "not on $dev: $t" | head -5 && return 1; }
 	[[ $t == *"not ifindex $idx:"* ]] || { echo "no ifindex $idx match" && return 1; }
 	echo "on $dev (ifindex $idx)"
