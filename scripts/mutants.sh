@@ -90,7 +90,7 @@ mutant host-ifindex-unmatched plugin/nft/render_raw.c 's/^\tif (m->ifindex > 0) 
 # The host side is never installed: AF_XDP and a pod that flushed its own
 # tables reach anything.
 mutant host-side-skipped plugin/cni/hostmirror.c 's/^\trc = p->host ? ng_host_apply(/\trc = 0 ? ng_host_apply(/' hostside.sh \
-	"bridge: AF_XDP frame to forbidden 10.50.0.9: held" "ptp: forbidden 10.50.0.9:443 unreached"
+	"bridge: AF_XDP frame to forbidden 10.50.0.9: held" "bridge: forbidden 10.50.0.9:443 unreached"
 
 want=("$@")
 T=$(mktemp -d /tmp/nge-mutants.XXXXXX)
