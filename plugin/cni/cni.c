@@ -196,6 +196,17 @@ static int guard_kernel(struct inv *v)
 		       u.release, NG_RAW_GUARD_MAJOR, NG_RAW_GUARD_MINOR);
 }
 
+/* ng_netns_open, its errors naming where the path came from (the node-side
+ * commands name their --netns/--pid instead). */
+static int open_netns(struct inv *v, int *fd, enum ng_netns_status *st)
+{
+	if (ng_netns_open(v->netns_path, fd, st, &v->err) < 0) {
+		ng_err_prefix(&v->err, "CNI_NETNS ");
+		return -1;
+	}
+	return 0;
+}
+
 /* A netfilter socket in the pod's namespace, which must exist (ADD, CHECK;
  * DEL has its own rules for a namespace that is gone), and so must the
  * interface the packet-socket guard hooks. With `plan`, the pod's link is
@@ -205,7 +216,7 @@ static int open_pod_socket(struct inv *v, struct ng_nl *nl, bool plan)
 	enum ng_netns_status st;
 	int fd, rc = 0;
 
-	if (ng_netns_open(v->netns_path, &fd, &st, &v->err) < 0)
+	if (open_netns(v, &fd, &st) < 0)
 		return -1;
 	if (st == NG_NETNS_GONE)
 		return ng_fail(&v->err, NG_E_NETNS, "CNI_NETNS %s is not a network namespace", v->netns_path);

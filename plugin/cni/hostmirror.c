@@ -120,8 +120,10 @@ static int del_pod_side(const char *netns_path, const char *container_id, const 
 	if (!netns_path)
 		return 0;
 	if (ng_netns_open(netns_path, &fd, &st, err) < 0) {
-		if (err->code != NG_E_ENV)
+		if (err->code != NG_E_ENV) {
+			ng_err_prefix(err, "CNI_NETNS ");
 			return -1;
+		}
 		*what = "CNI_NETNS is the node's own namespace: nothing of ours there";
 		memset(err, 0, sizeof(*err));
 		return 0;
