@@ -14,8 +14,11 @@
 #   - a node resolver that drops AAAA queries: the names of one ADD share a
 #     10 s budget, then code 11 and no table;
 #   - ADD killed with SIGKILL at random points (NG_KILL_ITERS, default 100):
-#     the pod holds the complete table (CHECK passes) or none, never a part;
-#     the retry then succeeds.
+#     both sides (the pod's tables and the node's host-side table) are
+#     complete (CHECK passes), or neither is there, or only the host side
+#     (killed between its commit and the pod's), never a part and never the
+#     pod's side alone; the retry then succeeds, and a DEL from the host-only
+#     state leaves neither.
 # Ends with "N passed, N failed"; exit status non-zero on failure.
 set -euo pipefail
 # shellcheck source=e2e/lib.sh
@@ -27,21 +30,6 @@ KILL_ITERS=${NG_KILL_ITERS:-100}
 T="inet boxxkite_netguard"
 
 # ---- helpers -------------------------------------------------------------------
-# direct VERB POD: our plugin alone, as the chain would call it, on the pod's
-# cached result; the output is shown when it fails.
-direct() { ng_pod_call "$1" "$2" || { cat "$W_TMP/ng.out" "$W_TMP/ng.err" && return 1; }; }
-# check_fails POD TEXT...: CHECK through the chain fails in our plugin with
-# code 111 and every TEXT in the message.
-check_fails() {
-	local out rc=0 msg t
-	out=$(pod_check "$1" 2>&1) || rc=$?
-	((rc != 0)) || { echo "CHECK passed" && return 1; }
-	msg=$(chain_error_is 111 "$2" "$out") || { echo "$msg" && return 1; }
-	shift 2
-	for t in "$@"; do
-		[[ $msg == *"$t"* ]] || { echo "msg does not name '$t': $msg" && return 1; }
-	done
-}
 # check_names_elem POD TEXT: CHECK fails (111), its msg names TEXT (a set
 # element in nft's syntax), neither msg nor details holds a hex key, and
 # details does not repeat the difference msg already names.
@@ -249,17 +237,25 @@ mapfile -t KENV < <(ng_pod_env k1)
 # elements (ADD time + TTL, so they move with each ADD).
 norm() { sed -E 's/ comment "until [^"]*"//'; }
 pod_exec k1 nft -s list ruleset | norm >"$W_TMP/k1.full"
+# And the host side's (node namespace): its table alone, the rest of the
+# node's ruleset is the world's business.
+KHOST=$(pod_host_table k1)
+node_exec nft -s list table netdev "$KHOST" | norm >"$W_TMP/k1.hostfull"
 # The loop runs in one shell inside the node's namespace (with the world's
 # resolver), so that `timeout` starts right before the plugin and the random
 # delay covers its whole run: from before it reads stdin to after its
 # commit. Each round: half the time from no table, half over a complete one;
-# ADD under `timeout -s KILL <random delay>`; then the state must be no
-# table or the complete one (nft -s ruleset identical to the reference, and
-# CHECK passes); then a plain retry (ADD, CHECK) must succeed.
+# ADD under `timeout -s KILL <random delay>`; then each side (the pod's
+# ruleset, the node's host-side table) must be none or complete (nft -s
+# identical to its reference), together: none/none, complete/complete (and
+# CHECK passes), or none/complete (killed between the host side's commit and
+# the pod's: the side the pod cannot touch is there, and the retried ADD or
+# the DEL converges); never the pod's side without the host's. Then a plain
+# retry (ADD, CHECK) must succeed.
 cat >"$W_TMP/killloop.sh" <<'EOF'
 set -u
-iters=$1 bin=$2 in=$3 netns=$4 full=$5
-shift 5
+iters=$1 bin=$2 in=$3 netns=$4 full=$5 host=$6 hostfull=$7
+shift 7
 nsx() { nsenter --net="$netns" "$@"; }
 # The span of the random delays: twice the wall time of a whole ADD here
 # (timeout + env + the plugin; about 5-15 ms with the normal build, more
@@ -279,6 +275,7 @@ for ((i = 1; i <= iters; i++)); do
 	if ((RANDOM % 2)); then
 		nsx nft delete table inet boxxkite_netguard 2>/dev/null
 		nsx nft delete table netdev boxxkite_netguard 2>/dev/null
+		nft delete table netdev "$host" 2>/dev/null
 		from=scratch
 	fi
 	# Skewed towards 0 (span * u^2): the part before the commit is short
@@ -293,10 +290,23 @@ for ((i = 1; i <= iters; i++)); do
 	if [[ -z $rs ]]; then
 		state=none
 	elif [[ $rs == "$(cat "$full")" ]]; then
-		if env -i PATH="$PATH" CNI_COMMAND=CHECK "$@" "$bin" <"$in" >/dev/null 2>&1; then state=complete; else state=check-failed; fi
+		state=complete
 	else
 		state=partial
 		printf '%s\n' "$rs" >"$full.partial.$i"
+	fi
+	hs=$(nft -s list table netdev "$host" 2>/dev/null | norm)
+	if [[ -z $hs ]]; then
+		state=$state/none
+	elif [[ $hs == "$(cat "$hostfull")" ]]; then
+		state=$state/complete
+	else
+		state=$state/partial
+		printf '%s\n' "$hs" >"$full.partial.$i.host"
+	fi
+	if [[ $state == complete/complete ]] &&
+		! env -i PATH="$PATH" CNI_COMMAND=CHECK "$@" "$bin" <"$in" >/dev/null 2>&1; then
+		state=check-failed
 	fi
 	env -i PATH="$PATH" CNI_COMMAND=ADD "$@" "$bin" <"$in" >/dev/null 2>&1 &&
 		env -i PATH="$PATH" CNI_COMMAND=CHECK "$@" "$bin" <"$in" >/dev/null 2>&1
@@ -306,33 +316,47 @@ done
 EOF
 start=$(date +%s%N)
 _in_node bash "$W_TMP/killloop.sh" "$KILL_ITERS" "$NG_BIN" "$W_TMP/k1.json" \
-	"$(_ns_path "$(pod_ns k1)")" "$W_TMP/k1.full" "${KENV[@]}" >"$W_TMP/kill.log" 2>"$W_TMP/kill.err" || true
+	"$(_ns_path "$(pod_ns k1)")" "$W_TMP/k1.full" "$KHOST" "$W_TMP/k1.hostfull" "${KENV[@]}" \
+	>"$W_TMP/kill.log" 2>"$W_TMP/kill.err" || true
 kill_ms=$((($(date +%s%N) - start) / 1000000))
 span_us=$(sed -n 's/^span //p' "$W_TMP/kill.log")
 sed -i '/^span /d' "$W_TMP/kill.log"
-read -r rounds killed finished none complete bad noretry < <(awk '
+read -r rounds killed finished none complete hostonly bad noretry < <(awk '
 	{ n++; if ($4 == 137) k++; else if ($4 == 0) f++
-	  if ($5 == "none") z++; else if ($5 == "complete") c++; else b++
+	  if ($5 == "none/none") z++; else if ($5 == "complete/complete") c++; else if ($5 == "none/complete") h++; else b++
 	  if ($6 != 0) r++ }
-	END { print n+0, k+0, f+0, z+0, c+0, b+0, r+0 }' "$W_TMP/kill.log")
+	END { print n+0, k+0, f+0, z+0, c+0, h+0, b+0, r+0 }' "$W_TMP/kill.log")
 t_row "SIGKILL: $rounds rounds ran" "delays 0-$((${span_us:-0} / 1000)) ms, $kill_ms ms" "$((rounds == KILL_ITERS ? 0 : 1))" "$(tail -n 5 "$W_TMP/kill.log" "$W_TMP/kill.err")"
 t_row "SIGKILL: the kills landed and missed" "$killed killed, $finished done" \
 	"$((killed > 0 && finished > 0 && killed + finished == rounds ? 0 : 1))" "$(awk '$4 != 0 && $4 != 137' "$W_TMP/kill.log" | head)"
-t_row "SIGKILL: complete table or none, never partial" "$complete complete, $none none" \
-	"$((bad == 0 && rounds > 0 ? 0 : 1))" "$(awk '$5 != "none" && $5 != "complete"' "$W_TMP/kill.log" | head; cat "$W_TMP"/k1.full.partial.* 2>/dev/null | head -30)"
+t_row "SIGKILL: both sides or neither (or the host side alone), never partial" \
+	"$complete both, $none neither, $hostonly host only" \
+	"$((bad == 0 && rounds > 0 ? 0 : 1))" "$(awk '$5 != "none/none" && $5 != "complete/complete" && $5 != "none/complete"' "$W_TMP/kill.log" | head; cat "$W_TMP"/k1.full.partial.* 2>/dev/null | head -30)"
 # From scratch, both outcomes must have been seen: no table (a kill landed
 # before the commit) and the complete table (the ADD got that far).
 t_row "SIGKILL: both outcomes seen from scratch" "" \
-	"$(awk '$2 == "scratch" && $5 == "none" { a = 1 } $2 == "scratch" && $5 == "complete" { c = 1 } END { print (a && c) ? 0 : 1 }' "$W_TMP/kill.log")" \
+	"$(awk '$2 == "scratch" && $5 == "none/none" { a = 1 } $2 == "scratch" && $5 == "complete/complete" { c = 1 } END { print (a && c) ? 0 : 1 }' "$W_TMP/kill.log")" \
 	"$(head -20 "$W_TMP/kill.log")"
 t_row "SIGKILL: every retry succeeded (ADD + CHECK)" "$((rounds - noretry)) of $rounds" "$((noretry == 0 ? 0 : 1))" \
 	"$(awk '$6 != 0' "$W_TMP/kill.log" | head)"
 [[ -z ${NG_KILL_DEBUG:-} ]] || sort -k3 -n "$W_TMP/kill.log" >"$NG_KILL_DEBUG"
 t_check "SIGKILL: CHECK through the chain after it all" pod_check k1
 t_check "SIGKILL: no plugin process left in the node" test -z "$(ip netns pids "$W_NODE")"
+# The host-only state (killed between the two commits), made by hand: the
+# DEL converges it to nothing on either side.
+host_only_del() {
+	pod_exec k1 nft delete table inet boxxkite_netguard
+	pod_exec k1 nft delete table netdev boxxkite_netguard
+	node_exec nft list table netdev "$KHOST" >/dev/null || { echo "no host table to begin with" && return 1; }
+	pod_del k1 || return
+	! node_exec nft list table netdev "$KHOST" 2>/dev/null
+}
+t_check "SIGKILL: from the host side alone, DEL leaves neither" host_only_del
 
 echo "== teardown"
-for p in c1 r1 k1; do t_check "DEL $p" pod_del "$p"; done
+for p in c1 r1 k1 dn1; do t_check "DEL $p" pod_del "$p"; done
 t_check "no table left anywhere in the world" test -z "$(world_tables)"
+no_host_tables() { ! node_exec nft list tables netdev | grep ' ngh\.'; }
+t_check "no host-side table left in the node" no_host_tables
 
 t_summary

@@ -223,7 +223,7 @@ world_up() {
 	trap '_on_signal 143' TERM
 	: >"$W_TMP/netns"
 	: >"$W_TMP/pids"
-	mkdir -p "$W_TMP/log" "$W_TMP/pods" "$W_TMP/cache" "$W_TMP/net.d" "$W_TMP/bin" "$W_TMP/ipam"
+	mkdir -p "$W_TMP/log" "$W_TMP/pods" "$W_TMP/cache" "$W_TMP/net.d" "$W_TMP/bin" "$W_TMP/ipam" "$W_TMP/ipam-ptp"
 
 	# CNI_PATH: the Debian plugins plus ours, like a node's /opt/cni/bin.
 	local p
@@ -362,6 +362,80 @@ pod_listen() {
 	return 1
 }
 
+# layout_conflist bridge|ptp: the conflist of that layout (POD_CONFLIST for
+# pod_add/pod_check/pod_del): a bridge port per pod, or a routed veth (ptp).
+layout_conflist() {
+	case $1 in
+	bridge) echo "$W_TMP/net.d/pod-network.conflist" ;;
+	ptp) echo "$W_TMP/net.d/pod-network-ptp.conflist" ;;
+	*) echo "layout_conflist: no layout $1" >&2 && return 1 ;;
+	esac
+}
+
+# pod_host_dev NAME: the node's side of the pod's eth0 (its veth peer), by
+# the peer ifindex the pod's side names ("eth0@ifN").
+pod_host_dev() {
+	local idx
+	idx=$(pod_exec "$1" ip -o link show dev eth0 | sed -n 's/^[0-9]*: eth0@if\([0-9]*\):.*/\1/p')
+	[[ -n $idx ]] || return 1
+	node_exec ip -o link show 2>/dev/null | sed -n "s/^$idx: \([^:@]*\)[:@].*/\1/p"
+}
+
+# pod_host_table NAME [IFNAME]: the name of pod NAME's host-side table
+# (nft/render_host.h: ngh.<container id>.<ifname>; the world's ids are hex).
+pod_host_table() { echo "ngh.$(_pod_var "$1" id).${2:-eth0}"; }
+
+# direct VERB POD: our plugin alone, as the chain would call it, on the pod's
+# cached result; the output is shown when it fails.
+direct() { ng_pod_call "$1" "$2" || { cat "$W_TMP/ng.out" "$W_TMP/ng.err" && return 1; }; }
+# check_fails POD TEXT...: CHECK through the chain fails in our plugin with
+# code 111 and every TEXT in the message.
+check_fails() {
+	local out rc=0 msg t
+	out=$(pod_check "$1" 2>&1) || rc=$?
+	((rc != 0)) || { echo "CHECK passed" && return 1; }
+	msg=$(chain_error_is 111 "$2" "$out") || { echo "$msg" && return 1; }
+	shift 2
+	for t in "$@"; do
+		[[ $msg == *"$t"* ]] || { echo "msg does not name '$t': $msg" && return 1; }
+	done
+}
+
+# ---- marked frames (e2e/rawframe.py) ----------------------------------------
+# sniff NETNS IFNAME: a sniffer there appending every marker it sees to
+# $SEEN (set it first), waited for until it listens. next_mark: a fresh
+# $MARK. arrived: the frame with $MARK reached a sniffer (within 500 ms).
+# host_denied POD: the drop counter of pod POD's host-side table (0 when
+# there is none: a broken plugin must fail rows, not stop the script).
+sniff() {
+	bg_start nsenter --net="$(_ns_path "$1")" "$PY" "$E2E_DIR/rawframe.py" sniff --ifname "$2" --out "$SEEN" \
+		>"$W_TMP/sniff-$1.out" 2>&1
+	for _ in $(seq 100); do
+		grep -q ready "$W_TMP/sniff-$1.out" && return 0
+		sleep 0.02
+	done
+	echo "sniffer in $1 did not start" >&2 && return 1
+}
+MARK_N=0
+next_mark() { MARK_N=$((MARK_N + 1)) && MARK=NGRAW-$MARK_N-$RANDOM; }
+arrived() {
+	for _ in $(seq 25); do
+		grep -qx "$MARK" "$SEEN" && return 0
+		sleep 0.02
+	done
+	return 1
+}
+host_denied() {
+	local n
+	n=$(node_exec nft list counter netdev "$(pod_host_table "$1")" host_denied 2>/dev/null |
+		sed -n 's/.*packets \([0-9]*\).*/\1/p') || true
+	echo "${n:-0}"
+}
+
+# node_ruleset: the node namespace's whole ruleset, counters zeroed, for
+# before/after comparisons.
+node_ruleset() { node_exec nft -s list ruleset; }
+
 # pod_has_table NAME: is our table in the pod's namespace?
 pod_has_table() { pod_exec "$1" nft list table inet boxxkite_netguard >/dev/null 2>&1; }
 
@@ -477,7 +551,7 @@ _t_run() {
 		t_bad
 		_row "$desc" "" FAIL
 		_t_record FAIL "$desc"
-		sed 's/^/    | /' "$out" | head -20
+		sed 's/^/    | /' "$out" | head -20 || true # (a long output: SIGPIPE, not an exit)
 	fi
 	rm -f "$out"
 	return 0
@@ -693,7 +767,7 @@ t_row() {
 		t_bad
 		_row "$1" "$2" FAIL
 		_t_record FAIL "$1"
-		[[ -z ${4:-} ]] || printf '%s\n' "$4" | sed 's/^/    | /' | head -20
+		[[ -z ${4:-} ]] || printf '%s\n' "$4" | sed 's/^/    | /' | head -20 || true
 	fi
 	return 0
 }

@@ -66,8 +66,8 @@ stats_to s0 --netns "$WEB"
 t_check "stats --netns: exit 0" test "$(cat "$W_TMP/s0.rc")" = 0
 t_check "JSON: netns, pod_namespace, pod_name" \
 	jtrue s0 'd["netns"] == "'"$WEB"'" and d["pod_namespace"] == "sandboxes" and d["pod_name"] == "web"'
-t_check "JSON: denied.{metadata,egress,ingress,raw}.{packets,bytes} integers" \
-	jtrue s0 'sorted(d["denied"]) == ["egress", "ingress", "metadata", "raw"] and all(sorted(v) == ["bytes", "packets"] and all(type(x) is int and x >= 0 for x in v.values()) for v in d["denied"].values())'
+t_check "JSON: denied.{metadata,egress,ingress,source,raw}.{packets,bytes} integers" \
+	jtrue s0 'sorted(d["denied"]) == ["egress", "ingress", "metadata", "raw", "source"] and all(sorted(v) == ["bytes", "packets"] and all(type(x) is int and x >= 0 for x in v.values()) for v in d["denied"].values())'
 
 N=5
 for ((i = 0; i < N; i++)); do
@@ -196,12 +196,12 @@ t_check "ADD lg with the nflog conflist" lg_cni pod_add lg
 LG=$(pod_netns_path lg)
 LG4=$(pod_ip lg 4) LG6=$(pod_ip lg 6)
 nft_json_count() { pod_exec "$1" nft -j list table inet boxxkite_netguard | grep -o "\"$2\": *{" | wc -l; }
-t_check "3 log rules (one per refuse chain), each rate-limited" \
-	test "$(nft_json_count lg log)/$(nft_json_count lg limit)" = 3/3
+t_check "4 log rules (one per refuse chain), each rate-limited" \
+	test "$(nft_json_count lg log)/$(nft_json_count lg limit)" = 4/4
 log_rules() {
 	local t
 	t=$(pod_exec lg nft list table inet boxxkite_netguard)
-	for c in metadata egress ingress; do
+	for c in metadata egress ingress source; do
 		grep -q "limit rate $RATE/second burst $BURST packets log prefix \"netguard $c sandboxes/lg: \" group $GROUP" <<<"$t" ||
 			{ echo "no log rule for $c" && return 1; }
 	done

@@ -12,6 +12,10 @@ for e2e/packet.sh.
       the frame's own (what the kernel then parses the frame as). --arp
       sends an ARP frame instead (operation OP, sender --src, target --dst,
       the marker after the ARP body, plus N more bytes with --pad).
+      --src-mac sets the frame's source MAC (default: the interface's).
+      --ip-socket sends the IP packet (no Ethernet header) through a raw IP
+      socket (IPPROTO_RAW: the header as written, source included) instead:
+      the pod's stack routes it, through the inet hooks.
       --stdout writes the frame to stdout instead of sending it. Prints
       "sent" or "send failed: ERRNO" (a frame dropped by the egress hook
       fails the send with ENOBUFS); exit 0 either way.
@@ -78,10 +82,25 @@ def arp(args, src_mac):
     return body + args.marker.encode() + b"\0" * args.pad
 
 
+def send_ip(args):
+    _, ip = packet(args)
+    fam = socket.AF_INET6 if ":" in args.dst else socket.AF_INET
+    s = socket.socket(fam, socket.SOCK_RAW, socket.IPPROTO_RAW)
+    try:
+        s.sendto(ip, (args.dst, 0))
+        print("sent")
+    except OSError as e:
+        print("send failed: %s" % e.strerror)
+
+
 def send(args):
+    if args.ip_socket:
+        return send_ip(args)
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
     s.bind((args.ifname, 0))
     src_mac = s.getsockname()[4]
+    if args.src_mac:
+        src_mac = bytes.fromhex(args.src_mac.replace(":", ""))
     if args.arp is not None:
         ethertype, ip = 0x0806, arp(args, src_mac)
     else:
@@ -133,6 +152,8 @@ def main():
     a.add_argument("--skb-protocol")
     a.add_argument("--arp", type=int)
     a.add_argument("--stdout", action="store_true")
+    a.add_argument("--src-mac")
+    a.add_argument("--ip-socket", action="store_true")
     a.add_argument("--pad", type=int, default=0)
     b = sub.add_parser("sniff")
     b.add_argument("--ifname", required=True)

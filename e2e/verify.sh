@@ -25,7 +25,9 @@ run_verify() {
 	local out=$W_TMP/$1 t0 rc=0
 	shift
 	t0=$(date +%s%N)
-	"$NG_BIN" verify --json "$@" >"$out.json" 2>"$out.err" || rc=$?
+	# In the node's namespace, as on a node: the host-side row looks for the
+	# pod's peer there.
+	node_exec "$NG_BIN" verify --json "$@" >"$out.json" 2>"$out.err" || rc=$?
 	echo "$rc" >"$out.rc"
 	echo $((($(date +%s%N) - t0) / 1000000)) >"$out.ms"
 }
@@ -131,6 +133,8 @@ t_check "--json parses, ok=true, pod sandboxes/web" \
 t_check "configuration row names the conflist" vrow pass configuration INFO "$CONF"
 t_check "layer 2: table present PASS" vrow pass "layer 2: table present" PASS "pod sandboxes/web"
 t_check "layer 2: rules match policy PASS (with the grant)" vrow pass "layer 2: rules match policy" PASS identical "$CONF"
+t_check "layer 2: host side PASS: on the pod's own peer, identical" \
+	vrow pass "layer 2: host side present, matches, on the pod's device" PASS "on $(pod_host_dev web) (ifindex" identical
 t_check "every metadata row PASS: refused, metadata_denied moved" \
 	vrow pass "$MD_ROWS" PASS refused "metadata_denied +1: by netguard"
 t_check "metadata rows: all 10 built-in addresses and the v4-mapped/NAT64 forms" \
@@ -155,7 +159,7 @@ info "verify took $VERIFY_MS ms; slowest metadata refusal $MD_MAX ms"
 # The text form people read: aligned columns, a verdict line, same status.
 text_ok() {
 	local out rc=0
-	out=$("$NG_BIN" verify --netns "$WEB" --config "$CONF" --annotations "$GRANT" --denied-probe "$DENIED") || rc=$?
+	out=$(node_exec "$NG_BIN" verify --netns "$WEB" --config "$CONF" --annotations "$GRANT" --denied-probe "$DENIED") || rc=$?
 	echo "$out"
 	((rc == 0)) || return 1
 	grep -Eq '^CHECK +VERDICT +DETAIL$' <<<"$out" || return 1
@@ -197,8 +201,10 @@ t_check "...layer 1 FAIL: shares the pod's network namespace" \
 	vrow l1pod "layer 1: exec namespace" FAIL "shares the pod's network namespace"
 run_verify l1node --netns "$WEB" --config "$CONF" --annotations "$GRANT" --denied-probe "$DENIED" --process "$P_NODE"
 t_check "process in the world's node namespace: exit 1" rc_is l1node 1
-t_check "...layer 1 FAIL: it can use the node's interfaces" \
-	vrow l1node "layer 1: exec namespace" FAIL "can use" ngbr0
+# (verify runs in the world's node namespace, as on a node: that process
+# shares verify's own namespace.)
+t_check "...layer 1 FAIL: it runs in the node's namespace" \
+	vrow l1node "layer 1: exec namespace" FAIL "runs in the node's network namespace"
 run_verify l1root --netns "$WEB" --config "$CONF" --annotations "$GRANT" --denied-probe "$DENIED" --process "$P_ROOT"
 t_check "process in the machine's own namespace: exit 1" rc_is l1root 1
 # "the node's network namespace" when /proc/1/ns/net is readable; where it
@@ -275,9 +281,19 @@ t_check "guard intact: metadata $MD4:80 not CONNECTED (dropped on the wire)" \
 	vrow insg "metadata $MD4:80" AMBIGUOUS "no answer"
 t_check "...rules match policy FAIL naming the unexpected rule" \
 	vrow insg "layer 2: rules match policy" FAIL "unexpected rule at position 1 of chain egress:"
-# An attacker able to edit the table can remove the guard as well.
+# An attacker able to edit the table can remove the guard as well; the
+# host-side table (node namespace) still holds the frame.
 pod_exec ins nft delete table netdev boxxkite_netguard
+run_verify insh --netns "$(pod_netns_path ins)" --config "$CONF" --denied-probe "$DENIED" --timeout 300
+t_check "guard gone, host side intact: metadata $MD4:80 not CONNECTED" \
+	vrow insh "metadata $MD4:80" AMBIGUOUS "no answer"
+t_check "...host side row PASS (on the pod's device, identical)" \
+	vrow insh "layer 2: host side present, matches, on the pod's device" PASS "identical"
+# And with the host side gone too (root on the node), the hole is open.
+node_exec nft delete table netdev "$(pod_host_table ins)"
 run_verify ins --netns "$(pod_netns_path ins)" --config "$CONF" --denied-probe "$DENIED"
+t_check "...host side row FAIL naming it missing" \
+	vrow ins "layer 2: host side present, matches, on the pod's device" FAIL "missing from the node's"
 t_check "--json ok=false" vexpr ins 'd["ok"] is False'
 t_check "...exit status 1" rc_is ins 1
 t_check "...table present still PASS" vrow ins "layer 2: table present" PASS
@@ -297,12 +313,13 @@ h=$(rule_handle mdacc '@metadata_v4')
 t_check "metadata_v4 rule found (handle $h)" test -n "$h"
 pod_exec mdacc nft replace rule inet boxxkite_netguard egress handle "$h" ip daddr "$MD4" accept
 pod_exec mdacc nft delete table netdev boxxkite_netguard
+node_exec nft delete table netdev "$(pod_host_table mdacc)"
 run_verify mdacc --netns "$(pod_netns_path mdacc)" --config "$CONF" --denied-probe "$DENIED"
 t_check "exit 1" rc_is mdacc 1
 t_check "...metadata $MD4:80 FAIL: CONNECTED" vrow mdacc "metadata $MD4:80" FAIL CONNECTED
 t_check "...metadata [::ffff:$MD4]:80 FAIL: CONNECTED" vrow mdacc "metadata [::ffff:$MD4]:80" FAIL CONNECTED
-t_check "...rules match policy FAIL naming the replacing rule (position 4)" \
-	vrow mdacc "layer 2: rules match policy" FAIL "(2 differences)" "unexpected rule at position 4 of chain egress:" accept
+t_check "...rules match policy FAIL naming the replacing rule (position 7)" \
+	vrow mdacc "layer 2: rules match policy" FAIL "(2 differences)" "unexpected rule at position 7 of chain egress:" accept
 
 section "an enforced pod whose metadata rule was removed (the default deny still refuses)"
 t_check "ADD mdrm" pod_add mdrm
@@ -312,7 +329,7 @@ pod_exec mdrm nft delete rule inet boxxkite_netguard egress handle "$h"
 run_verify mdrm --netns "$(pod_netns_path mdrm)" --config "$CONF" --denied-probe "$DENIED"
 t_check "exit 1" rc_is mdrm 1
 t_check "...rules match policy FAIL naming the missing metadata_v4 rule" \
-	vrow mdrm "layer 2: rules match policy" FAIL "missing rule 4 of chain egress" metadata_v4
+	vrow mdrm "layer 2: rules match policy" FAIL "missing rule 7 of chain egress" metadata_v4
 t_check "...metadata $MD4:80 still PASS (refused by the default deny)" vrow mdrm "metadata $MD4:80" PASS refused
 t_check "...metadata [$MD6]:80 PASS, by the metadata counter" \
 	vrow mdrm "metadata [$MD6]:80" PASS refused "metadata_denied +1"
@@ -325,6 +342,7 @@ section "tampering: the table deleted; and a pod that is not enforced"
 t_check "ADD gone" pod_add gone
 pod_exec gone nft delete table inet boxxkite_netguard
 pod_exec gone nft delete table netdev boxxkite_netguard
+node_exec nft delete table netdev "$(pod_host_table gone)"
 t_check "ADD plain (namespace default: not selected)" pod_add plain default
 # verify_bg OUT ARGS...: run_verify in the background (the binary itself is
 # the tracked child, so a signal's cleanup stops it); verify_wait OUT PID.
@@ -332,7 +350,7 @@ verify_bg() {
 	local out=$W_TMP/$1
 	shift
 	date +%s%N >"$out.t0"
-	bg_start "$NG_BIN" verify --json "$@" >"$out.json" 2>"$out.err"
+	bg_start nsenter --net="$(_ns_path "$W_NODE")" "$NG_BIN" verify --json "$@" >"$out.json" 2>"$out.err"
 }
 verify_wait() {
 	local out=$W_TMP/$1 rc=0

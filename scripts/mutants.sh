@@ -83,6 +83,22 @@ mutant agent-commit-skipped plugin/agent/pod.c 's/if (a->pending.n == 0)/if (1)/
 mutant queue-bypass plugin/nft/rulebuild.c 's/.queues_total = 1, .flags = 0}/.queues_total = 1, .flags = NFQ_FLAG_BYPASS}/' \
 	agent.sh "agent gone (no listener): an answer is dropped, not passed"
 
+# No IPv4 source check in any table (inet, guard, host side: one builder):
+# a raw socket's packet from a stranger's address leaves, and the allowed
+# resolver or storage answers the stranger.
+mutant source-check-skipped plugin/nft/render_objs.c 's/^\t\trc |= ng_render_lookup_rule(b, \&v4);/\t\t(void)v4;/' hostside.sh \
+	"bridge: raw IP socket, source 10.98.0.2 -> storage: nowhere" \
+	"ptp: raw IP socket, source 10.98.0.2 -> storage: held" "bridge: packet socket, source 10.98.0.2 -> DNS: held"
+# The host-side chain does not match the ifindex it was made for: after its
+# pod's veth is gone, it holds the next device of that name (Linux 6.16+
+# binds netdev chains by name) to the old pod's MAC and policy.
+mutant host-ifindex-unmatched plugin/nft/render_raw.c 's/^\tif (m->ifindex > 0) {/\tif (0) {/' hostside.sh \
+	"a new device of the same name: not held by the stale table"
+# The host side is never installed: AF_XDP and a pod that flushed its own
+# tables reach anything.
+mutant host-side-skipped plugin/cni/hostmirror.c 's/^\trc = p->host ? ng_host_apply(/\trc = 0 ? ng_host_apply(/' hostside.sh \
+	"bridge: AF_XDP frame to forbidden 10.50.0.9: held" "bridge: forbidden 10.50.0.9:443 unreached"
+
 want=("$@")
 T=$(mktemp -d /tmp/nge-mutants.XXXXXX)
 CHILD=''

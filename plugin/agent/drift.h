@@ -24,7 +24,7 @@ struct ng_nft_event {
 	uint16_t type; /* NFT_MSG_NEWTABLE ... */
 	uint8_t family;
 	uint32_t portid;
-	char table[64];
+	char table[256]; /* NFT_NAME_MAXLEN */
 	char object[64]; /* chain, set or object name when the message has one */
 };
 

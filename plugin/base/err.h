@@ -18,6 +18,8 @@
 #define NG_E_ENVELOPE           100 /* annotation grant outside egress.envelope */
 #define NG_E_ANNOTATION         101 /* malformed or unknown netguard annotation */
 #define NG_E_OPT_IN             102 /* pod asks for enforcement this node cannot give */
+#define NG_E_NO_HOST            103 /* hostMirror required, and the pod has no per-pod host device */
+#define NG_E_ATTACHED           104 /* another attachment of this plugin governs the pod's namespace */
 #define NG_E_KERNEL             110 /* the kernel refused or failed the transaction */
 #define NG_E_CHECK              111 /* CHECK: ruleset missing or different */
 #define NG_E_NETNS              112 /* cannot use the pod's network namespace */

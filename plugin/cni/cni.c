@@ -25,6 +25,7 @@
 #include "nft/render.h"
 #include "kernel/resolve.h"
 #include "kernel/ruleset.h"
+#include "cni/hostmirror.h"
 #include "policy/select.h"
 #include "base/version.h"
 #include "cni/podrecord.h"
@@ -47,6 +48,7 @@ struct inv {
 	FILE *out;
 	struct ng_podrecord record; /* egress.names "learn" (conf borrowed from root) */
 	bool recorded;
+	char host_table[256]; /* the attachment's host-side table (nft/render_host.h) */
 };
 
 static const char *env(const char *name)
@@ -201,9 +203,6 @@ static int guard_kernel(struct inv *v)
 		       u.release, NG_RAW_GUARD_MAJOR, NG_RAW_GUARD_MINOR);
 }
 
-/* A netfilter socket in the pod's namespace, which must exist (ADD, CHECK;
- * DEL has its own rules for a namespace that is gone), and so must the
- * interface the packet-socket guard hooks. */
 /* ng_netns_open, its errors naming where the path came from (the node-side
  * commands name their --netns/--pid instead). */
 static int open_netns(struct inv *v, int *fd, enum ng_netns_status *st)
@@ -215,21 +214,41 @@ static int open_netns(struct inv *v, int *fd, enum ng_netns_status *st)
 	return 0;
 }
 
-static int open_pod_socket(struct inv *v, struct ng_nl *nl)
+/* A netfilter socket in the pod's namespace, which must exist (ADD, CHECK;
+ * DEL has its own rules for a namespace that is gone), and so must the
+ * interface the packet-socket guard hooks. With `plan`, the pod's link is
+ * read there first and both sides planned (hostMirror). */
+static int open_pod_socket(struct inv *v, struct ng_nl *nl, bool plan)
 {
 	enum ng_netns_status st;
-	int fd, rc;
+	int fd, rc = 0;
 
 	if (open_netns(v, &fd, &st) < 0)
 		return -1;
 	if (st == NG_NETNS_GONE)
 		return ng_fail(&v->err, NG_E_NETNS, "CNI_NETNS %s is not a network namespace", v->netns_path);
-	rc = ng_nl_open_netns(fd, v->pod.policy.raw_guard ? v->pod.policy.ifname : NULL, nl, &v->err);
+	if (plan)
+		rc = ng_hostmirror_plan(&v->cfg, fd, v->ifname, json_object_get(v->root, "prevResult"),
+					&v->pod.policy, &v->log, &v->err);
+	if (rc == 0)
+		rc = ng_nl_open_netns(fd, v->pod.policy.raw_guard ? v->pod.policy.ifname : NULL, nl, &v->err);
 	close(fd);
 	return rc;
 }
 
 /* ---- the agent's state record ---------------------------------------------- */
+
+/* The host-side table, in the node's namespace, when the pod has one: the
+ * agent writes what it learns there too, and the drift watch reads it. */
+static int push_host_table(const struct inv *v, ng_record_table_vec *tables)
+{
+	struct ng_record_table t = {.in_node = true, .family = NFPROTO_NETDEV};
+
+	if (!v->pod.policy.host)
+		return 0;
+	snprintf(t.name, sizeof(t.name), "%s", v->host_table);
+	return ng_vec_push(tables, &t);
+}
 
 /* ADD: the record of a pod whose names the agent learns (podrecord.h). */
 static int record_pod(struct inv *v)
@@ -257,6 +276,8 @@ static int record_pod(struct inv *v)
 		if (ng_vec_push(&r->tables, &t) < 0)
 			return ng_fail(&v->err, NG_E_INTERNAL, "out of memory");
 	}
+	if (push_host_table(v, &r->tables) < 0)
+		return ng_fail(&v->err, NG_E_INTERNAL, "out of memory");
 	if (ng_record_write(v->cfg.state_dir, r, &v->err) < 0)
 		return -1;
 	v->recorded = true;
@@ -336,29 +357,41 @@ static int cmd_add(struct inv *v, FILE *in)
 	if (v->pod.policy.raw_guard && guard_kernel(v) < 0)
 		return fail(v, "error");
 
-	/* The record first: the agent binds the pod's queue while the table
-	 * is built, so waiting for it afterwards costs next to nothing. */
-	t_rec = now_us();
-	if (v->pod.policy.learn && record_pod(v) < 0)
+	if (ng_hostmirror_table(v->container_id, v->ifname, v->host_table, sizeof(v->host_table), &v->err) <
+	    0)
 		return fail(v, "error");
+	/* Both sides planned first (the pod's link, its host peer), so the
+	 * agent's record lists every table that enforces the pod. */
+	if (open_pod_socket(v, &nl, true) < 0)
+		return fail(v, v->err.code == NG_E_NO_HOST ? "refused" : "error");
+	/* The record next: the agent binds the pod's queue while the tables
+	 * are built, so waiting for it afterwards costs next to nothing. */
+	t_rec = now_us();
+	if (v->pod.policy.learn && record_pod(v) < 0) {
+		ng_nl_close(&nl);
+		return fail(v, "error");
+	}
 	t_rec = now_us() - t_rec;
-	if (open_pod_socket(v, &nl) < 0)
-		return unrecord_fail(v);
-	rc = ng_ruleset_apply(&nl, &v->pod.policy, NG_TABLE, &v->err);
+	rc = ng_hostmirror_add(&nl, &v->pod.policy, v->host_table, &v->log, &v->err);
 	ng_nl_close(&nl);
-	if (rc < 0)
+	if (rc < 0) {
+		if (v->err.code == NG_E_ATTACHED) {
+			if (v->recorded)
+				ng_record_remove(v->cfg.state_dir, v->record.key, 0, NULL);
+			return fail(v, "refused");
+		}
 		return unrecord_fail(v);
+	}
 	t_wait = now_us();
 	if (v->pod.policy.learn && ng_record_wait_ready(v->cfg.state_dir, v->record.key, v->record.nonce,
 							NG_AGENT_PICKUP_MS, &v->err) < 0) {
-		/* No agent, no pod: leave nothing behind (answers would only be
-		 * dropped), as any failed ADD does. */
+		/* No agent, no pod: leave neither side behind (answers would
+		 * only be dropped), as any failed ADD does. */
 		struct ng_err e2 = {0};
+		const char *what = "";
 
-		if (open_pod_socket(v, &nl) == 0) {
-			ng_ruleset_delete(&nl, NG_TABLE, &e2);
-			ng_nl_close(&nl);
-		}
+		ng_hostmirror_del(v->netns_path, v->container_id, v->ifname, v->host_table, &v->log, &what,
+				  &e2);
 		return unrecord_fail(v);
 	}
 	t_wait = now_us() - t_wait;
@@ -403,14 +436,12 @@ static void forget_decision(struct inv *v)
 
 static int cmd_del(struct inv *v, FILE *in)
 {
-	enum ng_netns_status st;
-	struct ng_nl nl;
-	int fd = -1, rc;
+	const char *what = "";
 
 	if (need_env(v, false) < 0)
 		return fail(v, "error");
-	/* DEL must work when the config has since become invalid: the table
-	 * is removed either way, and the problem is logged, not returned. */
+	/* DEL must work when the config has since become invalid: the tables
+	 * are removed either way, and the problem is logged, not returned. */
 	if (load(v, in) < 0) {
 		ng_log_set(&v->log, "config_error", json_string(v->err.msg));
 		memset(&v->err, 0, sizeof(v->err));
@@ -421,30 +452,15 @@ static int cmd_del(struct inv *v, FILE *in)
 		ng_log_set(&v->log, "state_error", json_string(v->err.msg));
 		memset(&v->err, 0, sizeof(v->err));
 	}
-	if (!v->netns_path) {
-		ng_log_emit(&v->log, "deleted", "no CNI_NETNS: the namespace is already gone", 0);
-		return 0;
-	}
-	if (open_netns(v, &fd, &st) < 0) {
-		if (v->err.code == NG_E_ENV) { /* the node's own namespace */
-			ng_log_emit(&v->log, "deleted", v->err.msg, 0);
-			return 0;
-		}
+	/* The host side by name, whatever the config says now and whether or
+	 * not the namespace and prevResult are still there (containerd's
+	 * second DEL has neither). */
+	if (ng_hostmirror_table(v->container_id, v->ifname, v->host_table, sizeof(v->host_table), &v->err) <
+		    0 ||
+	    ng_hostmirror_del(v->netns_path, v->container_id, v->ifname, v->host_table, &v->log, &what,
+			      &v->err) < 0)
 		return fail(v, "error");
-	}
-	if (st == NG_NETNS_GONE) {
-		ng_log_emit(&v->log, "deleted", "the network namespace is already gone", 0);
-		return 0;
-	}
-	rc = ng_nl_open_netns(fd, NULL, &nl, &v->err);
-	close(fd);
-	if (rc < 0)
-		return fail(v, "error");
-	rc = ng_ruleset_delete(&nl, NG_TABLE, &v->err);
-	ng_nl_close(&nl);
-	if (rc < 0)
-		return fail(v, "error");
-	ng_log_emit(&v->log, "deleted", "table removed (or was not there)", 0);
+	ng_log_emit(&v->log, "deleted", what, 0);
 	return 0;
 }
 
@@ -467,12 +483,17 @@ static int cmd_check(struct inv *v, FILE *in)
 	if ((rc = decide(v, NULL)) != 0)
 		return rc;
 	enforced = v->pod.enforced;
-	if (open_pod_socket(v, &nl) < 0)
+	if (ng_hostmirror_table(v->container_id, v->ifname, v->host_table, sizeof(v->host_table), &v->err) <
+	    0)
+		return fail(v, "error");
+	if (open_pod_socket(v, &nl, enforced) < 0)
 		return fail(v, "error");
 	if (enforced) {
 		rc = ng_ruleset_check(&nl, &v->pod.policy, NG_TABLE, NULL, &v->err);
 		if (rc == 0)
 			rc = ng_ruleset_check_answers(&nl, &v->pod.policy, NG_TABLE, &v->err);
+		if (rc == 0 && v->pod.policy.host)
+			rc = ng_hostmirror_check(&v->pod.policy, v->host_table, &v->err);
 	} else {
 		rc = ng_ruleset_snapshot(&nl, NG_TABLE, &snap, &v->err);
 		if (rc == 0)
@@ -507,22 +528,25 @@ static bool needs_agent(const struct ng_config *cfg)
 
 static int cmd_status_gc(struct inv *v, FILE *in)
 {
+	bool gc = strcmp(v->verb, "GC") == 0;
+
 	/* STATUS: ready when the config is valid and, where names are learned,
-	 * the agent serves. GC: tables live and die with their pod's
-	 * namespace, so there is no state to collect. */
+	 * the agent serves. GC: the pod's tables live and die with its
+	 * namespace; the host-side tables do not, and go when their attachment
+	 * is not in cni.dev/valid-attachments. */
 	if (load(v, in) < 0)
 		return fail(v, "error");
-	if (strcmp(v->verb, "STATUS") == 0 && needs_agent(&v->cfg) &&
-	    ng_agent_serving(v->cfg.state_dir) != 1) {
+	if (!gc && needs_agent(&v->cfg) && ng_agent_serving(v->cfg.state_dir) != 1) {
 		ng_fail(&v->err, NG_E_PLUGIN_UNAVAILABLE,
 			"egress.names is \"learn\" and no boxxkite-netguard agent serves stateDir %s: "
-			"answers "
-			"to pods are dropped until it runs",
+			"answers to pods are dropped until it runs",
 			v->cfg.state_dir);
 		return fail(v, "not ready");
 	}
-	ng_log_emit(&v->log, strcmp(v->verb, "STATUS") == 0 ? "ready" : "collected", "configuration valid",
-		    0);
+	if (gc && ng_hostmirror_gc(v->root, v->cfg.name, &v->log, &v->err) < 0)
+		return fail(v, "error");
+	ng_log_emit(&v->log, gc ? "collected" : "ready",
+		    gc ? "host-side tables of invalid attachments removed" : "configuration valid", 0);
 	return 0;
 }
 
@@ -575,6 +599,8 @@ static void hand_off(struct inv *v)
 			return;
 		t.family = NFPROTO_NETDEV;
 		if (v->pod.policy.raw_guard && ng_vec_push(&v->record.tables, &t) < 0)
+			return;
+		if (push_host_table(v, &v->record.tables) < 0)
 			return;
 	}
 	ng_handoff(&h);

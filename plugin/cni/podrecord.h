@@ -41,7 +41,7 @@
 struct ng_record_table {
 	bool in_node;
 	uint8_t family; /* NFPROTO_INET / NFPROTO_NETDEV */
-	char name[64];
+	char name[256]; /* nf_tables names are up to 256 bytes (ngh.<cid>.<ifname>) */
 };
 typedef NG_VEC(struct ng_record_table) ng_record_table_vec;
 

@@ -8,6 +8,7 @@
 #include <libnftnl/rule.h>
 #include <libnftnl/set.h>
 #include <libnftnl/table.h>
+#include <libnftnl/udata.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 #include <stdio.h>
@@ -23,12 +24,8 @@
 
 /* Builds a batch numbered from nl->seq and moves nl->seq past it, so that a
  * retry never confuses a late reply of the first attempt with its own. */
-typedef int (*render_fn)(const struct ng_policy *p, struct ng_batch *b, struct ng_err *err);
-
-/* `table_exists`, when not NULL, says whether a refusal was EEXIST on
- * creating one of the tables (so the other form, replace, applies). */
-static int commit(struct ng_nl *nl, const struct ng_policy *p, const char *table, render_fn fn,
-		  bool *table_exists, struct ng_err *err)
+int ng_ruleset_commit(struct ng_nl *nl, const char *table, ng_render_fn fn, const void *ctx,
+		      bool *table_exists, struct ng_err *err)
 {
 	for (int attempt = 0; attempt < 2; attempt++) {
 		struct ng_batch b;
@@ -36,7 +33,7 @@ static int commit(struct ng_nl *nl, const struct ng_policy *p, const char *table
 
 		if (ng_batch_init(&b, table, nl->seq, err) < 0)
 			return -1;
-		rc = fn(p, &b, err);
+		rc = fn(ctx, &b, err);
 		nl->seq = b.seq_next + 1;
 		if (rc == 0)
 			rc = ng_nl_commit(nl, &b, err);
@@ -49,10 +46,50 @@ static int commit(struct ng_nl *nl, const struct ng_policy *p, const char *table
 	return -1;
 }
 
-static int render_delete(const struct ng_policy *p, struct ng_batch *b, struct ng_err *err)
+static int render_create(const void *ctx, struct ng_batch *b, struct ng_err *err)
 {
-	(void)p;
+	return ng_render_create(ctx, b, err);
+}
+
+static int render_replace(const void *ctx, struct ng_batch *b, struct ng_err *err)
+{
+	return ng_render_replace(ctx, b, err);
+}
+
+static int render_delete(const void *ctx, struct ng_batch *b, struct ng_err *err)
+{
+	(void)ctx;
 	return ng_render_delete(b, err);
+}
+
+/* The attachment a pod-side table records in its comment (policy.c); 0,
+ * -ENOENT when neither table is there, or -1 with err. */
+static int read_owner(struct ng_nl *nl, const char *table, char *comment, size_t len, struct ng_err *err)
+{
+	static const uint8_t families[] = {NFPROTO_INET, NFPROTO_NETDEV};
+	int rc = -ENOENT;
+
+	for (size_t i = 0; rc == -ENOENT && i < sizeof(families); i++) {
+		rc = ng_ruleset_table_comment(nl, table, families[i], comment, len, err);
+	}
+	return rc;
+}
+
+int ng_ruleset_owner(struct ng_nl *nl, const char *table, const char *container_id, const char *ifname,
+		     char *owner, size_t len, struct ng_err *err)
+{
+	char comment[256];
+	struct ng_pod_id id;
+	int rc = read_owner(nl, table, comment, sizeof(comment), err);
+
+	if (rc < 0)
+		return rc;
+	snprintf(owner, len, "%s", comment);
+	if (!ng_pod_id_from_comment(comment, &id) || !id.container_id)
+		return 1; /* not a comment this plugin wrote: no owner to protect */
+	if (!id.ifname)   /* 0.1's comment: the first 12 characters of the id, no interface */
+		return strncmp(id.container_id, container_id, strlen(id.container_id)) == 0 ? 1 : 0;
+	return strcmp(id.container_id, container_id) == 0 && strcmp(id.ifname, ifname) == 0;
 }
 
 int ng_ruleset_apply(struct ng_nl *nl, const struct ng_policy *p, const char *table, struct ng_err *err)
@@ -65,20 +102,89 @@ int ng_ruleset_apply(struct ng_nl *nl, const struct ng_policy *p, const char *ta
 
 	/* EEXIST on the inet table (the first message) or, when only that one
 	 * is missing, on the netdev guard's; anywhere else it is a refusal. */
-	if (commit(nl, p, table, ng_render_create, &exists, err) == 0)
+	if (ng_ruleset_commit(nl, table, render_create, p, &exists, err) == 0)
 		return 0;
 	if (!exists)
 		return -1;
 	memset(err, 0, sizeof(*err));
-	return commit(nl, p, table, ng_render_replace, NULL, err);
+	/* A retried ADD replaces its own tables, never another attachment's:
+	 * with two attachments of this plugin in one pod (Multus), the second
+	 * would take over the namespace's one policy and guard. */
+	{
+		char owner[256];
+		int mine = ng_ruleset_owner(nl, table, p->container_id, p->ifname, owner, sizeof(owner), err);
+
+		if (mine < 0 && mine != -ENOENT)
+			return -1;
+		if (mine == 0)
+			return ng_fail(
+				err, NG_E_ATTACHED,
+				"the pod's namespace already holds the tables of another attachment (%s): "
+				"one attachment of boxxkite-netguard per pod",
+				owner);
+	}
+	return ng_ruleset_commit(nl, table, render_replace, p, NULL, err);
 }
 
 int ng_ruleset_delete(struct ng_nl *nl, const char *table, struct ng_err *err)
 {
-	return commit(nl, NULL, table, render_delete, NULL, err);
+	return ng_ruleset_commit(nl, table, render_delete, NULL, NULL, err);
 }
 
 /* ---- reading the kernel's table ------------------------------------------- */
+
+struct comment_req {
+	char *buf;
+	size_t len;
+	bool found;
+};
+
+static int owner_cb(const struct nftnl_udata *attr, void *data)
+{
+	struct comment_req *c = data;
+	uint8_t len = nftnl_udata_len(attr);
+
+	if (nftnl_udata_type(attr) == NFTNL_UDATA_TABLE_COMMENT && len > 0)
+		snprintf(c->buf, c->len, "%.*s", (int)len - 1, (const char *)nftnl_udata_get(attr));
+	return 0;
+}
+
+static int table_comment_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct comment_req *c = data;
+	struct nftnl_table *t = nftnl_table_alloc();
+	const void *ud;
+	uint32_t len = 0;
+
+	if (!t)
+		return -1;
+	if (nftnl_table_nlmsg_parse(nlh, t) == 0) {
+		c->found = true;
+		ud = nftnl_table_get_data(t, NFTNL_TABLE_USERDATA, &len);
+		if (ud)
+			nftnl_udata_parse(ud, len, owner_cb, c);
+	}
+	nftnl_table_free(t);
+	return 0;
+}
+
+int ng_ruleset_table_comment(struct ng_nl *nl, const char *table, uint8_t family, char *comment, size_t len,
+			     struct ng_err *err)
+{
+	struct comment_req c = {comment, len, false};
+	char buf[512];
+	struct nlmsghdr *nlh;
+	int rc;
+
+	comment[0] = '\0';
+	memset(buf, 0, sizeof(buf));
+	nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETTABLE, family, NLM_F_ACK, 0);
+	mnl_attr_put_strz(nlh, NFTA_TABLE_NAME, table);
+	rc = ng_nl_dump(nl, nlh, table_comment_cb, &c, err);
+	if (rc == 0 && !c.found)
+		rc = -ENOENT;
+	return rc;
+}
 
 static int snap_cb(const struct nlmsghdr *nlh, void *data)
 {
@@ -186,8 +292,8 @@ int ng_ruleset_snapshot(struct ng_nl *nl, const char *table, struct ng_snapshot 
 }
 
 /* One family's table: what the batch leaves there against the kernel's. */
-static int check_family(struct ng_nl *nl, const struct ng_policy *p, const struct ng_batch *b,
-			const char *table, uint8_t family, size_t *objects, struct ng_err *err)
+int ng_ruleset_check_batch(struct ng_nl *nl, const struct ng_policy *p, const struct ng_batch *b,
+			   const char *table, uint8_t family, size_t *objects, struct ng_err *err)
 {
 	struct ng_snapshot want = {.table = table, .family = family},
 			   have = {.table = table, .family = family, .name_ports = &p->name_ports};
@@ -199,8 +305,8 @@ static int check_family(struct ng_nl *nl, const struct ng_policy *p, const struc
 	if (rc == -ENOENT && want.lines.n == 0) {
 		rc = 0; /* no guard wanted, none there */
 	} else if (rc == -ENOENT) {
-		rc = ng_fail(err, NG_E_CHECK, "table %s %s is missing from the pod's network namespace",
-			     fname, table);
+		rc = ng_fail(err, NG_E_CHECK, "table %s %s is missing from the %s network namespace", fname,
+			     table, strncmp(table, "ngh.", 4) == 0 ? "node's" : "pod's");
 	} else if (rc == 0) {
 		ng_snapshot_check_names(&have, time(NULL));
 		rc = ng_snapshot_diff(&want, &have, err);
@@ -213,8 +319,8 @@ static int check_family(struct ng_nl *nl, const struct ng_policy *p, const struc
 	return rc;
 }
 
-int ng_ruleset_check(struct ng_nl *nl, const struct ng_policy *p, const char *table, size_t *objects,
-		     struct ng_err *err)
+int ng_ruleset_check_rendered(struct ng_nl *nl, const struct ng_policy *p, const char *table, ng_render_fn fn,
+			      const uint8_t *families, size_t n_families, size_t *objects, struct ng_err *err)
 {
 	struct ng_batch b;
 	size_t n = 0;
@@ -222,11 +328,9 @@ int ng_ruleset_check(struct ng_nl *nl, const struct ng_policy *p, const char *ta
 
 	if (ng_batch_init(&b, table, 1, err) < 0)
 		return -1;
-	rc = ng_render_replace(p, &b, err);
-	if (rc == 0)
-		rc = check_family(nl, p, &b, table, NFPROTO_INET, &n, err);
-	if (rc == 0)
-		rc = check_family(nl, p, &b, table, NFPROTO_NETDEV, &n, err);
+	rc = fn(p, &b, err);
+	for (size_t i = 0; rc == 0 && i < n_families; i++)
+		rc = ng_ruleset_check_batch(nl, p, &b, table, families[i], &n, err);
 	ng_batch_free(&b);
 	if (objects)
 		*objects = n;
@@ -302,4 +406,12 @@ int ng_ruleset_check_answers(struct ng_nl *nl, const struct ng_policy *p, const 
 	}
 	ng_snapshot_free(&have);
 	return rc == -ENOENT ? 0 : rc;
+}
+
+int ng_ruleset_check(struct ng_nl *nl, const struct ng_policy *p, const char *table, size_t *objects,
+		     struct ng_err *err)
+{
+	static const uint8_t both[] = {NFPROTO_INET, NFPROTO_NETDEV};
+
+	return ng_ruleset_check_rendered(nl, p, table, render_replace, both, sizeof(both), objects, err);
 }

@@ -3,14 +3,46 @@
 #ifndef NG_RULESET_H
 #define NG_RULESET_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "base/err.h"
 #include "kernel/nl.h"
 #include "policy/policy.h"
 #include "nft/snapshot.h"
 
+/* Renders into a fresh batch (numbered from nl->seq) and commits it; once
+ * more, renumbered, when replies were lost. `table_exists`, when not NULL,
+ * says whether a refusal was EEXIST on an exclusive table create. */
+typedef int (*ng_render_fn)(const void *ctx, struct ng_batch *b, struct ng_err *err);
+int ng_ruleset_commit(struct ng_nl *nl, const char *table, ng_render_fn fn, const void *ctx,
+		      bool *table_exists, struct ng_err *err);
+
+/* One family's table `table`: what batch `b` leaves there against the
+ * kernel's (CHECK). Adds the objects compared to *objects. */
+int ng_ruleset_check_batch(struct ng_nl *nl, const struct ng_policy *p, const struct ng_batch *b,
+			   const char *table, uint8_t family, size_t *objects, struct ng_err *err);
+
+/* CHECK of what `fn` renders for `p` (a replace form), against the kernel's
+ * table `table` in each of `families`. *objects: the objects compared. */
+int ng_ruleset_check_rendered(struct ng_nl *nl, const struct ng_policy *p, const char *table, ng_render_fn fn,
+			      const uint8_t *families, size_t n_families, size_t *objects,
+			      struct ng_err *err);
+
 /* One transaction replacing `table` with the policy. Retried once, with a
  * freshly numbered batch, when replies were lost (the batch is idempotent). */
 int ng_ruleset_apply(struct ng_nl *nl, const struct ng_policy *p, const char *table, struct ng_err *err);
+
+/* The comment of table `table` of `family` into `comment`: 0, -ENOENT
+ * when the table is not there, -1 with err. */
+int ng_ruleset_table_comment(struct ng_nl *nl, const char *table, uint8_t family, char *comment, size_t len,
+			     struct ng_err *err);
+
+/* Whose are the pod's tables? 1: attachment (container_id, ifname)'s, or
+ * of no recorded attachment; 0: another's (its comment in `owner`);
+ * -ENOENT: no table; -1 with err. */
+int ng_ruleset_owner(struct ng_nl *nl, const char *table, const char *container_id, const char *ifname,
+		     char *owner, size_t len, struct ng_err *err);
 
 /* One transaction removing `table` if present. */
 int ng_ruleset_delete(struct ng_nl *nl, const char *table, struct ng_err *err);

@@ -20,9 +20,9 @@ struct ng_batch {
 	uint32_t seq_next;   /* next sequence number to hand out */
 	NG_VEC(char *) what; /* description of body message seq_begin+1+i */
 	uint32_t next_set_id;
-	int failed;     /* 1: out of memory; 2: a message outgrew its size */
-	size_t msg_max; /* the size the message being built was given */
-	char table[64];
+	int failed;      /* 1: out of memory; 2: a message outgrew its size */
+	size_t msg_max;  /* the size the message being built was given */
+	char table[256]; /* NFT_NAME_MAXLEN: a host-side table name is up to ~250 */
 	/* The family of the table the next messages are about: inet for the
 	 * policy, netdev for the packet-socket guard (render.c). */
 	uint8_t family;

@@ -3,6 +3,9 @@
  * table inet boxxkite_netguard {
  *   chain egress {   type filter hook output priority filter; policy drop;
  *     oif "lo" accept
+ *     ip saddr != @source_v4 jump refuse_source
+ *     ip6 saddr :: ip6 daddr . icmpv6 type @nd_v6 accept  (DAD, MLD)
+ *     ip6 saddr != @source_v6 jump refuse_source
  *     ct state established,related accept
  *     ct state invalid drop
  *     ip daddr @metadata_v4 jump refuse_metadata        (and ip6 ... _v6)
@@ -25,6 +28,7 @@
  *     meta l4proto tcp reject with tcp reset; reject with icmpx admin-prohibited }
  *   chain refuse_egress { counter name "egress_denied"; [log]; <denyAction> }
  *   chain refuse_ingress { counter name "ingress_denied"; [log]; drop }
+ *   chain refuse_source { counter name "source_denied"; [log]; drop }
  *
  * [log] is `limit rate R/second burst B packets log prefix "..." group G`,
  * present when the config has log.nflogGroup.
@@ -44,7 +48,9 @@
 #include "nft/render_raw.h"
 #include "nft/rulebuild.h"
 
-static int rule_common_head(struct ng_batch *b, const char *chain, bool egress)
+/* Loopback; on egress, the source checks; then conntrack's verdicts. */
+static int rule_common_head(struct ng_batch *b, const char *chain, bool egress,
+			    const struct ng_set_spec *sets)
 {
 	struct ng_rb rb;
 	uint32_t lo = 1; /* the loopback device is ifindex 1 in every netns */
@@ -54,6 +60,10 @@ static int rule_common_head(struct ng_batch *b, const char *chain, bool egress)
 	ng_rb_cmp(&rb, NFT_CMP_EQ, &lo, 4);
 	ng_rb_verdict(&rb, NF_ACCEPT, NULL);
 	if (ng_rb_end(&rb, b, "loopback") < 0)
+		return -1;
+	/* Before conntrack: a spoofed packet is never "established". */
+	if (egress && ng_render_source_rules(b, (struct ng_lookup_rule){.chain = chain, .nfproto = true},
+					     sets, NG_CHAIN_REFUSE_SOURCE, NG_BOTH_FAMILIES) < 0)
 		return -1;
 
 	ng_rb_begin(&rb, b, chain);
@@ -103,7 +113,7 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b, struct ng_
 	uint8_t v;
 
 	if (ng_render_counter(b, NG_COUNTER_METADATA) < 0 || ng_render_counter(b, NG_COUNTER_EGRESS) < 0 ||
-	    ng_render_counter(b, NG_COUNTER_INGRESS) < 0)
+	    ng_render_counter(b, NG_COUNTER_INGRESS) < 0 || ng_render_counter(b, NG_COUNTER_SOURCE) < 0)
 		return -1;
 	/* Sets and their elements before any rule binds them: a constant set
 	 * takes no elements once a rule refers to it. */
@@ -113,6 +123,7 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b, struct ng_
 	if (ng_render_chain(b, NG_CHAIN_REFUSE_METADATA, -1, NULL) < 0 ||
 	    ng_render_chain(b, NG_CHAIN_REFUSE_EGRESS, -1, NULL) < 0 ||
 	    ng_render_chain(b, NG_CHAIN_REFUSE_INGRESS, -1, NULL) < 0 ||
+	    ng_render_chain(b, NG_CHAIN_REFUSE_SOURCE, -1, NULL) < 0 ||
 	    ng_render_chain(b, eg, NF_INET_LOCAL_OUT, NULL) < 0 ||
 	    ng_render_chain(b, in, NF_INET_LOCAL_IN, NULL) < 0)
 		return -1;
@@ -127,8 +138,12 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b, struct ng_
 				     "egress not allowed");
 	rc |= ng_render_refuse_chain(p, b, NG_CHAIN_REFUSE_INGRESS, NG_COUNTER_INGRESS, "ingress", false,
 				     "ingress not allowed");
+	/* Dropped, never rejected: a reset or ICMP error would go to the
+	 * address the pod claimed, a stranger. */
+	rc |= ng_render_refuse_chain(p, b, NG_CHAIN_REFUSE_SOURCE, NG_COUNTER_SOURCE, "source", false,
+				     "source address not the pod's");
 
-	rc |= rule_common_head(b, eg, true);
+	rc |= rule_common_head(b, eg, true, sets);
 	for (int i = 0; i < NG_EGRESS_LOOKUPS; i++)
 		for (int f = 0; f < 2; f++)
 			rc |= ng_render_egress_lookup(b,
@@ -144,7 +159,7 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b, struct ng_
 	ng_rb_verdict(&rb, NFT_JUMP, NG_CHAIN_REFUSE_EGRESS);
 	rc |= ng_rb_end(&rb, b, "default deny");
 
-	rc |= rule_common_head(b, in, false);
+	rc |= rule_common_head(b, in, false, sets);
 	{
 		const struct ng_lookup_rule inbound[] = {
 			{.chain = in,

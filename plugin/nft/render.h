@@ -20,6 +20,8 @@
 #define NG_CHAIN_REFUSE_METADATA "refuse_metadata"
 #define NG_CHAIN_REFUSE_EGRESS   "refuse_egress"
 #define NG_CHAIN_REFUSE_INGRESS  "refuse_ingress"
+#define NG_CHAIN_REFUSE_SOURCE   "refuse_source"
+#define NG_COUNTER_SOURCE        "source_denied"
 #define NG_COUNTER_METADATA      "metadata_denied"
 #define NG_COUNTER_EGRESS        "egress_denied"
 #define NG_COUNTER_INGRESS       "ingress_denied"

@@ -42,6 +42,8 @@ void ng_render_set_specs(const struct ng_policy *p, struct ng_set_spec sets[NG_S
 	sets[NG_S_IN6] = SET("ingress_v6", NG_V6, NG_SK_ADDR_PORT, true, false, &p->ingress[1]);
 	sets[NG_S_NODE4] = ADDR_SET("node_v4", NG_V4, &p->node[0]);
 	sets[NG_S_NODE6] = ADDR_SET("node_v6", NG_V6, &p->node[1]);
+	sets[NG_S_SRC4] = ADDR_SET("source_v4", NG_V4, &p->source[0]);
+	sets[NG_S_SRC6] = ADDR_SET("source_v6", NG_V6, &p->source[1]);
 #undef SET
 #undef ADDR_SET
 	for (int i = NG_S_NAMES4; i <= NG_S_TTL6; i++)
@@ -213,6 +215,12 @@ int ng_render_lookup_rule(struct ng_batch *b, const struct ng_lookup_rule *r)
 		ng_rb_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, 13, 1, NG_W0);
 		ng_rb_masked_cmp(&rb, NFT_CMP_NEQ, &syn_ack, &syn, 1);
 	}
+	if (r->from_unspecified) {
+		static const uint8_t any[16];
+
+		ng_rb_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, 8, 16, NG_W0);
+		ng_rb_cmp(&rb, NFT_CMP_EQ, any, 16);
+	}
 	w = ng_rb_addr(&rb, s->fam, r->dst, NG_W0);
 	switch (s->kind) {
 	case NG_SK_ADDR: break;
@@ -223,7 +231,10 @@ int ng_render_lookup_rule(struct ng_batch *b, const struct ng_lookup_rule *r)
 	case NG_SK_ADDR_PORT: ng_rb_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, r->sport ? 0 : 2, 2, w); break;
 	case NG_SK_ADDR_ICMP6: ng_rb_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1, w); break;
 	}
-	ng_rb_lookup(&rb, s->name, s->id);
+	if (r->invert)
+		ng_rb_lookup_inv(&rb, s->name, s->id);
+	else
+		ng_rb_lookup(&rb, s->name, s->id);
 	if (r->also)
 		ng_rb_lookup(&rb, r->also->name, r->also->id);
 	if (r->queue)
@@ -264,4 +275,31 @@ int ng_render_egress_lookup(struct ng_batch *b, struct ng_lookup_rule r, const s
 	r.jump = lookups[i].refused ? refuse : NULL;
 	r.comment = comment;
 	return ng_render_lookup_rule(b, &r);
+}
+
+int ng_render_source_rules(struct ng_batch *b, struct ng_lookup_rule r, const struct ng_set_spec *sets,
+			   const char *refuse, int f)
+{
+	struct ng_lookup_rule nd = r, v4 = r, v6 = r;
+	int rc = 0;
+
+	nd.set = &sets[NG_S_ND6];
+	nd.dst = true;
+	nd.from_unspecified = true;
+	nd.comment = "neighbour discovery and MLD from ::, as duplicate address detection sends them";
+	v4.set = &sets[NG_S_SRC4];
+	v4.invert = true;
+	v4.jump = refuse;
+	v4.comment = "only from the pod's own addresses (IPv4)";
+	v6.set = &sets[NG_S_SRC6];
+	v6.invert = true;
+	v6.jump = refuse;
+	v6.comment = "only from the pod's own addresses, link-local included (IPv6)";
+	if (f != 1)
+		rc |= ng_render_lookup_rule(b, &v4);
+	if (f != 0) {
+		rc |= ng_render_lookup_rule(b, &nd);
+		rc |= ng_render_lookup_rule(b, &v6);
+	}
+	return rc;
 }

@@ -29,6 +29,8 @@ enum {
 	NG_S_IN6,
 	NG_S_NODE4,
 	NG_S_NODE6,
+	NG_S_SRC4, /* the pod's own addresses: the only sources it may send from */
+	NG_S_SRC6,
 	NG_S_COUNT
 };
 
@@ -55,17 +57,29 @@ int ng_render_refuse_chain(const struct ng_policy *p, struct ng_batch *b, const 
 struct ng_lookup_rule {
 	const char *chain;
 	const struct ng_set_spec *set, *also;
-	bool dst;         /* the destination address (egress) or the source */
-	bool nfproto;     /* check meta nfproto (inet) */
-	bool protocol;    /* check meta protocol (netdev: nft then shows "ip daddr", not "@nh,128,32") */
-	bool sport;       /* addr . port sets: the source port (replies from a listening port) */
-	bool no_syn_only; /* TCP replies only: a segment with SYN and no ACK never passes */
-	bool queue;       /* the verdict: NFQUEUE NG_AGENT_QUEUE (to the agent), no bypass */
-	uint8_t l4proto;  /* check it (NG_SK_ADDR sets; the others imply theirs) */
-	const char *jump; /* the verdict: jump to this chain; NULL: accept */
+	bool dst;              /* the destination address (egress) or the source */
+	bool nfproto;          /* check meta nfproto (inet) */
+	bool protocol;         /* check meta protocol (netdev: nft then shows "ip daddr", not "@nh,128,32") */
+	bool sport;            /* addr . port sets: the source port (replies from a listening port) */
+	bool no_syn_only;      /* TCP replies only: a segment with SYN and no ACK never passes */
+	bool invert;           /* `!= @set`: not in the set */
+	bool from_unspecified; /* IPv6 only: ip6 saddr :: (DAD, MLD before an address exists) */
+	bool queue;            /* the verdict: NFQUEUE NG_AGENT_QUEUE (to the agent), no bypass */
+	uint8_t l4proto;       /* check it (NG_SK_ADDR sets; the others imply theirs) */
+	const char *jump;      /* the verdict: jump to this chain; NULL: accept */
 	const char *comment;
 };
 int ng_render_lookup_rule(struct ng_batch *b, const struct ng_lookup_rule *r);
+
+/* The source checks every table makes, from the template `r` (chain and
+ * family check): neighbour discovery and MLD from `::` accepted (duplicate
+ * address detection sends from it), then `ip saddr != @source_v4` and
+ * `ip6 saddr != @source_v6` jump `refuse`. A spoofed source never leaves,
+ * whatever its destination: a resolver's answer to it would carry data to
+ * a stranger. */
+int ng_render_source_rules(struct ng_batch *b, struct ng_lookup_rule r, const struct ng_set_spec *sets,
+			   const char *refuse, int f);
+#define NG_BOTH_FAMILIES (-1) /* `f` of ng_render_source_rules: IPv4 and IPv6 */
 
 /* The egress lookups both tables make, in this order, so that the
  * packet-socket guard mirrors the policy by construction: metadata

@@ -13,13 +13,17 @@
  *
  * table netdev boxxkite_netguard {
  *   chain egress { type filter hook egress device "<CNI_IFNAME>" priority 0; policy drop;
+ *     [meta iif != <ifindex> accept]                    (host side only, see below)
+ *     [ether saddr != <pod's MAC> jump refuse]          (host side only)
  *     ether type arp meta protocol arp arp htype 1 arp ptype ip arp hlen 6 arp plen 4
- *       arp operation 1-2 arp saddr ip <pod's address> meta len < 64 accept   (one per address)
+ *       arp operation 1-2 [arp saddr ether <MAC>] arp saddr ip <pod's address> meta len < 64
+ *       accept                                           (one per address)
  *     ether type ip meta protocol ip jump raw_v4        (the frame's type and skb's agree)
  *     ether type ip6 meta protocol ip6 jump raw_v6
  *     jump refuse_raw
  *   }
  *   chain raw_v4 {
+ *     ip saddr != @source_v4 jump refuse_raw           (the pod's own addresses only)
  *     ip daddr @metadata_v4 jump refuse_raw
  *     ip daddr . meta l4proto . th dport @dns_v4 accept
  *     ip daddr . meta l4proto . th dport @allow_v4 accept
@@ -28,9 +32,15 @@
  *     meta l4proto tcp tcp flags & (syn|ack) != syn ip daddr @node_v4 accept
  *     jump refuse_raw
  *   }
- *   chain raw_v6 { the same, and ip6 daddr . icmpv6 type @nd_v6 accept }
+ *   chain raw_v6 { ip6 saddr :: ip6 daddr . icmpv6 type @nd_v6 accept (DAD);
+ *                  the same, and ip6 daddr . icmpv6 type @nd_v6 accept }
  *   chain refuse_raw { counter name "raw_denied"; [log]; drop }
  * }
+ *
+ * The host-side table (render_host.c) is this same body in the node's
+ * namespace on the ingress of the pod link's peer, plus the bracketed rules:
+ * everything the pod sends, by any socket (AF_XDP included, which skips the
+ * pod's own egress hook), and out of reach of a pod holding CAP_NET_ADMIN.
  *
  * The replies of the policy's "ct state established" rule become the two
  * reply rules: TCP from an ingress port to an ingress source, TCP to the
@@ -71,11 +81,12 @@ static void frame_is(struct ng_rb *rb, uint16_t type, bool and_protocol)
 
 /* ARP as the pod's stack sends it, nothing more: Ethernet/IPv4 (htype 1,
  * ptype 0x0800, hlen 6, plen 4), a request or a reply, from one of the
- * pod's own addresses, at most 63 bytes on the wire (the stack's are 42;
- * a packet socket may pad to 60). Without this, ARP would carry ~1.5 KB of
- * anything per frame to the node's segment, and a packet socket could
- * claim the gateway's address there (ARP spoofing the pod's neighbours). */
-static int arp_rule(struct ng_batch *b, const struct ng_ip *pod)
+ * pod's own addresses (and, on the host side, its own MAC), at most 63
+ * bytes on the wire (the stack's are 42; a packet socket may pad to 60).
+ * Without this, ARP would carry ~1.5 KB of anything per frame to the node's
+ * segment, and a packet socket could claim the gateway's address there (ARP
+ * spoofing the pod's neighbours). */
+static int arp_rule(struct ng_batch *b, const struct ng_mirror *m, const struct ng_ip *pod)
 {
 	static const uint8_t fixed[6] = {0x00, 0x01, 0x08, 0x00, 0x06, 0x04};
 	uint16_t op_lo = htons(1), op_hi = htons(2);
@@ -83,13 +94,17 @@ static int arp_rule(struct ng_batch *b, const struct ng_ip *pod)
 	char ip[NG_IP_STRLEN], c[NG_IP_STRLEN + 64];
 	struct ng_rb rb;
 
-	ng_rb_begin(&rb, b, NG_RAW_CHAIN_EGRESS);
+	ng_rb_begin(&rb, b, m->base);
 	frame_is(&rb, 0x0806, true);
 	ng_rb_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, 0, 6, NG_W0);
 	ng_rb_cmp(&rb, NFT_CMP_EQ, fixed, 6);
 	ng_rb_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, 6, 2, NG_W0);
 	ng_rb_cmp(&rb, NFT_CMP_GTE, &op_lo, 2);
 	ng_rb_cmp(&rb, NFT_CMP_LTE, &op_hi, 2);
+	if (m->mac) {
+		ng_rb_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, 8, 6, NG_W0);
+		ng_rb_cmp(&rb, NFT_CMP_EQ, m->mac, 6);
+	}
 	ng_rb_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, 14, 4, NG_W0);
 	ng_rb_cmp(&rb, NFT_CMP_EQ, pod->a, 4);
 	ng_rb_meta(&rb, NFT_META_LEN, NG_W0);
@@ -100,7 +115,8 @@ static int arp_rule(struct ng_batch *b, const struct ng_ip *pod)
 	return ng_rb_end(&rb, b, c);
 }
 
-static int family_chain(struct ng_batch *b, const char *chain, const struct ng_set_spec *sets, int f)
+static int family_chain(struct ng_batch *b, const char *chain, const struct ng_set_spec *sets, int f,
+			const char *refuse)
 {
 	const char *v = f == 0 ? "(IPv4)" : "(IPv6)";
 	char c[2][96];
@@ -109,9 +125,11 @@ static int family_chain(struct ng_batch *b, const char *chain, const struct ng_s
 
 	/* meta protocol again in each rule (the chain was entered on it):
 	 * it costs a compare and lets `nft list` print "ip daddr". */
+	rc |= ng_render_source_rules(b, (struct ng_lookup_rule){.chain = chain, .protocol = true}, sets,
+				     refuse, f);
 	for (int i = 0; i < NG_EGRESS_LOOKUPS; i++)
 		rc |= ng_render_egress_lookup(b, (struct ng_lookup_rule){.chain = chain, .protocol = true},
-					      sets, i, f, NG_RAW_CHAIN_REFUSE);
+					      sets, i, f, refuse);
 	/* The policy's "ct state established" for the pod's replies. */
 	snprintf(c[0], sizeof(c[0]), "replies from ingress.ports to ingress.sources, never a bare SYN %s", v);
 	snprintf(c[1], sizeof(c[1]), "TCP to the node, never a bare SYN: replies to kubelet probes %s", v);
@@ -130,18 +148,50 @@ static int family_chain(struct ng_batch *b, const char *chain, const struct ng_s
 	for (size_t i = 0; i < n; i++)
 		rc |= ng_render_lookup_rule(b, &rules[i]);
 	ng_rb_begin(&rb, b, chain);
-	ng_rb_verdict(&rb, NFT_JUMP, NG_RAW_CHAIN_REFUSE);
+	ng_rb_verdict(&rb, NFT_JUMP, refuse);
 	rc |= ng_rb_end(&rb, b, "default deny");
 	return rc;
 }
 
-int ng_render_raw_body(const struct ng_policy *p, struct ng_batch *b, const struct ng_set_spec *inet_sets)
+/* The host side's first two rules: the device this table was made for,
+ * and the pod's own MAC. */
+static int device_rules(struct ng_batch *b, const struct ng_mirror *m)
+{
+	uint32_t idx = (uint32_t)m->ifindex;
+	char c[96];
+	struct ng_rb rb;
+
+	if (m->ifindex > 0) {
+		ng_rb_begin(&rb, b, m->base);
+		ng_rb_meta(&rb, NFT_META_IIF, NG_W0);
+		ng_rb_cmp(&rb, NFT_CMP_NEQ, &idx, 4);
+		ng_rb_verdict(&rb, NF_ACCEPT, NULL);
+		snprintf(c, sizeof(c), "not ifindex %d: a later device of the same name is not this pod's",
+			 m->ifindex);
+		if (ng_rb_end(&rb, b, c) < 0)
+			return -1;
+	}
+	if (m->mac) {
+		ng_rb_begin(&rb, b, m->base);
+		ng_rb_payload(&rb, NFT_PAYLOAD_LL_HEADER, 6, 6, NG_W0);
+		ng_rb_cmp(&rb, NFT_CMP_NEQ, m->mac, 6);
+		ng_rb_verdict(&rb, NFT_JUMP, m->refuse);
+		snprintf(c, sizeof(c), "only from the pod's MAC %02x:%02x:%02x:%02x:%02x:%02x", m->mac[0],
+			 m->mac[1], m->mac[2], m->mac[3], m->mac[4], m->mac[5]);
+		if (ng_rb_end(&rb, b, c) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int ng_render_mirror_body(const struct ng_policy *p, struct ng_batch *b, const struct ng_set_spec *inet_sets,
+			  const struct ng_mirror *m)
 {
 	struct ng_set_spec sets[NG_S_COUNT];
 	struct ng_rb rb;
 	int rc = 0;
 
-	if (ng_render_counter(b, NG_COUNTER_RAW) < 0)
+	if (ng_render_counter(b, m->counter) < 0)
 		return -1;
 	/* The same sets and elements, in this table (sets are per table). */
 	for (int i = 0; i < NG_S_COUNT; i++) {
@@ -149,28 +199,42 @@ int ng_render_raw_body(const struct ng_policy *p, struct ng_batch *b, const stru
 		if (ng_set_render(b, &sets[i]) < 0)
 			return -1;
 	}
-	if (ng_render_chain(b, NG_RAW_CHAIN_REFUSE, -1, NULL) < 0 ||
+	if (ng_render_chain(b, m->refuse, -1, NULL) < 0 ||
 	    ng_render_chain(b, NG_RAW_CHAIN_V4, -1, NULL) < 0 ||
 	    ng_render_chain(b, NG_RAW_CHAIN_V6, -1, NULL) < 0 ||
-	    ng_render_chain(b, NG_RAW_CHAIN_EGRESS, NF_NETDEV_EGRESS, p->ifname) < 0)
+	    ng_render_chain(b, m->base, m->hook, m->device) < 0)
 		return -1;
-	rc |= ng_render_refuse_chain(p, b, NG_RAW_CHAIN_REFUSE, NG_COUNTER_RAW, "raw", false,
-				     "frame not allowed");
-	rc |= family_chain(b, NG_RAW_CHAIN_V4, sets, 0);
-	rc |= family_chain(b, NG_RAW_CHAIN_V6, sets, 1);
+	rc |= ng_render_refuse_chain(p, b, m->refuse, m->counter, m->category, false, "frame not allowed");
+	rc |= family_chain(b, NG_RAW_CHAIN_V4, sets, 0, m->refuse);
+	rc |= family_chain(b, NG_RAW_CHAIN_V6, sets, 1, m->refuse);
 
+	rc |= device_rules(b, m);
 	for (size_t i = 0; i < p->pod4.n; i++)
-		rc |= arp_rule(b, &p->pod4.v[i]);
-	ng_rb_begin(&rb, b, NG_RAW_CHAIN_EGRESS);
+		rc |= arp_rule(b, m, &p->pod4.v[i]);
+	ng_rb_begin(&rb, b, m->base);
 	frame_is(&rb, 0x0800, true);
 	ng_rb_verdict(&rb, NFT_JUMP, NG_RAW_CHAIN_V4);
 	rc |= ng_rb_end(&rb, b, "IPv4, as the frame says and as the kernel parses it");
-	ng_rb_begin(&rb, b, NG_RAW_CHAIN_EGRESS);
+	ng_rb_begin(&rb, b, m->base);
 	frame_is(&rb, 0x86dd, true);
 	ng_rb_verdict(&rb, NFT_JUMP, NG_RAW_CHAIN_V6);
 	rc |= ng_rb_end(&rb, b, "IPv6, as the frame says and as the kernel parses it");
-	ng_rb_begin(&rb, b, NG_RAW_CHAIN_EGRESS);
-	ng_rb_verdict(&rb, NFT_JUMP, NG_RAW_CHAIN_REFUSE);
+	ng_rb_begin(&rb, b, m->base);
+	ng_rb_verdict(&rb, NFT_JUMP, m->refuse);
 	rc |= ng_rb_end(&rb, b, "default deny: any other frame (VLAN tags included)");
 	return rc ? -1 : 0;
+}
+
+int ng_render_raw_body(const struct ng_policy *p, struct ng_batch *b, const struct ng_set_spec *inet_sets)
+{
+	const struct ng_mirror guard = {
+		.base = NG_RAW_CHAIN_EGRESS,
+		.hook = NF_NETDEV_EGRESS,
+		.device = p->ifname,
+		.refuse = NG_RAW_CHAIN_REFUSE,
+		.counter = NG_COUNTER_RAW,
+		.category = "raw",
+	};
+
+	return ng_render_mirror_body(p, b, inet_sets, &guard);
 }

@@ -66,7 +66,7 @@ void ng_rb_payload(struct ng_rb *rb, uint32_t base, uint32_t offset, uint32_t le
 	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_DREG, ng_reg(word));
 }
 
-void ng_rb_lookup(struct ng_rb *rb, const char *set, uint32_t set_id)
+static void lookup(struct ng_rb *rb, const char *set, uint32_t set_id, uint32_t flags)
 {
 	struct nftnl_expr *e = ng_rb_add(rb, "lookup");
 
@@ -75,7 +75,17 @@ void ng_rb_lookup(struct ng_rb *rb, const char *set, uint32_t set_id)
 	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SREG, ng_reg(NG_W0));
 	nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, set);
 	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SET_ID, set_id);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_FLAGS, 0); /* the kernel reports it */
+	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_FLAGS, flags); /* the kernel reports it */
+}
+
+void ng_rb_lookup(struct ng_rb *rb, const char *set, uint32_t set_id)
+{
+	lookup(rb, set, set_id, 0);
+}
+
+void ng_rb_lookup_inv(struct ng_rb *rb, const char *set, uint32_t set_id)
+{
+	lookup(rb, set, set_id, NFT_LOOKUP_F_INV);
 }
 
 void ng_rb_verdict(struct ng_rb *rb, int verdict, const char *chain)

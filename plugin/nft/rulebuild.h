@@ -31,6 +31,8 @@ void ng_rb_meta(struct ng_rb *rb, uint32_t key, unsigned word);
 void ng_rb_cmp(struct ng_rb *rb, uint32_t op, const void *data, uint32_t len);
 void ng_rb_payload(struct ng_rb *rb, uint32_t base, uint32_t offset, uint32_t len, unsigned word);
 void ng_rb_lookup(struct ng_rb *rb, const char *set, uint32_t set_id);
+/* `!= @set` */
+void ng_rb_lookup_inv(struct ng_rb *rb, const char *set, uint32_t set_id);
 void ng_rb_verdict(struct ng_rb *rb, int verdict, const char *chain);
 /* (word NG_W0 & mask) OP value, over `len` bytes (bitwise, then cmp) */
 void ng_rb_masked_cmp(struct ng_rb *rb, uint32_t op, const void *mask, const void *value, uint32_t len);

@@ -35,7 +35,7 @@ struct ng_agent_counter_def {
 extern const struct ng_agent_counter_def ng_agent_counter_defs[NG_AC_COUNT];
 
 struct ng_view_counter {
-	char table[64];
+	char table[256]; /* NFT_NAME_MAXLEN */
 	bool in_node, netdev;
 	char category[32]; /* counter name without "_denied" */
 	uint64_t packets, bytes;

@@ -16,6 +16,7 @@
 #include "node/target.h"
 #include "node/verify_caps.h"
 #include "node/verify_config.h"
+#include "node/verify_host.h"
 #include "node/verify_layer1.h"
 #include "node/verify_probes.h"
 #include "node/verify_report.h"
@@ -61,6 +62,7 @@ int ng_verify_run(const struct ng_verify_opts *o, FILE *out)
 	ng_verify_load_config(&r);
 	if (ng_netns_run(fd, inside_pod, &r, &err) < 0)
 		ng_vrow(&r, "enter the pod's namespace", NG_FAIL, -1, "%s", err.msg);
+	ng_verify_host(&r, fd);
 	if (fstat(fd, &ns) == 0)
 		ng_verify_capabilities(&r, &ns);
 	else
@@ -70,6 +72,7 @@ int ng_verify_run(const struct ng_verify_opts *o, FILE *out)
 		ng_verify_layer1(&r);
 	status = ng_verify_print(&r, out);
 	ng_vec_free(&r.rows);
+	ng_policy_free(&r.policy);
 	ng_annotations_free(&r.ann);
 	ng_config_free(&r.cfg);
 	json_decref(r.cfg_json);
@@ -83,8 +86,10 @@ static int usage(int status)
 		"         [--annotations JSON] [--process PID] [--json] [--timeout MS]\n"
 		"         [--denied-probe ADDR:PORT] [--dns-name NAME]\n\n"
 		"Checks a live pod: its table is present and identical to what the config\n"
-		"compiles to; every cloud metadata address is refused at once; the DNS\n"
-		"resolvers answer; an address outside the allowlist is refused. With\n"
+		"compiles to, and so is its host-side table in this (the node's) namespace,\n"
+		"on the pod link's own peer; every cloud metadata address is refused at\n"
+		"once; the DNS resolvers answer; an address outside the allowlist is\n"
+		"refused. With\n"
 		"--process, also checks that an exec'd process has a network namespace of\n"
 		"its own with nothing but a loopback (layer one).\n"
 		"Exit status: 0 all passed, 1 a check failed or was ambiguous, 2 usage.\n");

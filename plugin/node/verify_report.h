@@ -18,6 +18,7 @@
 #include "node/verify.h"
 #include "policy/annotations.h"
 #include "policy/config.h"
+#include "policy/policy.h"
 
 struct row {
 	char check[96];
@@ -36,6 +37,11 @@ struct run {
 	char cfg_path[4096];
 	json_t *cfg_json;
 	struct ng_annotations ann;
+	/* From the table check, for the host side's (verify_host.c): the
+	 * attachment the pod's table records, and the policy it compiles to. */
+	char container_id[256], ifname[16];
+	struct ng_policy policy;
+	bool have_policy;
 };
 
 /* Appends a row (aborts when out of memory: a CLI has nothing better to do). */

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "kernel/peer.h"
 #include "kernel/ruleset.h"
 #include "nft/render.h"
 #include "nft/snapshot.h"
@@ -46,8 +47,11 @@ void ng_verify_table(struct run *r, struct ng_nl *nl, const struct ng_netinfo *n
 		ng_snapshot_free(&have);
 		return;
 	}
-	if (pod_from_snapshot(&have, comment, sizeof(comment), &id))
+	if (pod_from_snapshot(&have, comment, sizeof(comment), &id)) {
 		snprintf(r->pod, sizeof(r->pod), "%s/%s", id.ns ? id.ns : "-", id.name ? id.name : "-");
+		snprintf(r->container_id, sizeof(r->container_id), "%s",
+			 id.container_id ? id.container_id : "");
+	}
 	ng_vrow(r, "layer 2: table present", NG_PASS, -1, "table inet %s%s%s", NG_TABLE,
 		r->pod[0] ? ", pod " : "", r->pod);
 
@@ -71,6 +75,22 @@ void ng_verify_table(struct run *r, struct ng_nl *nl, const struct ng_netinfo *n
 			"the configuration does not enforce this pod: %s", pp.reason);
 		goto out;
 	}
+	/* The pod's link-local addresses are allowed sources, as at ADD. */
+	if (!id.ifname) {
+		ng_vrow(r, "layer 2: rules match policy", NG_FAIL, -1,
+			"the namespace has no interface but loopback");
+		goto out;
+	}
+	snprintf(r->ifname, sizeof(r->ifname), "%s", id.ifname);
+	{
+		struct ng_link_facts f;
+
+		if (ng_link_read_here(id.ifname, &f, &err) < 0 ||
+		    ng_policy_link(&pp.policy, &f, false, &err) < 0) {
+			ng_vrow(r, "layer 2: rules match policy", NG_FAIL, -1, "%s", err.msg);
+			goto out;
+		}
+	}
 	/* The same comparison as CHECK, both tables. */
 	rc = ng_ruleset_check(nl, &pp.policy, NG_TABLE, &objects, &err);
 	if (rc == 0)
@@ -78,6 +98,10 @@ void ng_verify_table(struct run *r, struct ng_nl *nl, const struct ng_netinfo *n
 			"identical to what %s compiles to (%zu objects)", r->cfg_path, objects);
 	else
 		ng_vrow(r, "layer 2: rules match policy", NG_FAIL, -1, "%s", err.msg);
+	/* The host side is compared from the node's namespace (verify_host.c). */
+	r->policy = pp.policy;
+	r->have_policy = true;
+	memset(&pp.policy, 0, sizeof(pp.policy));
 out:
 	ng_pod_policy_free(&pp);
 	ng_snapshot_free(&have);

@@ -545,6 +545,26 @@ static int parse_state_dir(const json_t *root, struct ng_config *cfg, struct ng_
 	return 0;
 }
 
+/* "required" unless said otherwise: a node whose primary plugin gives pods
+ * no host-side device must say so explicitly ("auto" or "off"). */
+static int parse_host_mirror(const json_t *root, struct ng_config *cfg, struct ng_err *err)
+{
+	static const char *const names[] = {"required", "auto", "off"};
+	const json_t *v = json_object_get(root, "hostMirror");
+	const char *s;
+
+	cfg->host_mirror = NG_HOST_REQUIRED;
+	if (!v)
+		return 0;
+	s = json_is_string(v) ? json_string_value(v) : "";
+	for (int i = 0; i < 3; i++)
+		if (strcmp(s, names[i]) == 0) {
+			cfg->host_mirror = (enum ng_host_mirror)i;
+			return 0;
+		}
+	return ng_fail(err, NG_E_CONFIG, "hostMirror: must be \"required\", \"auto\" or \"off\"");
+}
+
 int ng_config_parse(const json_t *root, struct ng_config *cfg, struct ng_err *err)
 {
 	/* The spec's keys, the runtime's keys, and ours. Anything else is a
@@ -569,6 +589,7 @@ int ng_config_parse(const json_t *root, struct ng_config *cfg, struct ng_err *er
 		"log",
 		"rawPacketGuard",
 		"stateDir",
+		"hostMirror",
 		NULL,
 	};
 	json_t *ours;
@@ -607,6 +628,8 @@ int ng_config_parse(const json_t *root, struct ng_config *cfg, struct ng_err *er
 	    parse_dns(root, cfg, err) < 0 || parse_egress(root, cfg, err) < 0 ||
 	    parse_ingress(root, cfg, err) < 0 || parse_log(root, cfg, err) < 0 ||
 	    parse_state_dir(root, cfg, err) < 0)
+		return -1;
+	if (parse_host_mirror(root, cfg, err) < 0)
 		return -1;
 	/* On unless the platform says otherwise (and has dropped NET_RAW). */
 	return ng_json_opt_bool(root, "rawPacketGuard", "rawPacketGuard", true, &cfg->raw_guard, err);

@@ -24,6 +24,14 @@
 
 enum ng_deny_action { NG_DENY_REJECT, NG_DENY_DROP };
 
+/* hostMirror: the per-pod table in the node's namespace, on the host side
+ * of the pod's link (README "Host-side table"). */
+enum ng_host_mirror {
+	NG_HOST_REQUIRED, /* default: ADD fails where the pod has no per-pod host device */
+	NG_HOST_AUTO,     /* used where possible; the decision log says when not */
+	NG_HOST_OFF,
+};
+
 struct ng_config {
 	char cni_version[NG_CNI_VERSION_MAX];
 	char name[256];
@@ -50,6 +58,7 @@ struct ng_config {
 	/* rawPacketGuard: the netdev egress table that holds packet sockets
 	 * (AF_PACKET, open to any pod with NET_RAW) to the same destinations. */
 	bool raw_guard;
+	enum ng_host_mirror host_mirror; /* hostMirror */
 
 	NG_VEC(struct ng_ip) metadata; /* built-in list + metadata.extra */
 	enum ng_deny_action deny;

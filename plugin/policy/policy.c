@@ -208,11 +208,13 @@ static const char *or_dash(const char *s)
 	return s && *s ? s : "-";
 }
 
-/* "boxxkite-netguard 0.1.0: pod NS/NAME container ID", cut to the 127
- * bytes nftables keeps for a comment. */
+/* "boxxkite-netguard 0.1.0: container CID if IFNAME pod NS/NAME", cut to
+ * the 127 bytes nftables keeps for a comment. The attachment comes first so
+ * that a long pod name never cuts the part DEL reads to know the table is
+ * its own (a 64-character container id leaves room for ~24 of the pod). */
 static void describe_pod(const struct ng_pod_id *pod, struct ng_policy *out)
 {
-	char full[512];
+	char full[1024];
 	struct ng_pod_id none = {0};
 
 	if (!pod)
@@ -220,33 +222,59 @@ static void describe_pod(const struct ng_pod_id *pod, struct ng_policy *out)
 	snprintf(full, sizeof(full), "%s/%s", or_dash(pod->ns), or_dash(pod->name));
 	memcpy(out->pod, full, sizeof(out->pod) - 1);
 	out->pod[sizeof(out->pod) - 1] = '\0';
-	snprintf(full, sizeof(full), "boxxkite-netguard %s: pod %s container %.12s", NG_VERSION, out->pod,
-		 or_dash(pod->container_id));
+	snprintf(full, sizeof(full), "boxxkite-netguard %s: container %s if %s pod %s", NG_VERSION,
+		 or_dash(pod->container_id), pod->ifname ? pod->ifname : "eth0", out->pod);
 	memcpy(out->comment, full, sizeof(out->comment) - 1);
 	out->comment[sizeof(out->comment) - 1] = '\0';
+	snprintf(out->container_id, sizeof(out->container_id), "%s",
+		 pod->container_id ? pod->container_id : "");
 }
 
+/* Reads both forms: "... container CID if IF pod NS/NAME" (this version)
+ * and "... pod NS/NAME container CID12" (0.1, no interface). */
 bool ng_pod_id_from_comment(char *buf, struct ng_pod_id *out)
 {
-	char *pod = strstr(buf, ": pod "), *slash, *ctr;
+	char *pod, *slash, *ctr, *ifn;
 
 	memset(out, 0, sizeof(*out));
-	if (strncmp(buf, "boxxkite-netguard ", 18) != 0 || !pod)
+	if (strncmp(buf, "boxxkite-netguard ", 18) != 0)
 		return false;
-	pod += 6;
-	ctr = strstr(pod, " container ");
-	if (!ctr)
-		return false;
-	*ctr = '\0';
-	out->container_id = ctr + 11;
+	ctr = strstr(buf, ": container ");
+	if (ctr) {
+		ctr += 12;
+		ifn = strstr(ctr, " if ");
+		if (!ifn)
+			return false;
+		*ifn = '\0';
+		ifn += 4;
+		pod = strstr(ifn, " pod ");
+		if (pod) {
+			*pod = '\0';
+			pod += 5;
+		}
+		out->container_id = strcmp(ctr, "-") ? ctr : NULL;
+		out->ifname = ifn;
+		if (!pod) /* cut in the middle: the attachment is whole */
+			return true;
+	} else {
+		pod = strstr(buf, ": pod ");
+		if (!pod)
+			return false;
+		pod += 6;
+		ctr = strstr(pod, " container ");
+		if (!ctr)
+			return false;
+		*ctr = '\0';
+		out->container_id = ctr + 11;
+		if (!strcmp(out->container_id, "-"))
+			out->container_id = NULL;
+	}
 	slash = strchr(pod, '/');
 	if (!slash)
-		return false;
+		return !!out->ifname;
 	*slash = '\0';
 	out->ns = strcmp(pod, "-") ? pod : NULL;
 	out->name = strcmp(slash + 1, "-") ? slash + 1 : NULL;
-	if (!strcmp(out->container_id, "-"))
-		out->container_id = NULL;
 	return true;
 }
 
@@ -299,6 +327,28 @@ static int name_pieces(struct ng_policy *p)
 	return 0;
 }
 
+int ng_policy_link(struct ng_policy *p, const struct ng_link_facts *f, bool host, struct ng_err *err)
+{
+	for (size_t i = 0; i < f->n_link_local; i++)
+		if (push_ip_once(&p->source[1], &f->link_local[i]) < 0)
+			return ng_fail(err, NG_E_INTERNAL, "out of memory");
+	p->host = host && f->peer[0];
+	if (!p->host)
+		return 0;
+	snprintf(p->host_dev, sizeof(p->host_dev), "%s", f->peer);
+	p->host_ifindex = f->peer_ifindex;
+	memcpy(p->mac, f->mac, sizeof(p->mac));
+	/* Cut to what nftables keeps: the network name is needed whole by GC,
+	 * the pod's name is for people. */
+	char full[1024];
+
+	snprintf(full, sizeof(full), "boxxkite-netguard %s host: ifindex %d dev %s network %s pod %s",
+		 NG_VERSION, f->peer_ifindex, f->peer, p->network, p->pod);
+	memcpy(p->host_comment, full, sizeof(p->host_comment) - 1);
+	p->host_comment[sizeof(p->host_comment) - 1] = '\0';
+	return 0;
+}
+
 int ng_policy_compile(const struct ng_config *cfg, const struct ng_annotations *ann,
 		      const struct ng_prev *prev, const ng_resolved *resolved, const struct ng_pod_id *pod,
 		      struct ng_policy *out, struct ng_err *err)
@@ -331,9 +381,15 @@ int ng_policy_compile(const struct ng_config *cfg, const struct ng_annotations *
 			return -1;
 	if (add_nd(out, prev) < 0 || add_ingress(out, cfg, prev) < 0)
 		goto oom;
-	for (size_t i = 0; i < prev->addrs.n; i++)
-		if (prev->addrs.v[i].ip.fam == NG_V4 && push_ip_once(&out->pod4, &prev->addrs.v[i].ip) < 0)
+	snprintf(out->network, sizeof(out->network), "%s", cfg->name);
+	for (size_t i = 0; i < prev->addrs.n; i++) {
+		const struct ng_ip *ip = &prev->addrs.v[i].ip;
+
+		if (ip->fam == NG_V4 && push_ip_once(&out->pod4, ip) < 0)
 			goto oom;
+		if (push_ip_once(&out->source[NG_FAM_IDX(ip->fam)], ip) < 0)
+			goto oom;
+	}
 
 	for (int f = 0; f < 2; f++) {
 		if (ng_elems_normalize(&out->allow[f]) < 0 || ng_elems_normalize(&out->names[f]) < 0 ||
@@ -359,6 +415,7 @@ void ng_policy_free(struct ng_policy *p)
 		ng_vec_free(&p->names[f]);
 		ng_vec_free(&p->ingress[f]);
 		ng_vec_free(&p->node[f]);
+		ng_vec_free(&p->source[f]);
 	}
 	ng_vec_free(&p->nd6);
 	ng_vec_free(&p->name_ports);

@@ -55,6 +55,20 @@ struct ng_pod_id {
 
 #define NG_LOG_PREFIX_MAX 64
 
+/* What the kernel says about the pod's link (kernel/peer.c reads it at ADD
+ * and CHECK): the pod's MAC and link-local addresses, and the per-pod device
+ * on the node's side, when there is one (a veth whose peer is the pod's
+ * interface; macvlan, ipvlan and SR-IOV VFs have none). */
+#define NG_LINK_LOCAL_MAX 8
+struct ng_link_facts {
+	uint8_t mac[6];
+	bool have_mac;
+	struct ng_ip link_local[NG_LINK_LOCAL_MAX];
+	size_t n_link_local;
+	char peer[16]; /* "": no per-pod host device */
+	int peer_ifindex;
+};
+
 struct ng_policy {
 	enum ng_deny_action deny;
 	char comment[128]; /* table comment: who this table is for */
@@ -75,6 +89,23 @@ struct ng_policy {
 	ng_elem_vec ingress[2]; /* saddr . dport (proto 0) */
 	ng_ip_vec node[2];      /* gateways, when ingress.allowNode */
 	ng_ip_vec pod4;         /* the pod's IPv4 addresses: the only ARP senders the guard lets out */
+	/* The only source addresses the pod's packets may carry: its own
+	 * (prevResult) and, once ng_policy_link has run, its link-local ones.
+	 * `::` is allowed only for neighbour discovery and MLD (DAD). */
+	ng_ip_vec source[2];
+	/* The attachment (CNI_CONTAINERID, CNI_IFNAME) and network (conflist
+	 * "name") the tables are for: recorded in them, so DEL and GC remove
+	 * only their own. */
+	char container_id[256];
+	char network[256];
+	/* The host-side table (hostMirror): in the node's namespace, on the
+	 * ingress of `host_dev` (the pod link's peer), matching its ifindex
+	 * and the pod's MAC. */
+	bool host;
+	char host_dev[16];
+	int host_ifindex;
+	uint8_t mac[6];
+	char host_comment[128];
 	/* What a name element may look like (proto and ports of every name
 	 * entry), so CHECK can bound the dynamic name sets it cannot recompute. */
 	ng_elem_vec name_ports;
@@ -114,6 +145,11 @@ int ng_policy_compile(const struct ng_config *cfg, const struct ng_annotations *
  * ("boxxkite-netguard V: pod NS/NAME container ID"). Strings point into
  * `buf`, which is modified. Returns false when the comment is not ours. */
 bool ng_pod_id_from_comment(char *buf, struct ng_pod_id *out);
+
+/* Adds what the kernel said about the pod's link: its link-local addresses
+ * become allowed sources; with `host` (hostMirror in use), the host-side
+ * table is planned on f->peer. 0, or -1 with err. */
+int ng_policy_link(struct ng_policy *p, const struct ng_link_facts *f, bool host, struct ng_err *err);
 void ng_policy_free(struct ng_policy *p);
 
 /* Lists every distinct DNS name the policy needs (allow entries and

@@ -21,6 +21,8 @@ Sections (BENCH_SECTIONS, comma-separated; all by default):
   memory       peak RSS (/usr/bin/time -v)
   profile      callgrind of one ADD (user space by function group), perf
                sampling of ADDs (kernel share by syscall), off-CPU time
+  hostside     the host-side table: ADD/DEL with both sides vs the pod side
+               alone, DEL's grace periods, per-packet cost on vs off
 Results: a markdown report on stdout and in BENCH_OUT.
 """
 import datetime
@@ -38,6 +40,7 @@ from benchlib import (BASE_ENV, BENCHEXEC, BENCH_ID, CONNRATE, CONN_SECONDS, FLO
 from control import (report_concurrency, report_latency, report_memory, report_scale, section_concurrency,
                      section_latency, section_memory, section_scale)
 from packet import report_packet, section_packet
+from hostside import report_hostside, section_hostside
 from profiling import report_profile, section_profile
 
 
@@ -99,7 +102,7 @@ def main():
         world.enter_node()
         for sec, fn in [("latency", section_latency), ("scale", section_scale), ("packet", section_packet),
                         ("concurrency", section_concurrency), ("memory", section_memory),
-                        ("profile", section_profile)]:
+                        ("profile", section_profile), ("hostside", section_hostside)]:
             if sec in SECTIONS:
                 log("section %s" % sec)
                 t = time.monotonic()
@@ -121,7 +124,7 @@ def main():
                        ",".join(SECTIONS)))
         for sec, fn in [("latency", report_latency), ("scale", report_scale), ("packet", report_packet),
                         ("concurrency", report_concurrency), ("memory", report_memory),
-                        ("profile", report_profile)]:
+                        ("profile", report_profile), ("hostside", report_hostside)]:
             if sec in SECTIONS and ("t_" + sec) in R:
                 fn(R, out)
         text = "\n".join(out) + "\n"

@@ -35,7 +35,7 @@ CONN_SECONDS = env_int("BENCH_CONN_SECONDS", 1)
 PKT_ENTRIES = env_int("BENCH_PKT_ENTRIES", 10000)
 PROFILE_RUNS = env_int("BENCH_PROFILE_RUNS", 30)
 SECTIONS = [s.strip() for s in os.environ.get(
-    "BENCH_SECTIONS", "latency,scale,packet,concurrency,memory,profile").split(",") if s.strip()]
+    "BENCH_SECTIONS", "latency,scale,packet,concurrency,memory,profile,hostside").split(",") if s.strip()]
 OUT = os.environ.get("BENCH_OUT", os.path.join(HERE, "results-latest.md"))
 BENCH_ID = os.environ.get("BENCH_ID") or "ngb-%06x" % random.getrandbits(24)
 SEED = env_int("BENCH_SEED", 7)
@@ -214,7 +214,7 @@ EXAMPLE_ALLOW = ["10.20.1.5:443", "[fd00:20::5]:443", "tcp://10.30.0.0/16:443"]
 ANNOTATIONS = {"netguard.boxxkite.io/egress": "10.1.2.3:443"}
 
 
-def ng_conf(world, allow, prev, annotations=ANNOTATIONS):
+def ng_conf(world, allow, prev, annotations=ANNOTATIONS, host_mirror="off"):
     conf = {
         "cniVersion": "1.0.0",
         "name": "ngbench",
@@ -226,6 +226,10 @@ def ng_conf(world, allow, prev, annotations=ANNOTATIONS):
         "egress": {"allow": allow, "envelope": ["10.0.0.0/8:443", "[fd00:20::/32]:443"]},
         "ingress": {"ports": [8080], "sources": ["10.99.0.0/24", "fd00:99::/64"], "allowNode": True},
         "denyAction": "reject",
+        # The sections measuring the pod's tables keep their topology (a pod
+        # interface with no peer on the node's side): the host side is
+        # measured on its own, in hostside.py.
+        "hostMirror": host_mirror,
         "runtimeConfig": {"io.kubernetes.cri.pod-annotations": annotations},
         "prevResult": prev,
     }

@@ -66,7 +66,7 @@ static void test_event_parse(void **state)
 static void test_event_refusals(void **state)
 {
 	char buf[8192] = {0};
-	char big[100];
+	char big[300]; /* longer than NFT_NAME_MAXLEN (256) */
 	struct ng_nft_event ev;
 	struct nlmsghdr *nlh;
 

@@ -217,9 +217,14 @@ static void test_raw_guard(void **state)
 			   v6 = {.chain = NG_RAW_CHAIN_V6, .family = NFPROTO_NETDEV};
 	static const char *const want_eg[] = {"ARP request or reply from the pod's 10.244.1.5", "IPv4",
 					      "IPv6", "default deny"};
-	static const char *const want_v4[] = {
-		"cloud metadata",  "DNS",         "egress.allow", "DNS names", "replies from ingress.ports",
-		"TCP to the node", "default deny"};
+	static const char *const want_v4[] = {"only from the pod's own addresses",
+					      "cloud metadata",
+					      "DNS",
+					      "egress.allow",
+					      "DNS names",
+					      "replies from ingress.ports",
+					      "TCP to the node",
+					      "default deny"};
 	struct ng_snapshot raw = {.table = NG_TABLE, .family = NFPROTO_NETDEV};
 	struct ng_policy p;
 	struct ng_batch b;
@@ -247,24 +252,30 @@ static void test_raw_guard(void **state)
 	assert_contains(eg.exprs[1], "[ meta load protocol => reg 1 ] [ cmp eq reg 1 0x00000008 ]");
 	assert_contains(eg.exprs[1], "jump -> raw_v4");
 	assert_contains(eg.exprs[2], "0x0000dd86");
-	assert_int_equal(v4.n, 7);
-	for (int i = 0; i < 7; i++)
+	assert_int_equal(v4.n, 8);
+	for (int i = 0; i < 8; i++)
 		assert_contains(v4.comments[i], want_v4[i]);
 	/* Metadata first: daddr in the metadata set jumps to the refusal. */
-	assert_contains(v4.exprs[0], "[ payload load 4b @ network header + 16 => reg 1 ] [ lookup reg 1 set "
+	assert_contains(v4.exprs[1], "[ payload load 4b @ network header + 16 => reg 1 ] [ lookup reg 1 set "
 				     "metadata_v4 0x0 ] [ immediate reg 0 jump -> refuse_raw ]");
-	assert_contains(v6.exprs[0],
+	assert_contains(v6.exprs[2],
 			"[ lookup reg 1 set metadata_v6 0x0 ] [ immediate reg 0 jump -> refuse_raw ]");
-	for (int i = 1; i < v4.n; i++)
+	for (int i = 2; i < v4.n; i++)
 		assert_true(strstr(v4.exprs[i], "metadata") == NULL);
 	/* Replies: tcp flags & (syn|ack) != syn, then daddr . sport. */
-	assert_contains(v4.exprs[4],
+	assert_contains(v4.exprs[5],
 			"[ payload load 1b @ transport header + 13 => reg 1 ] [ bitwise reg 1 = ( reg 1 "
 			"& 0x00000012 ) ^ 0x00000000 ] [ cmp neq reg 1 0x00000002 ]");
-	assert_contains(v4.exprs[4], "[ payload load 2b @ transport header + 0 => reg 9 ]");
-	assert_contains(v4.exprs[5], "[ cmp neq reg 1 0x00000002 ]");
-	assert_int_equal(v6.n, 8);
-	assert_contains(v6.comments[6], "neighbour discovery");
+	assert_contains(v4.exprs[5], "[ payload load 2b @ transport header + 0 => reg 9 ]");
+	assert_contains(v4.exprs[6], "[ cmp neq reg 1 0x00000002 ]");
+	/* Sources first in each family chain: the pod's own, and :: only for ND. */
+	assert_contains(v4.exprs[0],
+			"[ lookup reg 1 set source_v4 0x1 ] [ immediate reg 0 jump -> refuse_raw ]");
+	assert_contains(v6.comments[0], "from ::");
+	assert_contains(v6.exprs[1],
+			"[ lookup reg 1 set source_v6 0x1 ] [ immediate reg 0 jump -> refuse_raw ]");
+	assert_int_equal(v6.n, 10);
+	assert_contains(v6.comments[8], "neighbour discovery");
 
 	/* The base chain: netdev egress hook on CNI_IFNAME, policy drop. */
 	sample_policy(&p, NG_DENY_REJECT);
@@ -311,6 +322,9 @@ static void test_egress_order(void **state)
 	struct chain_rules c = {.chain = NG_CHAIN_EGRESS};
 	static const char *const want[] = {
 		"loopback",
+		"only from the pod's own addresses (IPv4)",
+		"neighbour discovery and MLD from ::",
+		"only from the pod's own addresses, link-local included (IPv6)",
 		"replies and related",
 		"invalid",
 		"cloud metadata (IPv4)",
@@ -326,9 +340,18 @@ static void test_egress_order(void **state)
 	};
 
 	render_chain(NG_DENY_REJECT, &c);
-	assert_int_equal(c.n, 13);
-	for (int i = 0; i < 13; i++)
+	assert_int_equal(c.n, 16);
+	for (int i = 0; i < 16; i++)
 		assert_contains(c.comments[i], want[i]);
+	/* Sources: `ip saddr != @source_v4` (offset 12, inverted lookup), a
+	 * drop that no reset or ICMP error follows to the claimed address. */
+	assert_contains(c.exprs[1], "[ payload load 4b @ network header + 12 => reg 1 ] [ lookup reg 1 set "
+				    "source_v4 0x1 ] [ immediate reg 0 jump -> refuse_source ]");
+	assert_contains(c.exprs[2], "[ payload load 16b @ network header + 8 => reg 1 ] [ cmp eq reg 1 "
+				    "0x00000000 0x00000000 0x00000000 0x00000000 ]");
+	assert_contains(c.exprs[3], "[ lookup reg 1 set source_v6 0x1 ]");
+	/* The rest as before, three rules on. */
+	memmove(c.exprs[1], c.exprs[4], sizeof(c.exprs[0]) * 12);
 	/* Metadata: nfproto ipv4, ip daddr (offset 16, 4 bytes), set, jump. */
 	assert_contains(c.exprs[3], "[ meta load nfproto => reg 1 ]");
 	assert_contains(c.exprs[3], "[ cmp eq reg 1 0x00000002 ]");

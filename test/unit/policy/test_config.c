@@ -37,8 +37,9 @@ static void test_base_parses(void **state)
 	assert_int_equal(cfg.min_prefix_v4, 8);
 	assert_int_equal(cfg.min_prefix_v6, 32);
 	assert_int_equal(cfg.min_name_ttl, NG_DEFAULT_MIN_NAME_TTL);
-	assert_int_equal(cfg.nflog_group, -1); /* no logging unless asked */
-	assert_true(cfg.raw_guard);            /* packet sockets held unless said otherwise */
+	assert_int_equal(cfg.nflog_group, -1);               /* no logging unless asked */
+	assert_true(cfg.raw_guard);                          /* packet sockets held unless said otherwise */
+	assert_int_equal(cfg.host_mirror, NG_HOST_REQUIRED); /* the host side, unless said otherwise */
 	/* 10 built-in endpoints + IPv4-mapped and NAT64 forms of the 5 IPv4 ones. */
 	assert_int_equal(cfg.metadata.n, 20);
 	ng_config_free(&cfg);
@@ -169,6 +170,16 @@ static void test_malformed_values(void **state)
 	(void)state;
 	refused("rawPacketGuard", "\"false\"", NG_E_CONFIG, "rawPacketGuard: must be true or false");
 	refused("rawPacketGuard", "0", NG_E_CONFIG, "rawPacketGuard: must be true or false");
+	refused("hostMirror", "\"on\"", NG_E_CONFIG, "hostMirror: must be \"required\", \"auto\" or \"off\"");
+	refused("hostMirror", "true", NG_E_CONFIG, "hostMirror: must be");
+	refused("hostMirror", "\"Required\"", NG_E_CONFIG, "hostMirror: must be");
+	{
+		static const char *const ok[] = {"\"required\"", "\"auto\"", "\"off\""};
+		struct ng_err e;
+
+		for (int i = 0; i < 3; i++)
+			assert_int_equal(tu_config_code(tu_conf_with("hostMirror", ok[i]), &e), 0);
+	}
 	refused("dns", "{\"servers\":[\"10.0.0\"]}", NG_E_CONFIG, "dns.servers[0]: not an IP address");
 	refused("dns", "{\"servers\":\"10.0.0.1\"}", NG_E_CONFIG, "must be an array");
 	refused("egress", "{\"allow\":[443]}", NG_E_CONFIG, "egress.allow[0]: must be a string");

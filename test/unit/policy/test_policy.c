@@ -246,14 +246,24 @@ static void test_pod_identity(void **state)
 	fx_answer(&f, "s3.example.com", "10.50.0.1", 30);
 	assert_int_equal(ng_policy_compile(&f.cfg, &f.ann, &f.prev, &f.res, &id, &f.pol, &err), 0);
 	assert_string_equal(f.pol.pod, "sandboxes/p-1");
-	assert_contains(f.pol.comment, ": pod sandboxes/p-1 container 0123456789ab");
-	assert_false(strstr(f.pol.comment, "0123456789abc")); /* container id cut to 12 */
-	/* The comment reads back into the same identity (verify, stats). */
+	/* The attachment whole and first (DEL reads it to know the table is
+	 * its own), then the pod. */
+	assert_contains(f.pol.comment, ": container 0123456789abcdef if eth0 pod sandboxes/p-1");
+	/* The comment reads back into the same identity (verify, stats, DEL). */
 	snprintf(buf, sizeof(buf), "%s", f.pol.comment);
 	assert_true(ng_pod_id_from_comment(buf, &back));
 	assert_string_equal(back.ns, "sandboxes");
 	assert_string_equal(back.name, "p-1");
+	assert_string_equal(back.container_id, "0123456789abcdef");
+	assert_string_equal(back.ifname, "eth0");
+	/* 0.1's form still reads (DEL of a pod added before the upgrade). */
+	snprintf(buf, sizeof(buf), "boxxkite-netguard 0.1.0: pod ns/n container 0123456789ab");
+	assert_true(ng_pod_id_from_comment(buf, &back));
 	assert_string_equal(back.container_id, "0123456789ab");
+	assert_null(back.ifname);
+	assert_string_equal(back.name, "n");
+	/* The prevResult's addresses are the pod's only sources. */
+	assert_int_equal(f.pol.source[0].n + f.pol.source[1].n, f.prev.addrs.n);
 	snprintf(buf, sizeof(buf), "someone else's table");
 	assert_false(ng_pod_id_from_comment(buf, &back));
 	fx_free(&f);
