@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cni/hostmirror.h"
 #include "cni/prevresult.h"
 #include "kernel/counters.h"
 #include "kernel/learnedset.h"
@@ -27,10 +28,38 @@ static int resolve_names(const ng_name_list *names, ng_resolved *out, void *ctx,
 	return ng_resolve_all(names, ng_resolve_system, NG_RESOLVE_BUDGET_MS, out, err);
 }
 
+/* What ADD read from the pod's link besides its config (cni/hostmirror.h):
+ * the link-local sources and the host-side device. Read again from the
+ * recorded namespace (checked by inode), so a CHECK or a repair compares
+ * with, and applies, the same tables ADD made: both sides. */
+static int plan_link(const struct ng_config *cfg, const json_t *conf, const struct ng_decision *d,
+		     struct ng_policy *pol, struct ng_err *err)
+{
+	struct ng_log log = {0};
+	enum ng_netns_status st;
+	struct stat sb;
+	int fd, rc;
+
+	if (ng_netns_open(d->netns, &fd, &st, err) < 0)
+		return -1;
+	if (st == NG_NETNS_GONE)
+		return ng_fail(err, NG_E_NETNS, "the pod's namespace %s is gone", d->netns);
+	if (fstat(fd, &sb) < 0 || (d->netns_ino && (uint64_t)sb.st_ino != d->netns_ino)) {
+		close(fd);
+		return ng_fail(err, NG_E_NETNS, "%s is no longer the pod's namespace", d->netns);
+	}
+	rc = ng_hostmirror_plan(cfg, fd, d->ifname, json_object_get(conf, "prevResult"), pol, &log, err);
+	close(fd);
+	json_decref(log.extra);
+	return rc;
+}
+
 /* Builds the pod's policy from ADD's stdin and hands it to fn while the
  * config and the annotations it points into (the resolved names' dns_name)
- * are alive. */
+ * are alive. With `d` (its namespace still there), the pod's link is
+ * planned as ADD planned it. */
 static int with_policy(const json_t *conf, const struct ng_pod_id *id, bool resolve,
+		       const struct ng_decision *d,
 		       int (*fn)(struct ng_policy *pol, void *data, struct ng_err *err), void *data,
 		       struct ng_err *err)
 {
@@ -55,6 +84,8 @@ static int with_policy(const json_t *conf, const struct ng_pod_id *id, bool reso
 		goto out;
 	}
 	pp.policy.names_at = time(NULL);
+	if (d && d->netns && d->netns[0] && plan_link(&cfg, conf, d, &pp.policy, err) < 0)
+		goto out;
 	rc = fn(&pp.policy, data, err);
 out:
 	ng_pod_policy_free(&pp);
@@ -76,7 +107,7 @@ int ng_podstate_policy_of(const json_t *conf, const struct ng_pod_id *id, struct
 			  struct ng_err *err)
 {
 	memset(pol, 0, sizeof(*pol));
-	return with_policy(conf, id, false, take, pol, err);
+	return with_policy(conf, id, false, NULL, take, pol, err);
 }
 
 static struct ng_pod_id id_of(const struct ng_decision *d)
@@ -90,19 +121,37 @@ int ng_podstate_policy(const struct ng_decision *d, struct ng_policy *pol, struc
 {
 	struct ng_pod_id id = id_of(d);
 
-	return ng_podstate_policy_of(d->conf, &id, pol, err);
+	memset(pol, 0, sizeof(*pol));
+	return with_policy(d->conf, &id, false, d, take, pol, err);
 }
 
+struct repair {
+	struct ng_nl *nl;
+	const struct ng_decision *d;
+};
+
+/* Both sides, as ADD made them: the host side first, then the pod's, one
+ * transaction each (cni/hostmirror.h). */
 static int apply(struct ng_policy *pol, void *data, struct ng_err *err)
 {
-	return ng_ruleset_apply(data, pol, NG_TABLE, err);
+	const struct repair *r = data;
+	struct ng_log log = {0};
+	char host_table[256];
+	int rc;
+
+	if (ng_hostmirror_table(r->d->container_id, r->d->ifname, host_table, sizeof(host_table), err) < 0)
+		return -1;
+	rc = ng_hostmirror_add(r->nl, pol, host_table, &log, err);
+	json_decref(log.extra);
+	return rc;
 }
 
 int ng_podstate_repair(struct ng_nl *nl, const struct ng_decision *d, struct ng_err *err)
 {
 	struct ng_pod_id id = id_of(d);
+	struct repair r = {nl, d};
 
-	return with_policy(d->conf, &id, true, apply, nl, err);
+	return with_policy(d->conf, &id, true, d, apply, &r, err);
 }
 
 int ng_podstate_open(const struct ng_decision *d, struct ng_nl *nl, struct ng_err *err)
@@ -282,8 +331,13 @@ int ng_podstate_check(struct ng_nl *nl, struct ng_nl *node_nl, const struct ng_d
 		      const struct ng_policy *pol, char *diff, size_t len)
 {
 	struct ng_err err = {0};
+	char host_table[256];
 	int rc = ng_ruleset_check(nl, pol, NG_TABLE, NULL, &err);
 
+	/* The host side compared too, as CHECK compares it. */
+	if (rc == 0 && pol->host &&
+	    ng_hostmirror_table(d->container_id, d->ifname, host_table, sizeof(host_table), &err) == 0)
+		rc = ng_hostmirror_check(pol, host_table, &err);
 	if (rc < 0) {
 		snprintf(diff, len, "%s", err.msg);
 		return err.code == NG_E_CHECK ? 1 : -1;
