@@ -12,6 +12,7 @@
 #                   per-packet cost; concurrency; memory (root)
 #   make lint       clang-format, clang-tidy, cppcheck, shellcheck (configs checked in)
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS each
+#   make fuzz-deep  every libFuzzer target for FUZZ_RUNS (10 M) executions (not in CI; hours)
 #   make static     a static binary for the DaemonSet image; make image (Docker)
 #   make e2e-kind   the whole path on a kind cluster (Docker, kind, kubectl)
 #   make install    install into $(DESTDIR)$(PREFIX) (default /opt/cni/bin)
@@ -50,7 +51,7 @@ TEST_BIN := $(patsubst test/unit/%.c,$(BUILD)/test/%,$(TEST_SRC))
 DEPFLAGS = -MMD -MP
 TOOLS := $(BUILD)/nprobe $(BUILD)/xsktx
 
-.PHONY: all test unit e2e e2e-cri demo deps asan valgrind fuzz bench mutants install clean static image manifests e2e-install e2e-kind lint
+.PHONY: all test unit e2e e2e-cri demo deps asan valgrind fuzz bench mutants fuzz-deep install clean static image manifests e2e-install e2e-kind lint
 all: $(BIN)
 
 $(BUILD)/obj/%.o: plugin/%.c
@@ -211,6 +212,20 @@ $(BUILD)/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(FUZZ_OBJ)
 
 fuzz: $(FUZZ_BIN)
 	@scripts/run-fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
+
+# Fuzzing in depth (not in CI): each target for FUZZ_RUNS executions, FUZZ_JOBS
+# at a time; the table goes to test/bench/fuzz-deep-latest.md, logs and any
+# crash input to $(BUILD)/fuzz-deep/.
+FUZZ_RUNS ?= 10000000
+FUZZ_JOBS ?= 1
+fuzz-deep: $(FUZZ_BIN)
+	@mkdir -p $(BUILD)/fuzz-deep
+	@RUNS=$(FUZZ_RUNS) JOBS=$(FUZZ_JOBS) KEEP=$(BUILD)/fuzz-deep scripts/run-fuzz.sh 0 $(FUZZ_BIN) \
+		>$(BUILD)/fuzz-deep/table.txt; rc=$$?; \
+	{ echo "# make fuzz-deep"; echo; \
+	  echo "$$(date -u +%FT%TZ), commit $$(git rev-parse --short HEAD 2>/dev/null), $$(nproc) cores (shared), FUZZ_JOBS=$(FUZZ_JOBS), -runs=$(FUZZ_RUNS)"; \
+	  echo; echo '```'; cat $(BUILD)/fuzz-deep/table.txt; echo '```'; } >test/bench/fuzz-deep-latest.md; \
+	cat test/bench/fuzz-deep-latest.md; exit $$rc
 
 install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)
