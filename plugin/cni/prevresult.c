@@ -49,6 +49,12 @@ int ng_prev_parse(const json_t *prev, struct ng_prev *out, struct ng_err *err)
 		return 0;
 	if (!json_is_array(ips))
 		return ng_fail(err, NG_E_CONFIG, "prevResult.ips: must be an array");
+	/* Each IPv4 address is one ARP rule of the packet-socket guard. */
+	if (json_array_size(ips) > NG_PREV_MAX_IPS)
+		return ng_fail(err, NG_E_CONFIG,
+			       "prevResult.ips: %zu addresses, more than %d (README \"Limits\"); nothing was "
+			       "applied",
+			       json_array_size(ips), NG_PREV_MAX_IPS);
 	json_array_foreach(ips, i, ip) {
 		const char *addr = ng_json_str(ip, "address");
 		const json_t *gw = json_object_get(ip, "gateway");

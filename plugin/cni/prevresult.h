@@ -4,6 +4,9 @@
 #ifndef NG_PREVRESULT_H
 #define NG_PREVRESULT_H
 
+/* The most addresses a prevResult may hold (README "Limits"). */
+#define NG_PREV_MAX_IPS 4096
+
 #include <jansson.h>
 
 #include "base/addr.h"

@@ -3,9 +3,11 @@
  * table inet boxxkite_netguard {
  *   chain egress {   type filter hook output priority filter; policy drop;
  *     oif "lo" accept
+ *     exthdr rt exists jump refuse_egress; ip option lsrr|ssrr exists jump refuse_egress
  *     ct state established,related accept
  *     ct state invalid drop
  *     ip daddr @metadata_v4 jump refuse_metadata        (and ip6 ... _v6)
+ *     ip6 daddr & MASK @metadata_v6_embedded jump refuse_metadata   (one per IPv6 form)
  *     ip daddr . meta l4proto . th dport @dns_v4 accept  (and _v6)
  *     ip daddr . meta l4proto . th dport @allow_v4 accept
  *     ip daddr . meta l4proto . th dport @names_v4 ... @names_v4_ttl accept
@@ -14,6 +16,7 @@
  *   }
  *   chain ingress {  type filter hook input priority filter; policy drop;
  *     iif "lo" accept
+ *     exthdr rt exists jump refuse_ingress; ip option lsrr|ssrr exists jump refuse_ingress
  *     ct state established,related accept
  *     ct state invalid drop
  *     ip saddr . tcp dport @ingress_v4 accept            (and _v6)
@@ -40,11 +43,12 @@
 #include <linux/netfilter/nf_tables.h>
 #include <string.h>
 
+#include "nft/render_guard.h"
 #include "nft/render_objs.h"
 #include "nft/render_raw.h"
 #include "nft/rulebuild.h"
 
-static int rule_common_head(struct ng_batch *b, const char *chain, bool egress)
+static int rule_common_head(struct ng_batch *b, const char *chain, bool egress, const char *refuse)
 {
 	struct ng_rb rb;
 	uint32_t lo = 1; /* the loopback device is ifindex 1 in every netns */
@@ -54,6 +58,11 @@ static int rule_common_head(struct ng_batch *b, const char *chain, bool egress)
 	ng_rb_cmp(&rb, NFT_CMP_EQ, &lo, 4);
 	ng_rb_verdict(&rb, NF_ACCEPT, NULL);
 	if (ng_rb_end(&rb, b, "loopback") < 0)
+		return -1;
+	/* Before "established": a socket may set a routing header on a
+	 * connection already allowed. */
+	if (ng_render_no_source_route(
+		    b, &(struct ng_guard_ctx){.chain = chain, .nfproto = true, .refuse = refuse}, 0) < 0)
 		return -1;
 
 	ng_rb_begin(&rb, b, chain);
@@ -102,7 +111,7 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b, struct ng_
 	rc |= ng_render_refuse_chain(p, b, NG_CHAIN_REFUSE_INGRESS, NG_COUNTER_INGRESS, "ingress", false,
 				     "ingress not allowed");
 
-	rc |= rule_common_head(b, eg, true);
+	rc |= rule_common_head(b, eg, true, NG_CHAIN_REFUSE_EGRESS);
 	for (int i = 0; i < NG_EGRESS_LOOKUPS; i++)
 		for (int f = 0; f < 2; f++)
 			rc |= ng_render_egress_lookup(b,
@@ -118,7 +127,7 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b, struct ng_
 	ng_rb_verdict(&rb, NFT_JUMP, NG_CHAIN_REFUSE_EGRESS);
 	rc |= ng_rb_end(&rb, b, "default deny");
 
-	rc |= rule_common_head(b, in, false);
+	rc |= rule_common_head(b, in, false, NG_CHAIN_REFUSE_INGRESS);
 	{
 		const struct ng_lookup_rule inbound[] = {
 			{.chain = in,

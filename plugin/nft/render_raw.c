@@ -20,6 +20,7 @@
  *     jump refuse_raw
  *   }
  *   chain raw_v4 {
+ *     ip option lsrr exists jump refuse_raw; ip option ssrr exists jump refuse_raw
  *     ip daddr @metadata_v4 jump refuse_raw
  *     ip daddr . meta l4proto . th dport @dns_v4 accept
  *     ip daddr . meta l4proto . th dport @allow_v4 accept
@@ -28,7 +29,8 @@
  *     meta l4proto tcp tcp flags & (syn|ack) != syn ip daddr @node_v4 accept
  *     jump refuse_raw
  *   }
- *   chain raw_v6 { the same, and ip6 daddr . icmpv6 type @nd_v6 accept }
+ *   chain raw_v6 { the same (exthdr rt exists; ip6 daddr & MASK @metadata_v6_embedded
+ *     for each IPv6 form), and ip6 daddr . icmpv6 type @nd_v6 accept }
  *   chain refuse_raw { counter name "raw_denied"; [log]; drop }
  * }
  *
@@ -49,6 +51,7 @@
 #include <stdio.h>
 
 #include "nft/render.h"
+#include "nft/render_guard.h"
 #include "nft/render_objs.h"
 #include "nft/render_raw.h"
 #include "nft/rulebuild.h"
@@ -107,6 +110,9 @@ static int family_chain(struct ng_batch *b, const char *chain, const struct ng_s
 	struct ng_rb rb;
 	int rc = 0;
 
+	rc |= ng_render_no_source_route(
+		b, &(struct ng_guard_ctx){.chain = chain, .protocol = true, .refuse = NG_RAW_CHAIN_REFUSE},
+		f == 0 ? 4 : 6);
 	/* meta protocol again in each rule (the chain was entered on it):
 	 * it costs a compare and lets `nft list` print "ip daddr". */
 	for (int i = 0; i < NG_EGRESS_LOOKUPS; i++)

@@ -86,7 +86,7 @@ void ng_rb_verdict(struct ng_rb *rb, int verdict, const char *chain)
 		nftnl_expr_set_str(e, NFTNL_EXPR_IMM_CHAIN, chain);
 }
 
-void ng_rb_masked_cmp(struct ng_rb *rb, uint32_t op, const void *mask, const void *value, uint32_t len)
+void ng_rb_mask(struct ng_rb *rb, const void *mask, uint32_t len)
 {
 	struct nftnl_expr *e = ng_rb_add(rb, "bitwise");
 	static const uint8_t zero[16];
@@ -98,6 +98,11 @@ void ng_rb_masked_cmp(struct ng_rb *rb, uint32_t op, const void *mask, const voi
 	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, len);
 	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_MASK, mask, len);
 	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_XOR, zero, len);
+}
+
+void ng_rb_masked_cmp(struct ng_rb *rb, uint32_t op, const void *mask, const void *value, uint32_t len)
+{
+	ng_rb_mask(rb, mask, len);
 	ng_rb_cmp(rb, op, value, len);
 }
 

@@ -1,4 +1,5 @@
 #include "policy/annotations.h"
+#include "policy/metadata.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -2,6 +2,7 @@
 #include "policy/policy.h"
 
 #include "base/version.h"
+#include "policy/metadata.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -253,6 +254,13 @@ int ng_policy_compile(const struct ng_config *cfg, const struct ng_annotations *
 
 		if (push_ip_once(&out->metadata[NG_FAM_IDX(ip->fam)], ip) < 0)
 			goto oom;
+		for (int f = 0; ip->fam == NG_V4 && f < NG_V6_FORMS; f++) {
+			struct ng_ip e;
+
+			ng_v6_form_embed(&ng_v6_forms[f], ip, &e);
+			if (push_ip_once(&out->metadata6_embedded, &e) < 0)
+				goto oom;
+		}
 	}
 	if (add_dns(out, cfg) < 0)
 		goto oom;
@@ -282,6 +290,7 @@ oom:
 
 void ng_policy_free(struct ng_policy *p)
 {
+	ng_vec_free(&p->metadata6_embedded);
 	for (int f = 0; f < 2; f++) {
 		ng_vec_free(&p->metadata[f]);
 		ng_vec_free(&p->dns[f]);

@@ -53,6 +53,9 @@ struct ng_policy {
 	bool raw_guard;
 	char ifname[16];
 	ng_ip_vec metadata[2];  /* refused first */
+	/* Every IPv6 form with free bits (policy/metadata.h) of every IPv4
+	 * metadata address, free bits zero: refused as `ip6 daddr & mask`. */
+	ng_ip_vec metadata6_embedded;
 	ng_elem_vec dns[2];     /* addr . proto . 53 */
 	ng_elem_vec allow[2];   /* egress.allow + grants (addresses), disjoint */
 	ng_elem_vec names[2];   /* resolved names, with timeouts, disjoint */

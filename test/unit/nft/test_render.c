@@ -5,6 +5,8 @@
  * deliberate change, and review the diff. */
 #include "testutil.h"
 
+#include "policy/metadata.h"
+
 #include <libgen.h>
 #include <libmnl/libmnl.h>
 #include <libnftnl/expr.h>
@@ -218,8 +220,8 @@ static void test_raw_guard(void **state)
 	static const char *const want_eg[] = {"ARP request or reply from the pod's 10.244.1.5", "IPv4",
 					      "IPv6", "default deny"};
 	static const char *const want_v4[] = {
-		"cloud metadata",  "DNS",         "egress.allow", "DNS names", "replies from ingress.ports",
-		"TCP to the node", "default deny"};
+		"IPv4 loose source route", "IPv4 strict source route", "cloud metadata", "DNS", "egress.allow",
+		"DNS names", "replies from ingress.ports", "TCP to the node", "default deny"};
 	struct ng_snapshot raw = {.table = NG_TABLE, .family = NFPROTO_NETDEV};
 	struct ng_policy p;
 	struct ng_batch b;
@@ -247,24 +249,32 @@ static void test_raw_guard(void **state)
 	assert_contains(eg.exprs[1], "[ meta load protocol => reg 1 ] [ cmp eq reg 1 0x00000008 ]");
 	assert_contains(eg.exprs[1], "jump -> raw_v4");
 	assert_contains(eg.exprs[2], "0x0000dd86");
-	assert_int_equal(v4.n, 7);
-	for (int i = 0; i < 7; i++)
+	assert_int_equal(v4.n, 9);
+	for (int i = 0; i < 9; i++)
 		assert_contains(v4.comments[i], want_v4[i]);
-	/* Metadata first: daddr in the metadata set jumps to the refusal. */
-	assert_contains(v4.exprs[0], "[ payload load 4b @ network header + 16 => reg 1 ] [ lookup reg 1 set "
+	/* Source routes first (issue 13), then metadata: daddr in the
+	 * metadata set jumps to the refusal. */
+	assert_contains(v4.exprs[0], "[ exthdr load ipv4 1b @ 131 + 0 present => reg 1 ] [ cmp eq reg 1 "
+				     "0x00000001 ] [ immediate reg 0 jump -> refuse_raw ]");
+	assert_contains(v4.exprs[1], "[ exthdr load ipv4 1b @ 137 + 0 present => reg 1 ]");
+	assert_contains(v6.exprs[0], "[ exthdr load ipv6 1b @ 43 + 0 present => reg 1 ]");
+	assert_contains(v4.exprs[2], "[ payload load 4b @ network header + 16 => reg 1 ] [ lookup reg 1 set "
 				     "metadata_v4 0x0 ] [ immediate reg 0 jump -> refuse_raw ]");
-	assert_contains(v6.exprs[0],
+	assert_contains(v6.exprs[1],
 			"[ lookup reg 1 set metadata_v6 0x0 ] [ immediate reg 0 jump -> refuse_raw ]");
-	for (int i = 1; i < v4.n; i++)
+	/* The IPv6 forms with free bits, in the guard too. */
+	for (int i = 2; i < 2 + NG_V6_FORMS; i++)
+		assert_contains(v6.exprs[i], "set metadata_v6_embedded 0x0 ] [ immediate reg 0 jump -> refuse_raw ]");
+	for (int i = 3; i < v4.n; i++)
 		assert_true(strstr(v4.exprs[i], "metadata") == NULL);
 	/* Replies: tcp flags & (syn|ack) != syn, then daddr . sport. */
-	assert_contains(v4.exprs[4],
+	assert_contains(v4.exprs[6],
 			"[ payload load 1b @ transport header + 13 => reg 1 ] [ bitwise reg 1 = ( reg 1 "
 			"& 0x00000012 ) ^ 0x00000000 ] [ cmp neq reg 1 0x00000002 ]");
-	assert_contains(v4.exprs[4], "[ payload load 2b @ transport header + 0 => reg 9 ]");
-	assert_contains(v4.exprs[5], "[ cmp neq reg 1 0x00000002 ]");
-	assert_int_equal(v6.n, 8);
-	assert_contains(v6.comments[6], "neighbour discovery");
+	assert_contains(v4.exprs[6], "[ payload load 2b @ transport header + 0 => reg 9 ]");
+	assert_contains(v4.exprs[7], "[ cmp neq reg 1 0x00000002 ]");
+	assert_int_equal(v6.n, 8 + 1 + NG_V6_FORMS);
+	assert_contains(v6.comments[6 + 1 + NG_V6_FORMS], "neighbour discovery");
 
 	/* The base chain: netdev egress hook on CNI_IFNAME, policy drop. */
 	sample_policy(&p, NG_DENY_REJECT);
@@ -311,10 +321,20 @@ static void test_egress_order(void **state)
 	struct chain_rules c = {.chain = NG_CHAIN_EGRESS};
 	static const char *const want[] = {
 		"loopback",
+		"IPv6 routing header",
+		"IPv4 loose source route",
+		"IPv4 strict source route",
 		"replies and related",
 		"invalid",
 		"cloud metadata (IPv4)",
 		"cloud metadata (IPv6)",
+		"NAT64 local-use /48",
+		"NAT64 local-use /56",
+		"NAT64 local-use /64",
+		"NAT64 local-use /96",
+		"6to4",
+		"Teredo",
+		"ISATAP",
 		"DNS to dns.servers (IPv4)",
 		"DNS to dns.servers (IPv6)",
 		"egress.allow and pod grants (IPv4)",
@@ -326,30 +346,41 @@ static void test_egress_order(void **state)
 	};
 
 	render_chain(NG_DENY_REJECT, &c);
-	assert_int_equal(c.n, 13);
-	for (int i = 0; i < 13; i++)
+	assert_int_equal(c.n, 23);
+	for (int i = 0; i < 23; i++)
 		assert_contains(c.comments[i], want[i]);
 	/* Metadata: nfproto ipv4, ip daddr (offset 16, 4 bytes), set, jump. */
-	assert_contains(c.exprs[3], "[ meta load nfproto => reg 1 ]");
-	assert_contains(c.exprs[3], "[ cmp eq reg 1 0x00000002 ]");
-	assert_contains(c.exprs[3], "[ payload load 4b @ network header + 16 => reg 1 ]");
-	assert_contains(c.exprs[3], "[ lookup reg 1 set metadata_v4");
-	assert_contains(c.exprs[3], "[ immediate reg 0 jump -> refuse_metadata ]");
+	assert_contains(c.exprs[6], "[ meta load nfproto => reg 1 ]");
+	assert_contains(c.exprs[6], "[ cmp eq reg 1 0x00000002 ]");
+	assert_contains(c.exprs[6], "[ payload load 4b @ network header + 16 => reg 1 ]");
+	assert_contains(c.exprs[6], "[ lookup reg 1 set metadata_v4");
+	assert_contains(c.exprs[6], "[ immediate reg 0 jump -> refuse_metadata ]");
 	/* IPv6: nfproto 10, ip6 daddr at offset 24, 16 bytes. */
-	assert_contains(c.exprs[4], "[ cmp eq reg 1 0x0000000a ]");
-	assert_contains(c.exprs[4], "[ payload load 16b @ network header + 24 => reg 1 ]");
+	assert_contains(c.exprs[7], "[ cmp eq reg 1 0x0000000a ]");
+	assert_contains(c.exprs[7], "[ payload load 16b @ network header + 24 => reg 1 ]");
 	/* The allow lookup concatenates daddr . l4proto . dport in registers
 	 * 1, 9, 10 (one 4-byte word each). */
-	assert_contains(c.exprs[7], "[ meta load l4proto => reg 9 ]");
-	assert_contains(c.exprs[7], "[ payload load 2b @ transport header + 2 => reg 10 ]");
-	assert_contains(c.exprs[7], "[ lookup reg 1 set allow_v4");
+	assert_contains(c.exprs[17], "[ meta load l4proto => reg 9 ]");
+	assert_contains(c.exprs[17], "[ payload load 2b @ transport header + 2 => reg 10 ]");
+	assert_contains(c.exprs[17], "[ lookup reg 1 set allow_v4");
 	/* For IPv6 the address takes four words; the next word starts a
 	 * 16-byte register, which the kernel names reg 2; then reg 13. */
-	assert_contains(c.exprs[8], "[ meta load l4proto => reg 2 ]");
-	assert_contains(c.exprs[8], "[ payload load 2b @ transport header + 2 => reg 13 ]");
-	assert_contains(c.exprs[12], "[ immediate reg 0 jump -> refuse_egress ]");
+	assert_contains(c.exprs[18], "[ meta load l4proto => reg 2 ]");
+	assert_contains(c.exprs[18], "[ payload load 2b @ transport header + 2 => reg 13 ]");
+	assert_contains(c.exprs[22], "[ immediate reg 0 jump -> refuse_egress ]");
+	/* Source routes before "established" (a connection may add one later). */
+	assert_contains(c.exprs[1], "[ meta load nfproto => reg 1 ] [ cmp eq reg 1 0x0000000a ] [ exthdr "
+				    "load ipv6 1b @ 43 + 0 present => reg 1 ] [ cmp eq reg 1 0x00000001 ] [ "
+				    "immediate reg 0 jump -> refuse_egress ]");
+	assert_contains(c.exprs[2], "[ exthdr load ipv4 1b @ 131 + 0 present => reg 1 ]");
+	assert_contains(c.exprs[3], "[ exthdr load ipv4 1b @ 137 + 0 present => reg 1 ]");
+	/* 6to4: ip6 daddr & ffff:ffff:ffff:: (2002 and the 4 IPv4 bytes). */
+	assert_contains(c.exprs[12], "[ payload load 16b @ network header + 24 => reg 1 ] [ bitwise reg 1 = "
+				     "( reg 1 & 0xffffffff 0x0000ffff 0x00000000 0x00000000 ) ^ 0x00000000 "
+				     "0x00000000 0x00000000 0x00000000 ] [ lookup reg 1 set metadata_v6_embedded "
+				     "0x0 ] [ immediate reg 0 jump -> refuse_metadata ]");
 	/* Names: the key must be in the pinned set AND in its _ttl twin. */
-	assert_contains(c.exprs[9],
+	assert_contains(c.exprs[19],
 			"[ lookup reg 1 set names_v4 0x0 ] [ lookup reg 1 set names_v4_ttl 0x0 ]");
 }
 
@@ -359,18 +390,20 @@ static void test_ingress_order(void **state)
 	struct chain_rules c = {.chain = NG_CHAIN_INGRESS};
 
 	render_chain(NG_DENY_REJECT, &c);
-	assert_int_equal(c.n, 9);
+	assert_int_equal(c.n, 12);
+	assert_contains(c.comments[1], "IPv6 routing header");
+	assert_contains(c.exprs[1], "jump -> refuse_ingress");
 	assert_contains(c.comments[0], "loopback");
 	assert_contains(c.exprs[0], "[ meta load iif => reg 1 ]");
-	assert_contains(c.comments[3], "ingress.ports from ingress.sources (IPv4)");
-	assert_contains(c.exprs[3], "[ cmp eq reg 1 0x00000006 ]");                        /* TCP only */
-	assert_contains(c.exprs[3], "[ payload load 4b @ network header + 12 => reg 1 ]"); /* saddr */
-	assert_contains(c.comments[5], "kubelet probes (IPv4)");
-	assert_contains(c.comments[7], "neighbour solicitation");
-	assert_contains(c.exprs[7], "[ payload load 1b @ network header + 7 => reg 1 ]"); /* hop limit */
-	assert_contains(c.exprs[7], "[ cmp eq reg 1 0x000000ff ]");
-	assert_contains(c.comments[8], "default deny");
-	assert_contains(c.exprs[8], "[ immediate reg 0 jump -> refuse_ingress ]");
+	assert_contains(c.comments[6], "ingress.ports from ingress.sources (IPv4)");
+	assert_contains(c.exprs[6], "[ cmp eq reg 1 0x00000006 ]");                        /* TCP only */
+	assert_contains(c.exprs[6], "[ payload load 4b @ network header + 12 => reg 1 ]"); /* saddr */
+	assert_contains(c.comments[8], "kubelet probes (IPv4)");
+	assert_contains(c.comments[10], "neighbour solicitation");
+	assert_contains(c.exprs[10], "[ payload load 1b @ network header + 7 => reg 1 ]"); /* hop limit */
+	assert_contains(c.exprs[10], "[ cmp eq reg 1 0x000000ff ]");
+	assert_contains(c.comments[11], "default deny");
+	assert_contains(c.exprs[11], "[ immediate reg 0 jump -> refuse_ingress ]");
 }
 
 static void test_logging_rules(void **state)

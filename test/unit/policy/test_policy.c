@@ -3,6 +3,7 @@
 #include "testutil.h"
 
 #include "policy/annotations.h"
+#include "policy/metadata.h"
 #include "policy/normalize.h"
 #include "policy/policy.h"
 #include "cni/prevresult.h"
@@ -93,8 +94,10 @@ static void test_compile_full(void **state)
 	fx_answer(&f, "s3.example.com", "fd00:50::1", 7200);
 	assert_int_equal(ng_policy_compile(&f.cfg, &f.ann, &f.prev, &f.res, NULL, &f.pol, &err), 0);
 
-	assert_int_equal(f.pol.metadata[0].n, 5);
-	assert_int_equal(f.pol.metadata[1].n, 15);
+	assert_int_equal(f.pol.metadata[0].n, 8);
+	assert_int_equal(f.pol.metadata[1].n, 6 + 8 * 4);
+	/* every form with free bits, of every IPv4 address */
+	assert_int_equal(f.pol.metadata6_embedded.n, NG_V6_FORMS * 8);
 	assert_int_equal(f.pol.dns[0].n, 2);
 	assert_true(has_elem(&f.pol.dns[0], "10.96.0.10", "10.96.0.10", NG_PROTO_UDP, 53, 53));
 	assert_true(has_elem(&f.pol.dns[0], "10.96.0.10", "10.96.0.10", NG_PROTO_TCP, 53, 53));
@@ -182,6 +185,13 @@ static void test_name_resolving_to_metadata(void **state)
 	} cases[] = {
 		{NULL, "s3.example.com", "169.254.169.254", NG_E_CONFIG},
 		{NULL, "s3.example.com", "::ffff:169.254.169.254", NG_E_CONFIG},
+		/* issue 13: the IPv6 forms with free bits, as DNS answers */
+		{NULL, "s3.example.com", "64:ff9b:1:a9fe:a9:fe00::", NG_E_CONFIG},
+		{NULL, "s3.example.com", "64:ff9b:1:77::a9fe:a9fe", NG_E_CONFIG},
+		{NULL, "s3.example.com", "2002:a9fe:a9fe:1::5", NG_E_CONFIG},
+		{NULL, "s3.example.com", "2001:0:4136:e378:8000:63bf:5601:5601", NG_E_CONFIG},
+		{NULL, "s3.example.com", "2001:db8:1:2:200:5efe:a9fe:a9fe", NG_E_CONFIG},
+		{NULL, "s3.example.com", "::169.254.169.254", NG_E_CONFIG},
 		{"{\"netguard.boxxkite.io/egress\":\"a.example.com:443\"}", "a.example.com",
 		 "169.254.169.254", NG_E_ENVELOPE},
 	};

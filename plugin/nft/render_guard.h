@@ -1,0 +1,33 @@
+/* Refusals every table makes, as small builders shared by the inet policy
+ * table, the netdev packet-socket guard and the host-side table: metadata
+ * in IPv6 forms with free bits, packets that name their own route, MLD
+ * reports carrying anything but the pod's own groups. */
+#ifndef NG_RENDER_GUARD_H
+#define NG_RENDER_GUARD_H
+
+#include <stdbool.h>
+
+#include "nft/batch.h"
+#include "nft/render_sets.h"
+
+/* Where the rules go and how they check the family: `meta nfproto` (inet)
+ * or `meta protocol` (netdev); `refuse` is the chain a refused packet
+ * jumps to (its counter says how many). */
+struct ng_guard_ctx {
+	const char *chain;
+	bool nfproto, protocol;
+	const char *refuse;
+};
+
+/* exthdr rt exists jump REFUSE               (IPv6 routing header, any type)
+ * ip option lsrr exists jump REFUSE          (IPv4 loose source route)
+ * ip option ssrr exists jump REFUSE          (IPv4 strict source route)
+ * `fam`: 4, 6, or 0 for both. */
+int ng_render_no_source_route(struct ng_batch *b, const struct ng_guard_ctx *c, int fam);
+
+/* One rule per form of policy/metadata.h:
+ * ip6 daddr & MASK @metadata_v6_embedded jump REFUSE */
+int ng_render_metadata_forms(struct ng_batch *b, const struct ng_guard_ctx *c,
+			     const struct ng_set_spec *embedded);
+
+#endif
