@@ -5,6 +5,12 @@
 #     IPv4 addresses, and with an allowlist of 60,000 entries, succeeds and
 #     CHECK passes; above the documented limits ADD is refused with code 7
 #     before anything is sent (no table anywhere);
+#   - the IPv4 metadata address in IPv6 forms with free bits (NAT64
+#     local-use, 6to4, Teredo, ISATAP), routed to a listener in this world:
+#     refused at once, counted by metadata_denied, even inside an allowed /64;
+#   - source routes: an IPv6 routing header (IPV6_RTHDR type 4, no capability
+#     needed) or an IPv4 LSRR (IP_OPTIONS, needs NET_RAW) whose first hop is
+#     the allowed resolver is refused; the same with a packet socket (the guard);
 # Ends with "N passed, N failed"; exit status non-zero on failure.
 set -euo pipefail
 # shellcheck source=e2e/lib.sh
@@ -44,20 +50,79 @@ t_check "  nothing sent: no table" no_table big2
 allow_n() { # N: the conflist with N more egress.allow entries (every other host of 10.100.0.0/14: no two adjacent, so none merge)
 	conf_variant "allow$1" 'e["egress"]["allow"] += ["tcp://10.%d.%d.%d:443" % (100 + 2 * i // 65536, 2 * i // 256 % 256, 2 * i % 256) for i in range('"$1"')]'
 }
-POD_CONFLIST=$(allow_n 60000)
+# The chain's ADD with the world's conflist, then ours alone with the big one.
 pod_add big3 >/dev/null
-ng_stdin big3 >"$W_TMP/big3.json"
+ng_pod_call DEL big3
+POD_CONFLIST=$(allow_n 60000) ng_stdin big3 >"$W_TMP/big3.json"
 t0=$(date +%s%N)
 t_check "ADD, egress.allow with 60,000 entries" direct ADD big3 "$W_TMP/big3.json"
 echo "    ($((($(date +%s%N) - t0) / 1000000)) ms)"
 t_check "  CHECK passes" direct CHECK big3 "$W_TMP/big3.json"
 t_check "  DEL" direct DEL big3 "$W_TMP/big3.json"
-POD_CONFLIST=$(allow_n 100001)
-pod_add big4 >/dev/null || true
-ng_stdin big4 >"$W_TMP/big4.json"
+pod_add big4 >/dev/null
+ng_pod_call DEL big4
+POD_CONFLIST=$(allow_n 100001) ng_stdin big4 >"$W_TMP/big4.json"
 ng_pod_call ADD big4 "$W_TMP/big4.json" && rc=0 || rc=$?
 t_check "ADD, egress.allow with 100,001 entries: code 7, limit named" ng_error_is 7 "more than 100000" "$rc"
 t_check "  nothing sent: no table" no_table big4
-unset POD_CONFLIST POD_NO_LOOPBACK
+unset POD_NO_LOOPBACK
+
+# ---- metadata in IPv6 forms -----------------------------------------------------
+echo "== metadata in IPv6 forms"
+# Each form of 169.254.169.254, held by the metadata host, routed there by
+# the node and by the pods' host-local routes (a NAT64 or relay would take
+# them to the IPv4 endpoint; here the endpoint answers them itself).
+FORMS="64:ff9b:1::a9fe:a9fe 64:ff9b:1:a9fe:a9:fe00:: 2002:a9fe:a9fe::1 2001:0:4136:e378:8000:63bf:5601:5601 2001:db8:77::5efe:a9fe:a9fe"
+BENIGN6=2001:db8:77::5 # same /64 as the ISATAP form, which the pod may reach
+for a in $FORMS $BENIGN6; do
+	ip -n "$W_ID-metadata" addr add "$a/128" dev eth0 nodad
+	ip -n "$W_NODE" -6 route add "$a/128" via "$MD6"
+done
+_spawn "$W_ID-metadata" md81 socat TCP6-LISTEN:81,ipv6only=0,reuseaddr,fork OPEN:/dev/null
+routes=$(for a in $FORMS $BENIGN6; do printf '{"dst": "%s/128", "gw": "%s"},' "$a" "$POD_GW6"; done)
+POD_CONFLIST=$(conf_variant forms 'c["plugins"][0]["ipam"]["routes"] += ['"$routes"']
+e["egress"]["allow"] += ["[2001:db8:77::/64]:81"]')
+export POD_CONFLIST
+for i in {1..40}; do node_exec "$NPROBE" tcp "$BENIGN6" 81 200 >/dev/null && break; sleep 0.05; done
+pod_add free default >/dev/null # not enforced: the forms really lead somewhere
+pod_add md >/dev/null
+for a in $FORMS; do
+	expect "not enforced: [$a]:81" connected 1000 pod:free -- tcp "$a" 81 1000
+done
+expect "enforced: [$BENIGN6]:81 (allowed /64)" connected 1000 pod:md -- tcp "$BENIGN6" 81 1000
+for a in $FORMS; do
+	expect "enforced: [$a]:81" refused 200 pod:md -- tcp "$a" 81 1000
+done
+md_count() { pod_exec md nft list counter inet boxxkite_netguard metadata_denied | sed -n 's/.*packets \([0-9]*\).*/\1/p'; }
+t_check "metadata_denied counted each form (5)" test "$(md_count)" = 5
+t_check "CHECK passes" pod_check md
+pod_del md >/dev/null
+pod_del free >/dev/null
+unset POD_CONFLIST
+
+# ---- source routes -------------------------------------------------------------
+echo "== source routes"
+pod_add sr >/dev/null
+nobody() { pod_exec sr setpriv --reuid=65534 --regid=65534 --clear-groups --bounding-set=-all \
+	"$PY" "$E2E_DIR/srcroute.py" "$@"; }
+is() { local got; got=$("${@:2}"); [[ $got == "$1"* ]] || { echo "got: $got" && return 1; }; }
+t_check "unprivileged: UDP to the resolver $DNS4:53 is sent" is sent nobody send 4 "$DNS4" 53
+# IP_OPTIONS with a source route needs CAP_NET_RAW (which containers hold by
+# default): as the pod's root.
+t_check "NET_RAW: LSRR via the resolver to $FORBID4: refused" \
+	is "send failed: Operation not permitted" pod_exec sr "$PY" "$E2E_DIR/srcroute.py" send 4 "$FORBID4" 53 "$DNS4"
+t_check "unprivileged: UDP to the resolver [$DNS6]:53 is sent" is sent nobody send 6 "$DNS6" 53
+t_check "unprivileged: routing header via the resolver to $FORBID6: refused" \
+	is "send failed: Operation not permitted" nobody send 6 "$FORBID6" 53 "$DNS6"
+GW_MAC=$(node_exec ip -o link show dev ngbr0 | sed -n 's|.*link/ether \([0-9a-f:]*\).*|\1|p')
+raw() { pod_exec sr "$PY" "$E2E_DIR/rawframe.py" send --ifname eth0 --dst-mac "$GW_MAC" --marker NGRAW-sr \
+	--dport 53 "$@"; }
+t_check "packet socket: UDP to the resolver is let out" is sent raw --src "$(pod_ip sr 4)" --dst "$DNS4"
+t_check "packet socket: with an LSRR option: dropped by the guard" is "send failed" \
+	raw --src "$(pod_ip sr 4)" --dst "$DNS4" --source-route "$FORBID4"
+t_check "packet socket: IPv6 to the resolver is let out" is sent raw --src "$(pod_ip sr 6)" --dst "$DNS6"
+t_check "packet socket: with a routing header: dropped by the guard" is "send failed" \
+	raw --src "$(pod_ip sr 6)" --dst "$DNS6" --source-route "$FORBID6"
+pod_del sr >/dev/null
 
 t_summary

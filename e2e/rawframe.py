@@ -5,6 +5,7 @@ for e2e/packet.sh.
   rawframe.py send --ifname IF --dst-mac MAC --src IP --dst IP --marker M
                    [--proto tcp|udp] [--sport N] [--dport N] [--flags S|SA|A]
                    [--bypass] [--vlan ID] [--skb-protocol HEX] [--arp OP [--pad N]]
+                   [--source-route VIA]
       writes one hand-made Ethernet frame (IPv4 or IPv6 by the addresses)
       carrying the text M to interface IF. --bypass sets PACKET_QDISC_BYPASS
       (the socket skips the qdisc layer); --vlan wraps the frame in an
@@ -12,6 +13,8 @@ for e2e/packet.sh.
       the frame's own (what the kernel then parses the frame as). --arp
       sends an ARP frame instead (operation OP, sender --src, target --dst,
       the marker after the ARP body, plus N more bytes with --pad).
+      --source-route VIA adds an IPv4 loose source route option (or an
+      IPv6 segment routing header, type 4) naming VIA as the next hop.
       --stdout writes the frame to stdout instead of sending it. Prints
       "sent" or "send failed: ERRNO" (a frame dropped by the egress hook
       fails the send with ENOBUFS); exit 0 either way.
@@ -64,12 +67,20 @@ def transport(args, src, dst, payload):
 def packet(args):
     src, dst = ipaddress.ip_address(args.src), ipaddress.ip_address(args.dst)
     proto, seg = transport(args, src, dst, args.marker.encode())
+    via = ipaddress.ip_address(args.source_route) if args.source_route else None
     if src.version == 4:
-        h = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(seg), 1, 0, 64, proto, 0, src.packed, dst.packed)
+        # LSRR (131): length 7, pointer 4, one address; a NOP pads to 8.
+        opt = struct.pack("!BBB4sB", 131, 7, 4, via.packed, 1) if via else b""
+        ihl = 5 + len(opt) // 4
+        h = struct.pack("!BBHHHBBH4s4s", 0x40 | ihl, 0, ihl * 4 + len(seg), 1, 0, 64, proto, 0, src.packed,
+                        dst.packed) + opt
         h = h[:10] + struct.pack("!H", checksum(h)) + h[12:]
         return 0x0800, h + seg
-    h = struct.pack("!IHBB16s16s", 6 << 28, len(seg), proto, 64, src.packed, dst.packed)
-    return 0x86DD, h + seg
+    ext, nexthdr = b"", proto
+    if via:  # segment routing header (RFC 8754): one segment, segments left 1
+        ext, nexthdr = struct.pack("!BBBBBBH16s", proto, 2, 4, 1, 0, 0, 0, via.packed), 43
+    h = struct.pack("!IHBB16s16s", 6 << 28, len(ext) + len(seg), nexthdr, 64, src.packed, dst.packed)
+    return 0x86DD, h + ext + seg
 
 
 def arp(args, src_mac):
@@ -134,6 +145,7 @@ def main():
     a.add_argument("--arp", type=int)
     a.add_argument("--stdout", action="store_true")
     a.add_argument("--pad", type=int, default=0)
+    a.add_argument("--source-route")
     b = sub.add_parser("sniff")
     b.add_argument("--ifname", required=True)
     b.add_argument("--out", required=True)

@@ -69,6 +69,25 @@ int ng_render_no_source_route(struct ng_batch *b, const struct ng_guard_ctx *c, 
 
 		if (fam && fam != (rules[i].fam == NG_V4 ? 4 : 6))
 			continue;
+		if (c->protocol && rules[i].fam == NG_V4) {
+			/* In the netdev family the kernel's option finder
+			 * (ipv4_find_option) reads from skb->data, which there is
+			 * the Ethernet header: `ip option` never matches. So the
+			 * guard refuses every IPv4 header with options (ihl != 5);
+			 * the stack sends none a pod needs (IGMP's router alert
+			 * is refused anyway). */
+			uint8_t mask = 0x0f, five = 5;
+
+			if (rules[i].type != IPOPT_LSRR_TYPE)
+				continue;
+			ng_rb_begin(&rb, b, c->chain);
+			family_is(&rb, c, NG_V4);
+			ng_rb_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, 0, 1, NG_W0);
+			ng_rb_masked_cmp(&rb, NFT_CMP_NEQ, &mask, &five, 1);
+			ng_rb_verdict(&rb, NFT_JUMP, c->refuse);
+			rc |= ng_rb_end(&rb, b, "IPv4 options (source routes among them): the guard cannot parse them");
+			continue;
+		}
 		ng_rb_begin(&rb, b, c->chain);
 		family_is(&rb, c, rules[i].fam);
 		exthdr_present(&rb, rules[i].op, rules[i].type);

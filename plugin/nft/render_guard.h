@@ -22,6 +22,8 @@ struct ng_guard_ctx {
 /* exthdr rt exists jump REFUSE               (IPv6 routing header, any type)
  * ip option lsrr exists jump REFUSE          (IPv4 loose source route)
  * ip option ssrr exists jump REFUSE          (IPv4 strict source route)
+ * In the netdev family (c->protocol) the two IPv4 rules are one:
+ * ip hdrlength != 5 jump REFUSE (the kernel cannot find options there).
  * `fam`: 4, 6, or 0 for both. */
 int ng_render_no_source_route(struct ng_batch *b, const struct ng_guard_ctx *c, int fam);
 

@@ -20,7 +20,7 @@
  *     jump refuse_raw
  *   }
  *   chain raw_v4 {
- *     ip option lsrr exists jump refuse_raw; ip option ssrr exists jump refuse_raw
+ *     ip hdrlength != 5 jump refuse_raw           (IPv4 options: source routes among them)
  *     ip daddr @metadata_v4 jump refuse_raw
  *     ip daddr . meta l4proto . th dport @dns_v4 accept
  *     ip daddr . meta l4proto . th dport @allow_v4 accept
