@@ -11,6 +11,11 @@
 #   - source routes: an IPv6 routing header (IPV6_RTHDR type 4, no capability
 #     needed) or an IPv4 LSRR (IP_OPTIONS, needs NET_RAW) whose first hop is
 #     the allowed resolver is refused; the same with a packet socket (the guard);
+#   - multicast: an unprivileged process joining IPv6 groups with chosen
+#     bytes (and an IPv4 group) in an enforced pod: no MLD or IGMP report
+#     naming them reaches the node's bridge (a pod that is not enforced shows
+#     the path is real); a report in the kernel's exact layout for the pod's
+#     own solicited-node group passes, one naming another group does not;
 # Ends with "N passed, N failed"; exit status non-zero on failure.
 set -euo pipefail
 # shellcheck source=e2e/lib.sh
@@ -124,5 +129,55 @@ t_check "packet socket: IPv6 to the resolver is let out" is sent raw --src "$(po
 t_check "packet socket: with a routing header: dropped by the guard" is "send failed" \
 	raw --src "$(pod_ip sr 6)" --dst "$DNS6" --source-route "$FORBID6"
 pod_del sr >/dev/null
+
+# ---- multicast -------------------------------------------------------------------
+echo "== multicast (MLD, IGMP)"
+SR=$E2E_DIR/srcroute.py
+MC_SEEN=$W_TMP/mc-seen
+: >"$MC_SEEN"
+bg_start nsenter --net="$(_ns_path "$W_NODE")" "$PY" "$SR" sniff ngbr0 "$MC_SEEN" >"$W_TMP/mc-sniff.out" 2>&1
+for i in {1..100}; do grep -q ready "$W_TMP/mc-sniff.out" && break; sleep 0.02; done
+pod_add mc >/dev/null
+pod_add mcfree default >/dev/null
+mac_of() { pod_exec "$1" ip -o link show dev eth0 | sed -n 's|.*link/ether \([0-9a-f:]*\).*|\1|p'; }
+CHOSEN6="ff0e::6e67:6c65:616b:2121 ff02::1:ffab:cdef ff05::1:3"
+CHOSEN4=239.78.71.33
+JOINS=()
+join_all() { # POD: an unprivileged process joins every chosen group (PIDs in JOINS)
+	local g
+	for g in $CHOSEN6 $CHOSEN4; do
+		pod_exec "$1" setpriv --reuid=65534 --regid=65534 --clear-groups --bounding-set=-all \
+			"$PY" "$SR" join "$g" eth0 >/dev/null &
+		JOINS+=("$!")
+		_track_pid "$!"
+	done
+}
+join_all mcfree
+join_all mc
+for p in "${JOINS[@]}"; do wait "$p" 2>/dev/null || true; done
+sleep 0.5
+seen_from() { grep "^$(mac_of "$1") " "$MC_SEEN" || true; }
+leaks() { # POD: the chosen groups its reports named
+	local g out=''
+	for g in $CHOSEN6 $CHOSEN4; do
+		seen_from "$1" | grep -qw -- "$g" && out+="$g "
+	done
+	echo "$out"
+}
+leak_real() { [[ -n $(leaks mcfree) ]] || { echo "mcfree $(mac_of mcfree), seen:" && cat "$MC_SEEN" && return 1; }; }
+t_check "not enforced: its reports name the chosen groups (the leak is real)" leak_real
+t_check "enforced: no report names a chosen group" sh -c "[ -z '$(leaks mc)' ] || { echo 'leaked: $(leaks mc)'; exit 1; }"
+t_check "not enforced: its IGMP report names $CHOSEN4" sh -c "grep -q '^$(mac_of mcfree) igmp $CHOSEN4' '$MC_SEEN'"
+t_check "enforced: no IGMP report at all" sh -c "! grep -q '^$(mac_of mc) igmp' '$MC_SEEN'"
+IP6=$(pod_ip mc 6)
+OWN=$("$PY" -c 'import ipaddress,sys; a=ipaddress.ip_address(sys.argv[1]).packed; print(ipaddress.ip_address(bytes.fromhex("ff0200000000000000000001ff") + a[13:]))' "$IP6")
+LL=$(pod_exec mc ip -6 -o addr show dev eth0 scope link | awk '{print $4}' | cut -d/ -f1)
+t_check "kernel-layout report for its own group $OWN: let out" is sent pod_exec mc "$PY" "$SR" mldsend eth0 "$LL" "$OWN"
+t_check "the same report naming ff0e::6e67:6c65:616b:2121: dropped" is "send failed" \
+	pod_exec mc "$PY" "$SR" mldsend eth0 "$LL" ff0e::6e67:6c65:616b:2121
+t_check "its own group and a chosen one in one report: dropped" is "send failed" \
+	pod_exec mc "$PY" "$SR" mldsend eth0 "$LL" "$OWN" ff02::1:ffab:cdef
+pod_del mc >/dev/null
+pod_del mcfree >/dev/null
 
 t_summary

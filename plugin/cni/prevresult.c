@@ -32,6 +32,33 @@ static int parse_ifaddr(const char *s, struct ng_ifaddr *out)
 	return 0;
 }
 
+/* interfaces[]: the MACs of those in the sandbox. Anything malformed is
+ * skipped: only the MLD rule uses them, and a missing MAC only means a
+ * narrower rule (README "Multicast"). */
+static int parse_macs(const json_t *prev, struct ng_prev *out)
+{
+	const json_t *ifs = json_object_get(prev, "interfaces"), *it;
+	size_t i;
+
+	if (!json_is_array(ifs))
+		return 0;
+	json_array_foreach(ifs, i, it) {
+		const char *mac = ng_json_str(it, "mac"), *sb = ng_json_str(it, "sandbox");
+		unsigned b[6];
+		struct ng_mac m;
+		char end;
+
+		if (!mac || !sb || !*sb || i >= NG_PREV_MAX_IPS ||
+		    sscanf(mac, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &end) != 6)
+			continue;
+		for (int k = 0; k < 6; k++)
+			m.a[k] = (uint8_t)b[k];
+		if (ng_vec_push(&out->macs, &m) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 int ng_prev_parse(const json_t *prev, struct ng_prev *out, struct ng_err *err)
 {
 	const json_t *ips, *ip;
@@ -44,6 +71,8 @@ int ng_prev_parse(const json_t *prev, struct ng_prev *out, struct ng_err *err)
 		return ng_fail(
 			err, NG_E_CONFIG,
 			"prevResult: uses the 0.2.0 result format, which this plugin does not support");
+	if (parse_macs(prev, out) < 0)
+		return ng_fail(err, NG_E_INTERNAL, "out of memory");
 	ips = json_object_get(prev, "ips");
 	if (!ips)
 		return 0;
@@ -87,6 +116,7 @@ void ng_prev_free(struct ng_prev *p)
 {
 	ng_vec_free(&p->addrs);
 	ng_vec_free(&p->gateways);
+	ng_vec_free(&p->macs);
 }
 
 static void drop_keys(json_t *arr, const char *const keys[])

@@ -18,9 +18,16 @@ struct ng_ifaddr {
 	uint8_t plen;    /* its on-link prefix length */
 };
 
+struct ng_mac {
+	uint8_t a[6];
+};
+
 struct ng_prev {
 	NG_VEC(struct ng_ifaddr) addrs; /* ips[].address */
 	NG_VEC(struct ng_ip) gateways;  /* ips[].gateway, deduplicated */
+	/* The MACs of interfaces[] inside the sandbox ("sandbox" set, a valid
+	 * "mac"): the pod's EUI-64 link-local address derives from them. */
+	NG_VEC(struct ng_mac) macs;
 };
 
 /* Reads ips[] from prevResult. Malformed entries are code 7 naming the

@@ -62,8 +62,6 @@ static struct nlmsghdr *msg_v(struct ng_batch *b, size_t max_len, uint16_t type,
 	 * page always has NG_BATCH_MSG_LIMIT bytes past the current position. */
 	b->msg_max = max_len < NG_BATCH_MSG_LIMIT ? max_len : NG_BATCH_MSG_LIMIT;
 	memset(at, 0, b->msg_max);
-	/* Every body message asks for an ack, so the receiver can read exactly
-	 * one reply per message and know each one's fate. */
 	if (type == NFT_MSG_NEWTABLE && (flags & NLM_F_EXCL)) {
 		if (b->n_excl_table < sizeof(b->excl_table_seq) / sizeof(b->excl_table_seq[0]))
 			b->excl_table_seq[b->n_excl_table++] = b->seq_next;

@@ -30,7 +30,8 @@
  *     jump refuse_raw
  *   }
  *   chain raw_v6 { the same (exthdr rt exists; ip6 daddr & MASK @metadata_v6_embedded
- *     for each IPv6 form), and ip6 daddr . icmpv6 type @nd_v6 accept }
+ *     for each IPv6 form), ip6 daddr . icmpv6 type @nd_v6 accept, and the
+ *     MLDv2 reports of the pod's own solicited-node groups accept }
  *   chain refuse_raw { counter name "raw_denied"; [log]; drop }
  * }
  *
@@ -135,6 +136,9 @@ static int family_chain(struct ng_batch *b, const char *chain, const struct ng_s
 
 	for (size_t i = 0; i < n; i++)
 		rc |= ng_render_lookup_rule(b, &rules[i]);
+	if (f == 1)
+		rc |= ng_render_mld(b, &(struct ng_guard_ctx){.chain = chain, .protocol = true}, &sets[NG_S_MLD6],
+				    14);
 	ng_rb_begin(&rb, b, chain);
 	ng_rb_verdict(&rb, NFT_JUMP, NG_RAW_CHAIN_REFUSE);
 	rc |= ng_rb_end(&rb, b, "default deny");

@@ -61,6 +61,7 @@ struct ng_policy {
 	ng_elem_vec names[2];   /* resolved names, with timeouts, disjoint */
 	time_t names_at;        /* when they were resolved (wall clock), for expiry comments */
 	ng_elem_vec nd6;        /* ip6 daddr . icmpv6 type, egress ND */
+	ng_ip_vec mld6;         /* the groups an MLDv2 report may name (solicited-node, the pod's) */
 	ng_elem_vec ingress[2]; /* saddr . dport (proto 0) */
 	ng_ip_vec node[2];      /* gateways, when ingress.allowNode */
 	ng_ip_vec pod4;         /* the pod's IPv4 addresses: the only ARP senders the guard lets out */
