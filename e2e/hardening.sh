@@ -16,6 +16,10 @@
 #     naming them reaches the node's bridge (a pod that is not enforced shows
 #     the path is real); a report in the kernel's exact layout for the pod's
 #     own solicited-node group passes, one naming another group does not;
+#   - neighbours: a pod that is not enforced, with NET_RAW, sends ARP replies
+#     claiming the gateway's address: an enforced pod's gateway entries (IPv4
+#     and IPv6) are PERMANENT with the bridge's MAC and do not move (a pod
+#     that is not enforced shows the poisoning works).
 # Ends with "N passed, N failed"; exit status non-zero on failure.
 set -euo pipefail
 # shellcheck source=e2e/lib.sh
@@ -179,5 +183,31 @@ t_check "its own group and a chosen one in one report: dropped" is "send failed"
 	pod_exec mc "$PY" "$SR" mldsend eth0 "$LL" "$OWN" ff02::1:ffab:cdef
 pod_del mc >/dev/null
 pod_del mcfree >/dev/null
+
+# ---- neighbours: ARP poisoning ----------------------------------------------------
+echo "== neighbours (ARP poisoning)"
+pod_add victim >/dev/null
+pod_add bystander default >/dev/null
+pod_add attacker default >/dev/null
+BR_MAC=$(node_exec ip -o link show dev ngbr0 | sed -n 's|.*link/ether \([0-9a-f:]*\).*|\1|p')
+ATT_MAC=$(mac_of attacker)
+neigh_of() { pod_exec "$1" ip "-$2" neigh show "$3" dev eth0; }
+for p in victim bystander; do pod_exec "$p" "$NPROBE" tcp "$POD_GW4" 9 200 >/dev/null || true; done
+poison() { # POD: three ARP replies "the gateway is at the attacker's MAC", 0.6 s apart
+	local i
+	for i in 1 2 3; do
+		pod_exec attacker "$PY" "$E2E_DIR/rawframe.py" send --ifname eth0 --dst-mac "$(mac_of "$1")" \
+			--src "$POD_GW4" --dst "$(pod_ip "$1" 4)" --arp 2 --marker NGRAW-arp >/dev/null
+		sleep 0.6
+	done
+}
+poison bystander
+poison victim
+has() { local got; got=$("${@:2}"); [[ $got == *"$1"* ]] || { echo "got: $got" && return 1; }; }
+t_check "not enforced: its gateway entry now names the attacker ($ATT_MAC)" has "$ATT_MAC" neigh_of bystander 4 "$POD_GW4"
+t_check "enforced: gateway $POD_GW4 is PERMANENT at the bridge's MAC" has "lladdr $BR_MAC PERMANENT" neigh_of victim 4 "$POD_GW4"
+t_check "enforced: gateway $POD_GW6 is PERMANENT at the bridge's MAC" has "lladdr $BR_MAC PERMANENT" neigh_of victim 6 "$POD_GW6"
+t_check "  logged: pinned_gateways 2" sh -c "grep '\"pod_name\":\"victim\"' '$W_TMP/netguard.log' | grep -q '\"pinned_gateways\":2'"
+for p in victim bystander attacker; do pod_del "$p" >/dev/null; done
 
 t_summary

@@ -17,6 +17,7 @@
 #include "base/json_util.h"
 #include "base/kernelver.h"
 #include "base/decision_log.h"
+#include "kernel/neighpin.h"
 #include "kernel/netns.h"
 #include "kernel/nl_netns.h"
 #include "policy/pod_policy.h"
@@ -211,6 +212,24 @@ static int open_pod_socket(struct inv *v, struct ng_nl *nl)
 	return rc;
 }
 
+/* Permanent neighbour entries for the gateways the node holds, so that a
+ * neighbour poisoning the pod's ARP/ND cannot pose as the node (README
+ * "Neighbours"). */
+static int pin_gateways(struct inv *v)
+{
+	enum ng_netns_status st;
+	size_t pinned = 0;
+	int fd, rc;
+
+	if (ng_netns_open(v->netns_path, &fd, &st, &v->err) < 0)
+		return -1;
+	rc = ng_neigh_pin_gateways(fd, v->policy.ifname, v->prev.gateways.v, v->prev.gateways.n, &pinned,
+				   &v->err);
+	close(fd);
+	ng_log_set(&v->log, "pinned_gateways", json_integer((json_int_t)pinned));
+	return rc;
+}
+
 /* ---- verbs ---------------------------------------------------------------- */
 
 static int print_prev(struct inv *v)
@@ -271,7 +290,7 @@ static int cmd_add(struct inv *v, FILE *in)
 		return fail(v, "error");
 	rc = ng_ruleset_apply(&nl, &v->pod.policy, NG_TABLE, &v->err);
 	ng_nl_close(&nl);
-	if (rc < 0)
+	if (rc < 0 || pin_gateways(v) < 0)
 		return fail(v, "error");
 	if (print_prev(v) < 0)
 		return fail(v, "error");
