@@ -223,7 +223,7 @@ static int pin_gateways(struct inv *v)
 
 	if (ng_netns_open(v->netns_path, &fd, &st, &v->err) < 0)
 		return -1;
-	rc = ng_neigh_pin_gateways(fd, v->policy.ifname, v->prev.gateways.v, v->prev.gateways.n, &pinned,
+	rc = ng_neigh_pin_gateways(fd, v->pod.policy.ifname, v->prev.gateways.v, v->prev.gateways.n, &pinned,
 				   &v->err);
 	close(fd);
 	ng_log_set(&v->log, "pinned_gateways", json_integer((json_int_t)pinned));
