@@ -12,7 +12,7 @@
  *     ip daddr . meta l4proto . th dport @allow_v4 accept
  *     ip daddr . meta l4proto . th dport @names_v4 ... @names_v4_ttl accept
  *     ip6 daddr . icmpv6 type @nd_v6 accept
- *     MLDv2 reports naming only @mld_v6 groups accept  (nft/render_guard.h)
+ *     MLDv2 reports of the pod's solicited-node groups accept  (nft/render_guard.h)
  *     jump refuse_egress
  *   }
  *   chain ingress {  type filter hook input priority filter; policy drop;
@@ -124,7 +124,7 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b, struct ng_
 					    .dst = true,
 					    .nfproto = true,
 					    .comment = "IPv6 neighbour discovery, on-link only"});
-	rc |= ng_render_mld(b, &(struct ng_guard_ctx){.chain = eg, .nfproto = true}, &sets[NG_S_MLD6], 0);
+	rc |= ng_render_mld(b, &(struct ng_guard_ctx){.chain = eg, .nfproto = true}, &p->mld6, 0);
 	ng_rb_begin(&rb, b, eg);
 	ng_rb_verdict(&rb, NFT_JUMP, NG_CHAIN_REFUSE_EGRESS);
 	rc |= ng_rb_end(&rb, b, "default deny");

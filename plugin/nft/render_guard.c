@@ -133,23 +133,25 @@ static void nh_is(struct ng_rb *rb, uint32_t off, const void *v, uint32_t len)
 	ng_rb_cmp(rb, NFT_CMP_EQ, v, len);
 }
 
-int ng_render_mld(struct ng_batch *b, const struct ng_guard_ctx *c, const struct ng_set_spec *groups,
-		  unsigned link_hdr)
+int ng_render_mld(struct ng_batch *b, const struct ng_guard_ctx *c, const ng_ip_vec *groups, unsigned link_hdr)
 {
 	/* The kernel's MLD packet (net/ipv6/mcast.c: ip6_mc_hdr, mld_newpack):
 	 * flow 0, next header 0, hop limit 1, router alert then PadN. */
 	static const uint8_t head[4] = {0x60, 0, 0, 0};
 	static const uint8_t hbh[8] = {IPPROTO_ICMPV6, 0, 5, 2, 0, 0, 1, 0};
-	static const uint8_t icmp[2] = {143, 0}, zero4[4] = {0}, zero3[3] = {0};
+	static const uint8_t icmp[2] = {143, 0}, zero3[3] = {0};
 	static const uint8_t ff02_16[16] = {0xff, 0x02, [15] = 0x16};
 	uint8_t nh_hop[2] = {0, 1}; /* next header 0 (hop-by-hop), hop limit 1 */
+	uint8_t rest[4] = {0, 0, 0, 1}; /* reserved 0, one record */
+	uint16_t plen = htons(8 + 8 + 20);
+	uint32_t len = link_hdr + 40 + 16 + 20;
+	uint8_t lo = 1, hi = 6;
 	int rc = 0;
 
-	for (uint16_t n = 1; n <= 2; n++) {
-		uint16_t plen = htons((uint16_t)(8 + 8 + 20 * n)), nrec = htons(n);
-		uint32_t len = link_hdr + 40 + 16 + 20u * n;
-		uint8_t lo = 1, hi = 6;
-		char comment[96];
+	/* One rule per group, each inline: a raw payload lookup into an
+	 * ipv6_addr set would not read back through `nft -f`. */
+	for (size_t i = 0; i < groups->n; i++) {
+		char comment[128], g[NG_IP_STRLEN];
 		struct ng_rb rb;
 
 		ng_rb_begin(&rb, b, c->chain);
@@ -160,23 +162,17 @@ int ng_render_mld(struct ng_batch *b, const struct ng_guard_ctx *c, const struct
 		nh_is(&rb, 24, ff02_16, 16);
 		nh_is(&rb, 40, hbh, 8);
 		nh_is(&rb, 48, icmp, 2);
-		nh_is(&rb, 52, zero4, 2); /* reserved */
-		nh_is(&rb, 54, &nrec, 2);
+		nh_is(&rb, 52, rest, 4);
 		ng_rb_meta(&rb, NFT_META_LEN, NG_W0);
 		ng_rb_cmp(&rb, NFT_CMP_EQ, &len, 4);
-		for (uint32_t r = 0; r < n; r++) {
-			uint32_t at = 56 + 20 * r;
-
-			ng_rb_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, at, 1, NG_W0);
-			ng_rb_cmp(&rb, NFT_CMP_GTE, &lo, 1);
-			ng_rb_cmp(&rb, NFT_CMP_LTE, &hi, 1);
-			nh_is(&rb, at + 1, zero3, 3);
-			ng_rb_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, at + 4, 16, NG_W0);
-			ng_rb_lookup(&rb, groups->name, groups->id);
-		}
+		ng_rb_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, 56, 1, NG_W0);
+		ng_rb_cmp(&rb, NFT_CMP_GTE, &lo, 1);
+		ng_rb_cmp(&rb, NFT_CMP_LTE, &hi, 1);
+		nh_is(&rb, 57, zero3, 3);
+		nh_is(&rb, 60, groups->v[i].a, 16);
 		ng_rb_verdict(&rb, NF_ACCEPT, NULL);
-		snprintf(comment, sizeof(comment), "MLDv2 report, %u record%s: the pod's solicited-node groups only", n,
-			 n == 1 ? "" : "s");
+		ng_ip_format(&groups->v[i], g, sizeof(g));
+		snprintf(comment, sizeof(comment), "MLDv2 report of the pod's solicited-node group %s", g);
 		rc |= ng_rb_end(&rb, b, comment);
 	}
 	return rc ? -1 : 0;

@@ -32,16 +32,16 @@ int ng_render_no_source_route(struct ng_batch *b, const struct ng_guard_ctx *c, 
 int ng_render_metadata_forms(struct ng_batch *b, const struct ng_guard_ctx *c,
 			     const struct ng_set_spec *embedded);
 
-/* MLDv2 reports as the kernel writes them, naming only the pod's own
- * solicited-node groups (set `groups`), one rule for one record, one for
- * two (a pod with a global and a link-local address), nothing else:
- *   ip6 version/class/flow 0x60000000, payload length 16 + 20 N, next
- *   header hop-by-hop, hop limit 1, daddr ff02::16, the hop-by-hop header
- *   exactly the kernel's router alert, ICMPv6 143 code 0, reserved 0,
- *   N records, each of type 1-6 with no aux data and no sources and its
- *   group in @groups, and (meta len) no byte more: accept.
+/* MLDv2 reports as the kernel writes them, one record naming one of the
+ * pod's own solicited-node groups (`groups`), nothing else; one rule each:
+ *   ip6 version/class/flow 0x60000000, payload length 36, next header
+ *   hop-by-hop, hop limit 1, daddr ff02::16, the hop-by-hop header exactly
+ *   the kernel's router alert, ICMPv6 143 code 0, reserved 0, 1 record of
+ *   type 1-6 with no aux data and no sources, its group GROUP, and (meta
+ *   len) no byte more: accept.
+ * The kernel joins each solicited-node group alone (one record); reports
+ * of several records answer queries, which the ingress chain drops.
  * `link_hdr`: bytes before the IPv6 header in meta len (14 in netdev). */
-int ng_render_mld(struct ng_batch *b, const struct ng_guard_ctx *c, const struct ng_set_spec *groups,
-		  unsigned link_hdr);
+int ng_render_mld(struct ng_batch *b, const struct ng_guard_ctx *c, const ng_ip_vec *groups, unsigned link_hdr);
 
 #endif

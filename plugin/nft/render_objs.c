@@ -44,7 +44,6 @@ void ng_render_set_specs(const struct ng_policy *p, struct ng_set_spec sets[NG_S
 	sets[NG_S_IN6] = SET("ingress_v6", NG_V6, NG_SK_ADDR_PORT, true, false, &p->ingress[1]);
 	sets[NG_S_NODE4] = ADDR_SET("node_v4", NG_V4, &p->node[0]);
 	sets[NG_S_NODE6] = ADDR_SET("node_v6", NG_V6, &p->node[1]);
-	sets[NG_S_MLD6] = ADDR_SET("mld_v6", NG_V6, &p->mld6);
 #undef SET
 #undef ADDR_SET
 	for (int i = NG_S_NAMES4; i <= NG_S_TTL6; i++)

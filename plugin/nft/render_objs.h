@@ -30,7 +30,6 @@ enum {
 	NG_S_IN6,
 	NG_S_NODE4,
 	NG_S_NODE6,
-	NG_S_MLD6, /* mld_v6 */
 	NG_S_COUNT
 };
 

@@ -104,7 +104,8 @@ static int arp_rule(struct ng_batch *b, const struct ng_ip *pod)
 	return ng_rb_end(&rb, b, c);
 }
 
-static int family_chain(struct ng_batch *b, const char *chain, const struct ng_set_spec *sets, int f)
+static int family_chain(const struct ng_policy *p, struct ng_batch *b, const char *chain,
+			const struct ng_set_spec *sets, int f)
 {
 	const char *v = f == 0 ? "(IPv4)" : "(IPv6)";
 	char c[2][96];
@@ -137,8 +138,7 @@ static int family_chain(struct ng_batch *b, const char *chain, const struct ng_s
 	for (size_t i = 0; i < n; i++)
 		rc |= ng_render_lookup_rule(b, &rules[i]);
 	if (f == 1)
-		rc |= ng_render_mld(b, &(struct ng_guard_ctx){.chain = chain, .protocol = true}, &sets[NG_S_MLD6],
-				    14);
+		rc |= ng_render_mld(b, &(struct ng_guard_ctx){.chain = chain, .protocol = true}, &p->mld6, 14);
 	ng_rb_begin(&rb, b, chain);
 	ng_rb_verdict(&rb, NFT_JUMP, NG_RAW_CHAIN_REFUSE);
 	rc |= ng_rb_end(&rb, b, "default deny");
@@ -166,8 +166,8 @@ int ng_render_raw_body(const struct ng_policy *p, struct ng_batch *b, const stru
 		return -1;
 	rc |= ng_render_refuse_chain(p, b, NG_RAW_CHAIN_REFUSE, NG_COUNTER_RAW, "raw", false,
 				     "frame not allowed");
-	rc |= family_chain(b, NG_RAW_CHAIN_V4, sets, 0);
-	rc |= family_chain(b, NG_RAW_CHAIN_V6, sets, 1);
+	rc |= family_chain(p, b, NG_RAW_CHAIN_V4, sets, 0);
+	rc |= family_chain(p, b, NG_RAW_CHAIN_V6, sets, 1);
 
 	for (size_t i = 0; i < p->pod4.n; i++)
 		rc |= arp_rule(b, &p->pod4.v[i]);

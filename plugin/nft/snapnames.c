@@ -8,8 +8,9 @@
 #include "nft/render_sets.h"
 #include "nft/snaptext.h"
 
-/* Reads protocol and port range out of a name-set key (addr . proto . port)
- * and checks them against the name entries' shapes. */
+/* Checks one name-set element: a single address (a DNS answer is one
+ * host: key and key end name the same address, issue 13), and a protocol
+ * and port range that one of the name entries allows. */
 static void check_name_elem(struct ng_snapshot *s, const char *set, const uint8_t *key, uint32_t klen,
 			    const uint8_t *end, uint32_t elen)
 {
@@ -21,6 +22,16 @@ static void check_name_elem(struct ng_snapshot *s, const char *set, const uint8_
 	if (klen != alen + 8 || (end && elen != klen)) {
 		ng_snap_hex(k, sizeof(k), key, klen);
 		snprintf(msg, sizeof(msg), "set %s: element %s has the wrong key length", set, k);
+		goto bad;
+	}
+	if (end && memcmp(key, end, alen) != 0) {
+		char e[160];
+
+		ng_snap_hex(k, sizeof(k), key, alen);
+		ng_snap_hex(e, sizeof(e), end, alen);
+		snprintf(msg, sizeof(msg),
+			 "set %s: element %s-%s covers more than one address; a DNS answer is a single host", set,
+			 k, e);
 		goto bad;
 	}
 	proto = key[alen];
@@ -83,8 +94,9 @@ bool ng_snap_is_name_set(const char *name, bool *ttl)
 void ng_snap_name_elem(struct ng_snapshot *s, const char *set, bool ttl, const uint8_t *key, uint32_t klen,
 		       const uint8_t *end, uint32_t elen, const char *hexkey, struct nftnl_set_elem *e)
 {
-	if (!ttl)
-		check_name_elem(s, set, key, klen, end, elen);
+	/* Both sets: a range written into the pinned set and its _ttl twin
+	 * alike would pass the twin cross-check. */
+	check_name_elem(s, set, key, klen, end, elen);
 	keep_name_elem(s, set, ttl, hexkey, e);
 }
 
