@@ -193,19 +193,18 @@ BR_MAC=$(node_exec ip -o link show dev ngbr0 | sed -n 's|.*link/ether \([0-9a-f:
 ATT_MAC=$(mac_of attacker)
 neigh_of() { pod_exec "$1" ip "-$2" neigh show "$3" dev eth0; }
 for p in victim bystander; do pod_exec "$p" "$NPROBE" tcp "$POD_GW4" 9 200 >/dev/null || true; done
-poison() { # POD: three ARP replies "the gateway is at the attacker's MAC", 1.1 s apart (past ARP locktime)
-	local i
-	for i in 1 2 3; do
-		pod_exec attacker "$PY" "$E2E_DIR/rawframe.py" send --ifname eth0 --dst-mac "$(mac_of "$1")" \
-			--src "$POD_GW4" --dst "$(pod_ip "$1" 4)" --arp 2 --marker NGRAW-arp >/dev/null
-		sleep 1.1
-	done
+poison() { # POD: an ARP reply "the gateway is at the attacker's MAC", to POD's MAC
+	pod_exec attacker "$PY" "$E2E_DIR/rawframe.py" send --ifname eth0 --dst-mac "$(mac_of "$1")" \
+		--src "$POD_GW4" --dst "$(pod_ip "$1" 4)" --arp 2 --marker NGRAW-arp >/dev/null
 }
-sleep 1.1 # the probes above just confirmed the entries: past the locktime first
-poison bystander &
-P1=$!
-poison victim
-wait "$P1"
+# Rounds of replies to both, past the ARP locktime (1 s) each time, until
+# the bystander's entry moved (a reply within the locktime of the last update is ignored).
+for _ in 1 2 3 4 5 6; do
+	sleep 1.1
+	poison bystander
+	poison victim
+	[[ $(neigh_of bystander 4 "$POD_GW4") == *"$ATT_MAC"* ]] && break
+done
 has() { local got; got=$("${@:2}"); [[ $got == *"$1"* ]] || { echo "got: $got" && return 1; }; }
 t_check "not enforced: its gateway entry now names the attacker ($ATT_MAC)" has "$ATT_MAC" neigh_of bystander 4 "$POD_GW4"
 t_check "enforced: gateway $POD_GW4 is PERMANENT at the bridge's MAC" has "lladdr $BR_MAC PERMANENT" neigh_of victim 4 "$POD_GW4"

@@ -75,6 +75,25 @@ mutant name-metadata-unchecked plugin/policy/policy.c \
 # ARP from any sender address: a packet socket can claim the gateway's.
 mutant arp-any-sender plugin/nft/render_raw.c 's/ng_rb_cmp(&rb, NFT_CMP_EQ, pod->a, 4);/(void)pod;/' packet.sh \
 	"ARP reply claiming the gateway's address: held"
+# Issue 13 (e2e/hardening.sh). Every body message asks for an ack again:
+# 1,200 ARP rules' acks overrun the receive buffer and ADD fails.
+mutant acks-per-message plugin/nft/batch.c \
+	's/return nftnl_nlmsg_build_hdr(at, type, b->family, flags, b->seq_next++);/return nftnl_nlmsg_build_hdr(at, type, b->family, flags | NLM_F_ACK, b->seq_next++);/' \
+	hardening.sh "ADD, prevResult with 1,200 IPv4 addresses"
+# No rule for the IPv6 forms of the IPv4 metadata addresses (both tables).
+mutant metadata-forms-skipped plugin/nft/render_guard.c 's/for (int f = 0; f < NG_V6_FORMS; f++) {/for (int f = 0; f < 0; f++) {/' \
+	hardening.sh "enforced: [2001:db8:77::5efe:a9fe:a9fe]:81" "metadata_denied counted each form (5)"
+# No source-route rule in any table.
+mutant source-routes-let-out plugin/nft/render_guard.c \
+	's/if (fam \&\& fam != (rules\[i\].fam == NG_V4 ? 4 : 6))/if (1)/' hardening.sh \
+	"unprivileged: routing header via the resolver to fd00:50::9: refused" \
+	"packet socket: with a routing header: dropped by the guard"
+# MLD reports naming any group.
+mutant mld-any-group plugin/nft/render_guard.c 's/nh_is(&rb, 60, groups->v\[i\].a, 16);//' hardening.sh \
+	"the same report naming ff0e::6e67:6c65:616b:2121: dropped"
+# The gateways are not pinned.
+mutant gateways-not-pinned plugin/cni/cni.c 's/if (rc < 0 || pin_gateways(v) < 0)/if (rc < 0)/' hardening.sh \
+	"enforced: gateway 10.244.1.1 is PERMANENT at the bridge's MAC"
 
 want=("$@")
 T=$(mktemp -d /tmp/nge-mutants.XXXXXX)

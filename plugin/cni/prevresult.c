@@ -1,6 +1,8 @@
 #include "cni/cniversion.h"
 #include "cni/prevresult.h"
 
+#include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +34,24 @@ static int parse_ifaddr(const char *s, struct ng_ifaddr *out)
 	return 0;
 }
 
+/* "aa:bb:cc:dd:ee:ff", two hex digits per byte. */
+static bool parse_mac(const char *s, uint8_t out[6])
+{
+	for (int k = 0; k < 6; k++) {
+		char *end;
+		unsigned long v;
+
+		if (!isxdigit((unsigned char)s[0]) || !isxdigit((unsigned char)s[1]))
+			return false;
+		v = strtoul(s, &end, 16);
+		if (end != s + 2 || *end != (k < 5 ? ':' : '\0'))
+			return false;
+		out[k] = (uint8_t)v;
+		s = end + 1;
+	}
+	return true;
+}
+
 /* interfaces[]: the MACs of those in the sandbox. Anything malformed is
  * skipped: only the MLD rule uses them, and a missing MAC only means a
  * narrower rule (README "Multicast"). */
@@ -44,15 +64,10 @@ static int parse_macs(const json_t *prev, struct ng_prev *out)
 		return 0;
 	json_array_foreach(ifs, i, it) {
 		const char *mac = ng_json_str(it, "mac"), *sb = ng_json_str(it, "sandbox");
-		unsigned b[6];
 		struct ng_mac m;
-		char end;
 
-		if (!mac || !sb || !*sb || i >= NG_PREV_MAX_IPS ||
-		    sscanf(mac, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &end) != 6)
+		if (!mac || !sb || !*sb || i >= NG_PREV_MAX_IPS || !parse_mac(mac, m.a))
 			continue;
-		for (int k = 0; k < 6; k++)
-			m.a[k] = (uint8_t)b[k];
 		if (ng_vec_push(&out->macs, &m) < 0)
 			return -1;
 	}

@@ -109,6 +109,27 @@ static int dump(struct mnl_socket *nl, uint16_t type, size_t hdrlen, mnl_cb_t cb
 	return talk(nl, nlh, cb, data);
 }
 
+/* The node's addresses, then its links, on a fresh socket; all again when
+ * the kernel says a dump was interrupted (EINTR: addresses changed
+ * meanwhile, as when many pods start at once; the rest of that dump would
+ * still be queued on the old socket). */
+static int read_node(struct pin *p)
+{
+	int rc = -EINTR;
+
+	for (int attempt = 0; attempt < 20 && rc == -EINTR; attempt++) {
+		struct mnl_socket *nl = open_route();
+
+		if (!nl)
+			return -errno;
+		rc = dump(nl, RTM_GETADDR, sizeof(struct ifaddrmsg), addr_cb, p);
+		if (rc == 0)
+			rc = dump(nl, RTM_GETLINK, sizeof(struct ifinfomsg), link_cb, p);
+		mnl_socket_close(nl);
+	}
+	return rc;
+}
+
 /* Inside the pod: ip neigh replace GW lladdr MAC nud permanent dev IFNAME. */
 static int pin_here(void *data)
 {
@@ -161,7 +182,6 @@ int ng_neigh_pin_gateways(int pod_netns_fd, const char *ifname, const struct ng_
 			  size_t *pinned, struct ng_err *err)
 {
 	struct pin p = {.ifname = ifname, .err = err};
-	struct mnl_socket *nl;
 	int rc;
 
 	*pinned = 0;
@@ -169,13 +189,7 @@ int ng_neigh_pin_gateways(int pod_netns_fd, const char *ifname, const struct ng_
 		p.gw[p.n++] = gws[i];
 	if (p.n == 0)
 		return 0;
-	nl = open_route();
-	if (!nl)
-		return ng_fail(err, NG_E_NETNS, "pinning the gateway: cannot open rtnetlink: %s", strerror(errno));
-	rc = dump(nl, RTM_GETADDR, sizeof(struct ifaddrmsg), addr_cb, &p);
-	if (rc == 0)
-		rc = dump(nl, RTM_GETLINK, sizeof(struct ifinfomsg), link_cb, &p);
-	mnl_socket_close(nl);
+	rc = read_node(&p);
 	if (rc < 0)
 		return ng_fail(err, NG_E_NETNS, "pinning the gateway: reading the node's addresses: %s",
 			       strerror(-rc));

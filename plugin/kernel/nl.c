@@ -255,8 +255,8 @@ int ng_nl_commit(struct ng_nl *nl, const struct ng_batch *b, struct ng_err *err)
 
 		/* The kernel saw nothing: the same batch may be sent again. */
 		if (e == ENOBUFS || e == EINTR || e == EAGAIN || e == ENOMEM)
-			ng_fail(err, NG_E_TRY_AGAIN, "sending the netfilter transaction (%zu bytes): %s", total,
-				strerror(e));
+			ng_fail(err, NG_E_TRY_AGAIN, "sending the netfilter transaction (%zu bytes): %s",
+				total, strerror(e));
 		else
 			ng_fail(err, NG_E_KERNEL, "sending the netfilter transaction (%zu bytes): %s", total,
 				ng_nl_strerror(e));
@@ -283,7 +283,8 @@ int ng_nl_commit(struct ng_nl *nl, const struct ng_batch *b, struct ng_err *err)
 			break;
 		}
 		if (len < 0) {
-			unknown(nl, err, errno == EAGAIN ? "no reply from the kernel in time" : strerror(errno));
+			unknown(nl, err,
+				errno == EAGAIN ? "no reply from the kernel in time" : strerror(errno));
 			goto out;
 		}
 		if (len == 0 || !mnl_nlmsg_ok(nlh, left)) {

@@ -58,9 +58,12 @@ int ng_render_no_source_route(struct ng_batch *b, const struct ng_guard_ctx *c, 
 		uint8_t type;
 		const char *what;
 	} rules[] = {
-		{NG_V6, NFT_EXTHDR_OP_IPV6, IPV6_RTHDR_TYPE, "IPv6 routing header (any type): names its own route"},
-		{NG_V4, NFT_EXTHDR_OP_IPV4, IPOPT_LSRR_TYPE, "IPv4 loose source route option: names its own route"},
-		{NG_V4, NFT_EXTHDR_OP_IPV4, IPOPT_SSRR_TYPE, "IPv4 strict source route option: names its own route"},
+		{NG_V6, NFT_EXTHDR_OP_IPV6, IPV6_RTHDR_TYPE,
+		 "IPv6 routing header (any type): names its own route"},
+		{NG_V4, NFT_EXTHDR_OP_IPV4, IPOPT_LSRR_TYPE,
+		 "IPv4 loose source route option: names its own route"},
+		{NG_V4, NFT_EXTHDR_OP_IPV4, IPOPT_SSRR_TYPE,
+		 "IPv4 strict source route option: names its own route"},
 	};
 	int rc = 0;
 
@@ -85,7 +88,9 @@ int ng_render_no_source_route(struct ng_batch *b, const struct ng_guard_ctx *c, 
 			ng_rb_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, 0, 1, NG_W0);
 			ng_rb_masked_cmp(&rb, NFT_CMP_NEQ, &mask, &five, 1);
 			ng_rb_verdict(&rb, NFT_JUMP, c->refuse);
-			rc |= ng_rb_end(&rb, b, "IPv4 options (source routes among them): the guard cannot parse them");
+			rc |= ng_rb_end(
+				&rb, b,
+				"IPv4 options (source routes among them): the guard cannot parse them");
 			continue;
 		}
 		ng_rb_begin(&rb, b, c->chain);
@@ -120,7 +125,8 @@ int ng_render_metadata_forms(struct ng_batch *b, const struct ng_guard_ctx *c,
 		ng_rb_mask(&rb, mask, 16);
 		ng_rb_lookup(&rb, embedded->name, embedded->id);
 		ng_rb_verdict(&rb, NFT_JUMP, c->refuse);
-		snprintf(comment, sizeof(comment), "cloud metadata in its %s form: always refused", form->name);
+		snprintf(comment, sizeof(comment), "cloud metadata in its %s form: always refused",
+			 form->name);
 		rc |= ng_rb_end(&rb, b, comment);
 	}
 	return rc ? -1 : 0;
@@ -133,7 +139,8 @@ static void nh_is(struct ng_rb *rb, uint32_t off, const void *v, uint32_t len)
 	ng_rb_cmp(rb, NFT_CMP_EQ, v, len);
 }
 
-int ng_render_mld(struct ng_batch *b, const struct ng_guard_ctx *c, const ng_ip_vec *groups, unsigned link_hdr)
+int ng_render_mld(struct ng_batch *b, const struct ng_guard_ctx *c, const ng_ip_vec *groups,
+		  unsigned link_hdr)
 {
 	/* The kernel's MLD packet (net/ipv6/mcast.c: ip6_mc_hdr, mld_newpack):
 	 * flow 0, next header 0, hop limit 1, router alert then PadN. */
@@ -141,7 +148,7 @@ int ng_render_mld(struct ng_batch *b, const struct ng_guard_ctx *c, const ng_ip_
 	static const uint8_t hbh[8] = {IPPROTO_ICMPV6, 0, 5, 2, 0, 0, 1, 0};
 	static const uint8_t icmp[2] = {143, 0}, zero3[3] = {0};
 	static const uint8_t ff02_16[16] = {0xff, 0x02, [15] = 0x16};
-	uint8_t nh_hop[2] = {0, 1}; /* next header 0 (hop-by-hop), hop limit 1 */
+	uint8_t nh_hop[2] = {0, 1};     /* next header 0 (hop-by-hop), hop limit 1 */
 	uint8_t rest[4] = {0, 0, 0, 1}; /* reserved 0, one record */
 	uint16_t plen = htons(8 + 8 + 20);
 	uint32_t len = link_hdr + 40 + 16 + 20;

@@ -42,6 +42,7 @@ int ng_render_metadata_forms(struct ng_batch *b, const struct ng_guard_ctx *c,
  * The kernel joins each solicited-node group alone (one record); reports
  * of several records answer queries, which the ingress chain drops.
  * `link_hdr`: bytes before the IPv6 header in meta len (14 in netdev). */
-int ng_render_mld(struct ng_batch *b, const struct ng_guard_ctx *c, const ng_ip_vec *groups, unsigned link_hdr);
+int ng_render_mld(struct ng_batch *b, const struct ng_guard_ctx *c, const ng_ip_vec *groups,
+		  unsigned link_hdr);
 
 #endif

@@ -138,7 +138,8 @@ static int family_chain(const struct ng_policy *p, struct ng_batch *b, const cha
 	for (size_t i = 0; i < n; i++)
 		rc |= ng_render_lookup_rule(b, &rules[i]);
 	if (f == 1)
-		rc |= ng_render_mld(b, &(struct ng_guard_ctx){.chain = chain, .protocol = true}, &p->mld6, 14);
+		rc |= ng_render_mld(b, &(struct ng_guard_ctx){.chain = chain, .protocol = true}, &p->mld6,
+				    14);
 	ng_rb_begin(&rb, b, chain);
 	ng_rb_verdict(&rb, NFT_JUMP, NG_RAW_CHAIN_REFUSE);
 	rc |= ng_rb_end(&rb, b, "default deny");

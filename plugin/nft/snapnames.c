@@ -30,8 +30,8 @@ static void check_name_elem(struct ng_snapshot *s, const char *set, const uint8_
 		ng_snap_hex(k, sizeof(k), key, alen);
 		ng_snap_hex(e, sizeof(e), end, alen);
 		snprintf(msg, sizeof(msg),
-			 "set %s: element %s-%s covers more than one address; a DNS answer is a single host", set,
-			 k, e);
+			 "set %s: element %s-%s covers more than one address; a DNS answer is a single host",
+			 set, k, e);
 		goto bad;
 	}
 	proto = key[alen];

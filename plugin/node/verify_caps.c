@@ -89,7 +89,8 @@ void ng_verify_capabilities(struct run *r, const struct stat *ns)
 		snprintf(infra, sizeof(infra), "; not counted: %d (%s, --sandbox-pid: the infra container)",
 			 v.v[inf].pid, v.v[inf].name);
 	else if (r->o->sandbox_pid > 0)
-		snprintf(infra, sizeof(infra), "; --sandbox-pid %d is not in this namespace", r->o->sandbox_pid);
+		snprintf(infra, sizeof(infra), "; --sandbox-pid %d is not in this namespace",
+			 r->o->sandbox_pid);
 	for (size_t i = 0; v.v && i < v.n; i++) {
 		const struct ng_proc *p = &v.v[i];
 		enum ng_cap_reach raw = ng_proc_cap_reach(p, NG_CAP_NET_RAW),

@@ -155,8 +155,8 @@ static int parse_dest_list(const json_t *egress, const char *key, bool is_envelo
 	if (!json_is_array(list))
 		return ng_fail(err, NG_E_CONFIG, "egress.%s: must be an array of destination strings", key);
 	if (json_array_size(list) > NG_CONFIG_MAX_LIST)
-		return ng_fail(err, NG_E_CONFIG, "egress.%s: %zu entries, more than %d (README \"Limits\")", key,
-			       json_array_size(list), NG_CONFIG_MAX_LIST);
+		return ng_fail(err, NG_E_CONFIG, "egress.%s: %zu entries, more than %d (README \"Limits\")",
+			       key, json_array_size(list), NG_CONFIG_MAX_LIST);
 	json_array_foreach(list, i, v) {
 		struct ng_dest d;
 		char what[64];

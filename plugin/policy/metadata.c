@@ -16,12 +16,12 @@ static const char *const builtin_metadata[] = {
 	 * docs.aws.amazon.com/AmazonECS/latest/developerguide/task-iam-roles.html */
 	"169.254.170.2",
 	"100.100.100.200", /* Alibaba Cloud: alibabacloud.com/help/en/ecs/user-guide/overview-of-ecs-instance-metadata */
-	"168.63.129.16",   /* Azure WireServer: learn.microsoft.com/azure/virtual-network/what-is-ip-address-168-63-129-16 */
-	"fd20:ce::254",    /* GCP over IPv6: cloud.google.com/compute/docs/metadata/querying-metadata */
+	"168.63.129.16", /* Azure WireServer: learn.microsoft.com/azure/virtual-network/what-is-ip-address-168-63-129-16 */
+	"fd20:ce::254", /* GCP over IPv6: cloud.google.com/compute/docs/metadata/querying-metadata */
 	/* GKE metadata server (Workload Identity); the node DNATs
 	 * 169.254.169.254 to it: github.com/kubernetes/kubernetes/pull/100639 */
 	"169.254.169.252",
-	"169.254.0.23",  /* Tencent Cloud, metadata.tencentyun.com: tencentcloud.com/document/product/213/4934 */
+	"169.254.0.23", /* Tencent Cloud, metadata.tencentyun.com: tencentcloud.com/document/product/213/4934 */
 	/* Scaleway (from the guide; its own page was not in the stored docs to check) */
 	"169.254.42.42",
 	"fd00:42::42",
@@ -44,17 +44,43 @@ static const uint8_t single_forms[][12] = {
 	{0, 0x64, 0xff, 0x9b},                      /* NAT64 well-known prefix 64:ff9b::/96 (RFC 6052) */
 };
 
-#define FIXED6(b0, b1, b2, b3, b4, b5) {b0, b1, b2, b3, b4, b5}
-#define MASK6                          {0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+#define FIXED6(b0, b1, b2, b3, b4, b5) \
+	{                              \
+		b0, b1, b2, b3, b4, b5 \
+	}
+#define MASK6                                      \
+	{                                          \
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff \
+	}
 /* The forms with free bits. RFC 6052 2.2 places the IPv4 address after a
  * prefix of length L, skipping bits 64-71 (the u octet); RFC 8215 makes
  * 64:ff9b:1::/48 the local-use prefix, under which an operator may choose
  * any L from 48 to 96. */
 const struct ng_v6_form ng_v6_forms[NG_V6_FORMS] = {
-	{"NAT64 local-use /48 (RFC 8215, RFC 6052)", FIXED6(0, 0x64, 0xff, 0x9b, 0, 1), MASK6, {6, 7, 9, 10}, false, false},
-	{"NAT64 local-use /56 (RFC 8215, RFC 6052)", FIXED6(0, 0x64, 0xff, 0x9b, 0, 1), MASK6, {7, 9, 10, 11}, false, false},
-	{"NAT64 local-use /64 (RFC 8215, RFC 6052)", FIXED6(0, 0x64, 0xff, 0x9b, 0, 1), MASK6, {9, 10, 11, 12}, false, false},
-	{"NAT64 local-use /96 (RFC 8215, RFC 6052)", FIXED6(0, 0x64, 0xff, 0x9b, 0, 1), MASK6, {12, 13, 14, 15}, false, false},
+	{"NAT64 local-use /48 (RFC 8215, RFC 6052)",
+	 FIXED6(0, 0x64, 0xff, 0x9b, 0, 1),
+	 MASK6,
+	 {6, 7, 9, 10},
+	 false,
+	 false},
+	{"NAT64 local-use /56 (RFC 8215, RFC 6052)",
+	 FIXED6(0, 0x64, 0xff, 0x9b, 0, 1),
+	 MASK6,
+	 {7, 9, 10, 11},
+	 false,
+	 false},
+	{"NAT64 local-use /64 (RFC 8215, RFC 6052)",
+	 FIXED6(0, 0x64, 0xff, 0x9b, 0, 1),
+	 MASK6,
+	 {9, 10, 11, 12},
+	 false,
+	 false},
+	{"NAT64 local-use /96 (RFC 8215, RFC 6052)",
+	 FIXED6(0, 0x64, 0xff, 0x9b, 0, 1),
+	 MASK6,
+	 {12, 13, 14, 15},
+	 false,
+	 false},
 	/* 2002:V4::/48: a 6to4 relay forwards to V4 (RFC 3056 2). */
 	{"6to4 (RFC 3056)", {0x20, 0x02}, {0xff, 0xff}, {2, 3, 4, 5}, false, false},
 	/* 2001:0::/32, server V4, flags, port, then the client's V4 with every

@@ -23,9 +23,9 @@ struct ng_v6_form {
 	const char *name; /* and its RFC, for messages and rule comments */
 	uint8_t value[16];
 	uint8_t mask[16];
-	uint8_t pos[4];  /* byte offsets of V's bytes 0..3 */
-	bool inverted;   /* Teredo stores the client address complemented */
-	bool anywhere;   /* ISATAP: under any /64, so config refuses only entries longer than /64 */
+	uint8_t pos[4]; /* byte offsets of V's bytes 0..3 */
+	bool inverted;  /* Teredo stores the client address complemented */
+	bool anywhere;  /* ISATAP: under any /64, so config refuses only entries longer than /64 */
 };
 
 /* The forms with free bits (single-address forms go into cfg->metadata). */

@@ -77,4 +77,3 @@ int ng_refuse_placeholders(const json_t *v, const char *path, int code, struct n
 {
 	return refuse_in(v, NULL, path, code, err);
 }
-

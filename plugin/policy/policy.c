@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#define ICMPV6_ND_NS       135 /* neighbour solicitation */
-#define ICMPV6_ND_NA       136 /* neighbour advertisement */
+#define ICMPV6_ND_NS 135 /* neighbour solicitation */
+#define ICMPV6_ND_NA 136 /* neighbour advertisement */
 
 static int push_ip_once(ng_ip_vec *v, const struct ng_ip *ip)
 {

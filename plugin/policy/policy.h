@@ -52,7 +52,7 @@ struct ng_policy {
 	 * the pod's interface `ifname` mirroring the egress sets. */
 	bool raw_guard;
 	char ifname[16];
-	ng_ip_vec metadata[2];  /* refused first */
+	ng_ip_vec metadata[2]; /* refused first */
 	/* Every IPv6 form with free bits (policy/metadata.h) of every IPv4
 	 * metadata address, free bits zero: refused as `ip6 daddr & mask`. */
 	ng_ip_vec metadata6_embedded;

@@ -30,8 +30,8 @@ struct scenario {
 	int send_errno;   /* sendmsg fails with this */
 	int lose_after;   /* recv fails with lose_errno after this many replies, -1: never */
 	int lose_errno;
-	int no_marker;    /* the marker is never answered (a timeout) */
-	int fail_count;   /* body messages from fail_index on answered with an error (default 1) */
+	int no_marker;   /* the marker is never answered (a timeout) */
+	int fail_count;  /* body messages from fail_index on answered with an error (default 1) */
 	int eintr_once;  /* first recv fails with EINTR */
 	int truncate;    /* the first reply buffer is cut short */
 	int stale_first; /* a reply for an unknown sequence number comes first */
@@ -118,8 +118,8 @@ static ssize_t fake_sendmsg(void *ctx, const struct msghdr *msg)
 
 		for (; mnl_nlmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len)) {
 			f->seqs[f->nmsg] = nlh->nlmsg_seq;
-			if (nlh->nlmsg_type != NFNL_MSG_BATCH_BEGIN && nlh->nlmsg_type != NFNL_MSG_BATCH_END &&
-			    (nlh->nlmsg_flags & NLM_F_ACK))
+			if (nlh->nlmsg_type != NFNL_MSG_BATCH_BEGIN &&
+			    nlh->nlmsg_type != NFNL_MSG_BATCH_END && (nlh->nlmsg_flags & NLM_F_ACK))
 				f->acks_asked++;
 			f->types[f->nmsg++] = nlh->nlmsg_type;
 		}

@@ -220,9 +220,14 @@ static void test_raw_guard(void **state)
 			   v6 = {.chain = NG_RAW_CHAIN_V6, .family = NFPROTO_NETDEV};
 	static const char *const want_eg[] = {"ARP request or reply from the pod's 10.244.1.5", "IPv4",
 					      "IPv6", "default deny"};
-	static const char *const want_v4[] = {
-		"IPv4 options (source routes among them)", "cloud metadata", "DNS", "egress.allow", "DNS names",
-		"replies from ingress.ports", "TCP to the node", "default deny"};
+	static const char *const want_v4[] = {"IPv4 options (source routes among them)",
+					      "cloud metadata",
+					      "DNS",
+					      "egress.allow",
+					      "DNS names",
+					      "replies from ingress.ports",
+					      "TCP to the node",
+					      "default deny"};
 	struct ng_snapshot raw = {.table = NG_TABLE, .family = NFPROTO_NETDEV};
 	struct ng_policy p;
 	struct ng_batch b;
@@ -265,7 +270,8 @@ static void test_raw_guard(void **state)
 			"[ lookup reg 1 set metadata_v6 0x0 ] [ immediate reg 0 jump -> refuse_raw ]");
 	/* The IPv6 forms with free bits, in the guard too. */
 	for (int i = 2; i < 2 + NG_V6_FORMS; i++)
-		assert_contains(v6.exprs[i], "set metadata_v6_embedded 0x0 ] [ immediate reg 0 jump -> refuse_raw ]");
+		assert_contains(v6.exprs[i],
+				"set metadata_v6_embedded 0x0 ] [ immediate reg 0 jump -> refuse_raw ]");
 	for (int i = 2; i < v4.n; i++)
 		assert_true(strstr(v4.exprs[i], "metadata") == NULL);
 	/* Replies: tcp flags & (syn|ack) != syn, then daddr . sport. */
@@ -276,7 +282,8 @@ static void test_raw_guard(void **state)
 	assert_contains(v4.exprs[6], "[ cmp neq reg 1 0x00000002 ]");
 	assert_int_equal(v6.n, 8 + 1 + NG_V6_FORMS + 1);
 	/* MLD in the guard: meta len counts the Ethernet header (14 + 76). */
-	assert_contains(v6.exprs[7 + 1 + NG_V6_FORMS], "[ meta load len => reg 1 ] [ cmp eq reg 1 0x0000005a ]");
+	assert_contains(v6.exprs[7 + 1 + NG_V6_FORMS],
+			"[ meta load len => reg 1 ] [ cmp eq reg 1 0x0000005a ]");
 	assert_contains(v6.comments[6 + 1 + NG_V6_FORMS], "neighbour discovery");
 
 	/* The base chain: netdev egress hook on CNI_IFNAME, policy drop. */
@@ -378,8 +385,9 @@ static void test_egress_order(void **state)
 	assert_contains(c.exprs[22], "[ payload load 8b @ network header + 40 => reg 1 ] [ cmp eq reg 1 "
 				     "0x0205003a 0x00010000 ]");
 	assert_contains(c.exprs[22], "[ meta load len => reg 1 ] [ cmp eq reg 1 0x0000004c ]");
-	assert_contains(c.exprs[22], "[ payload load 16b @ network header + 60 => reg 1 ] [ cmp eq reg 1 "
-				     "0x000002ff 0x00000000 0x01000000 0x050000ff ] [ immediate reg 0 accept ]");
+	assert_contains(c.exprs[22],
+			"[ payload load 16b @ network header + 60 => reg 1 ] [ cmp eq reg 1 "
+			"0x000002ff 0x00000000 0x01000000 0x050000ff ] [ immediate reg 0 accept ]");
 	/* Source routes before "established" (a connection may add one later). */
 	assert_contains(c.exprs[1], "[ meta load nfproto => reg 1 ] [ cmp eq reg 1 0x0000000a ] [ exthdr "
 				    "load ipv6 1b @ 43 + 0 present => reg 1 ] [ cmp eq reg 1 0x00000001 ] [ "
@@ -387,10 +395,11 @@ static void test_egress_order(void **state)
 	assert_contains(c.exprs[2], "[ exthdr load ipv4 1b @ 131 + 0 present => reg 1 ]");
 	assert_contains(c.exprs[3], "[ exthdr load ipv4 1b @ 137 + 0 present => reg 1 ]");
 	/* 6to4: ip6 daddr & ffff:ffff:ffff:: (2002 and the 4 IPv4 bytes). */
-	assert_contains(c.exprs[12], "[ payload load 16b @ network header + 24 => reg 1 ] [ bitwise reg 1 = "
-				     "( reg 1 & 0xffffffff 0x0000ffff 0x00000000 0x00000000 ) ^ 0x00000000 "
-				     "0x00000000 0x00000000 0x00000000 ] [ lookup reg 1 set metadata_v6_embedded "
-				     "0x0 ] [ immediate reg 0 jump -> refuse_metadata ]");
+	assert_contains(c.exprs[12],
+			"[ payload load 16b @ network header + 24 => reg 1 ] [ bitwise reg 1 = "
+			"( reg 1 & 0xffffffff 0x0000ffff 0x00000000 0x00000000 ) ^ 0x00000000 "
+			"0x00000000 0x00000000 0x00000000 ] [ lookup reg 1 set metadata_v6_embedded "
+			"0x0 ] [ immediate reg 0 jump -> refuse_metadata ]");
 	/* Names: the key must be in the pinned set AND in its _ttl twin. */
 	assert_contains(c.exprs[19],
 			"[ lookup reg 1 set names_v4 0x0 ] [ lookup reg 1 set names_v4_ttl 0x0 ]");

@@ -62,9 +62,9 @@ static void test_single_address_only(void **state)
 	assert_int_equal(problems_for("names_v4_ttl", true, "0.0.0.0", "255.255.255.255", 443, &msg), 1);
 	assert_contains(msg, "names_v4_ttl");
 	assert_int_equal(problems_for("names_v4", false, "10.50.0.1", "10.50.0.2", 443, &msg), 1);
-	assert_int_equal(problems_for("names_v6", false, "::", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", 443,
-				      &msg),
-			 1);
+	assert_int_equal(
+		problems_for("names_v6", false, "::", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", 443, &msg),
+		1);
 	assert_contains(msg, "a DNS answer is a single host");
 	/* And a port no name entry has, as before. */
 	assert_int_equal(problems_for("names_v4", false, "10.50.0.1", "10.50.0.1", 22, &msg), 1);

@@ -151,10 +151,8 @@ static void test_key_case_refused(void **state)
 	struct ng_annotations a;
 	struct ng_err err;
 
-	ann_refused(f, "{\"Netguard.Boxxkite.io/enforce\":\"true\"}", NG_E_ANNOTATION,
-		    "only in case");
-	ann_refused(f, "{\"NETGUARD.BOXXKITE.IO/EGRESS\":\"10.1.2.3:443\"}", NG_E_ANNOTATION,
-		    "only in case");
+	ann_refused(f, "{\"Netguard.Boxxkite.io/enforce\":\"true\"}", NG_E_ANNOTATION, "only in case");
+	ann_refused(f, "{\"NETGUARD.BOXXKITE.IO/EGRESS\":\"10.1.2.3:443\"}", NG_E_ANNOTATION, "only in case");
 	ann_refused(f, "{\"app\":\"x\",\"netguard.boxxkite.IO/whatever\":\"1\"}", NG_E_ANNOTATION,
 		    "only in case");
 	assert_int_equal(ann(f, "{\"netguard.boxxkite.io.example/enforce\":\"true\"}", &a, &err), 0);

@@ -119,7 +119,7 @@ static void test_metadata_refusals(void **state)
 static void test_metadata_extra_forms(void **state)
 {
 	(void)state;
-	static const char *const want[] = {"192.0.2.80",        "::ffff:192.0.2.80", "::192.0.2.80",
+	static const char *const want[] = {"192.0.2.80",          "::ffff:192.0.2.80", "::192.0.2.80",
 					   "::ffff:0:192.0.2.80", "64:ff9b::c000:250", NULL};
 	struct ng_config cfg;
 	struct ng_err err = {0};

@@ -129,8 +129,9 @@ static void test_forms_refused_elsewhere(void **state)
 
 		json_object_set_new(root, "egress",
 				    tu_json("{\"envelope\":[\"[2002::/16]:443\"],\"minPrefixV6\":16}"));
-		json_object_set_new(rc, NG_ANNOTATIONS_CAP,
-				    tu_json("{\"netguard.boxxkite.io/egress\":\"[2002:a9fe:a9fe::/48]:443\"}"));
+		json_object_set_new(
+			rc, NG_ANNOTATIONS_CAP,
+			tu_json("{\"netguard.boxxkite.io/egress\":\"[2002:a9fe:a9fe::/48]:443\"}"));
 		json_object_set_new(root, "runtimeConfig", rc);
 		assert_int_equal(ng_config_parse(root, &cfg, &err), 0);
 		assert_int_equal(ng_annotations_parse(root, &cfg, &a, &err), -1);

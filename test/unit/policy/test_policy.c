@@ -10,8 +10,8 @@
 
 #define PREV                                                                                             \
 	"{\"cniVersion\":\"1.0.0\",\"ips\":[{\"address\":\"10.244.1.5/24\",\"gateway\":\"10.244.1.1\"}," \
-	"{\"address\":\"fd00:244:1::5/64\",\"gateway\":\"fd00:244:1::1\"}],"                           \
-	"\"interfaces\":[{\"name\":\"br0\",\"mac\":\"aa:aa:aa:aa:aa:aa\"},"                          \
+	"{\"address\":\"fd00:244:1::5/64\",\"gateway\":\"fd00:244:1::1\"}],"                             \
+	"\"interfaces\":[{\"name\":\"br0\",\"mac\":\"aa:aa:aa:aa:aa:aa\"},"                              \
 	"{\"name\":\"eth0\",\"mac\":\"e2:1f:70:28:c5:85\",\"sandbox\":\"/run/netns/p\"}]}"
 
 struct fx {
