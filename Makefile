@@ -218,14 +218,15 @@ fuzz: $(FUZZ_BIN)
 # crash input to $(BUILD)/fuzz-deep/.
 FUZZ_RUNS ?= 10000000
 FUZZ_JOBS ?= 1
+FUZZ_DEEP_OUT ?= test/bench/fuzz-deep-latest.md
 fuzz-deep: $(FUZZ_BIN)
 	@mkdir -p $(BUILD)/fuzz-deep
 	@RUNS=$(FUZZ_RUNS) JOBS=$(FUZZ_JOBS) KEEP=$(BUILD)/fuzz-deep scripts/run-fuzz.sh 0 $(FUZZ_BIN) \
 		>$(BUILD)/fuzz-deep/table.txt; rc=$$?; \
 	{ echo "# make fuzz-deep"; echo; \
 	  echo "$$(date -u +%FT%TZ), commit $$(git rev-parse --short HEAD 2>/dev/null), $$(nproc) cores (shared), FUZZ_JOBS=$(FUZZ_JOBS), -runs=$(FUZZ_RUNS)"; \
-	  echo; echo '```'; cat $(BUILD)/fuzz-deep/table.txt; echo '```'; } >test/bench/fuzz-deep-latest.md; \
-	cat test/bench/fuzz-deep-latest.md; exit $$rc
+	  echo; echo '```'; cat $(BUILD)/fuzz-deep/table.txt; echo '```'; } >$(FUZZ_DEEP_OUT); \
+	cat $(FUZZ_DEEP_OUT); exit $$rc
 
 install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)

@@ -139,7 +139,8 @@ echo "== multicast (MLD, IGMP)"
 SR=$E2E_DIR/srcroute.py
 MC_SEEN=$W_TMP/mc-seen
 : >"$MC_SEEN"
-bg_start nsenter --net="$(_ns_path "$W_NODE")" "$PY" "$SR" sniff ngbr0 "$MC_SEEN" >"$W_TMP/mc-sniff.out" 2>&1
+bg_start nsenter --net="$(_ns_path "$W_NODE")" "$PY" "$E2E_DIR/rawframe.py" mcsniff --ifname ngbr0 --out "$MC_SEEN" \
+	>"$W_TMP/mc-sniff.out" 2>&1
 for i in {1..100}; do grep -q ready "$W_TMP/mc-sniff.out" && break; sleep 0.02; done
 pod_add mc >/dev/null
 pod_add mcfree default >/dev/null
@@ -176,11 +177,10 @@ t_check "enforced: no IGMP report at all" sh -c "! grep -q '^$(mac_of mc) igmp' 
 IP6=$(pod_ip mc 6)
 OWN=$("$PY" -c 'import ipaddress,sys; a=ipaddress.ip_address(sys.argv[1]).packed; print(ipaddress.ip_address(bytes.fromhex("ff0200000000000000000001ff") + a[13:]))' "$IP6")
 LL=$(pod_exec mc ip -6 -o addr show dev eth0 scope link | awk '{print $4}' | cut -d/ -f1)
-t_check "kernel-layout report for its own group $OWN: let out" is sent pod_exec mc "$PY" "$SR" mldsend eth0 "$LL" "$OWN"
-t_check "the same report naming ff0e::6e67:6c65:616b:2121: dropped" is "send failed" \
-	pod_exec mc "$PY" "$SR" mldsend eth0 "$LL" ff0e::6e67:6c65:616b:2121
-t_check "its own group and a chosen one in one report: dropped" is "send failed" \
-	pod_exec mc "$PY" "$SR" mldsend eth0 "$LL" "$OWN" ff02::1:ffab:cdef
+mld() { pod_exec mc "$PY" "$E2E_DIR/rawframe.py" mld --ifname eth0 --src "$LL" "$@"; }
+t_check "kernel-layout report for its own group $OWN: let out" is sent mld "$OWN"
+t_check "the same report naming ff0e::6e67:6c65:616b:2121: dropped" is "send failed" mld ff0e::6e67:6c65:616b:2121
+t_check "its own group and a chosen one in one report: dropped" is "send failed" mld "$OWN" ff02::1:ffab:cdef
 pod_del mc >/dev/null
 pod_del mcfree >/dev/null
 
