@@ -49,7 +49,7 @@ TEST_SRC := $(wildcard test/unit/*/test_*.c)
 TEST_BIN := $(patsubst test/unit/%.c,$(BUILD)/test/%,$(TEST_SRC))
 # -MMD -MP: each object depends on exactly the headers it includes.
 DEPFLAGS = -MMD -MP
-TOOLS := $(BUILD)/nprobe $(BUILD)/xsktx
+TOOLS := $(BUILD)/nprobe $(BUILD)/xsktx $(BUILD)/ngwiden
 
 .PHONY: all test unit e2e e2e-cri demo deps asan valgrind fuzz bench mutants fuzz-deep install clean static image manifests e2e-install e2e-kind lint
 all: $(BIN)
@@ -74,6 +74,11 @@ $(BUILD)/test/%: test/unit/%.c $(LIB)
 $(BUILD)/nprobe: test/tools/nprobe.c | $(BUILD)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
+
+# A process with NET_ADMIN rewriting the tables with libnftnl (e2e/hardening.sh).
+$(BUILD)/ngwiden: test/tools/ngwiden.c $(LIB) | $(BUILD)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CFLAGS) -Iplugin $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 $(BUILD)/xsktx: test/tools/xsktx.c | $(BUILD)
 	@$(if $(Q),echo "  CC      $@")

@@ -19,7 +19,10 @@
 #   - neighbours: a pod that is not enforced, with NET_RAW, sends ARP replies
 #     claiming the gateway's address: an enforced pod's gateway entries (IPv4
 #     and IPv6) are PERMANENT with the bridge's MAC and do not move (a pod
-#     that is not enforced shows the poisoning works).
+#     that is not enforced shows the poisoning works);
+#   - name sets: the plugin's own tables rewritten (test/tools/ngwiden.c, as a
+#     process with NET_ADMIN can) with 0.0.0.0/0 . tcp . 443 in the name sets:
+#     CHECK fails (111) and verify's "rules match policy" fails, naming it.
 # Ends with "N passed, N failed"; exit status non-zero on failure.
 set -euo pipefail
 # shellcheck source=e2e/lib.sh
@@ -211,5 +214,34 @@ t_check "enforced: gateway $POD_GW4 is PERMANENT at the bridge's MAC" has "lladd
 t_check "enforced: gateway $POD_GW6 is PERMANENT at the bridge's MAC" has "lladdr $BR_MAC PERMANENT" neigh_of victim 6 "$POD_GW6"
 t_check "  logged: pinned_gateways 2" sh -c "grep '\"pod_name\":\"victim\"' '$W_TMP/netguard.log' | grep -q '\"pinned_gateways\":2'"
 for p in victim bystander attacker; do pod_del "$p" >/dev/null; done
+
+# ---- name sets hold single addresses ------------------------------------------------
+echo "== name sets (CHECK and verify)"
+NGWIDEN=${NGWIDEN:-$REPO_DIR/build/ngwiden}
+pod_add nm >/dev/null
+ng_stdin nm >"$W_TMP/nm.json"
+# The plugin's own tables for this pod, to the byte, but for one name-set
+# element covering every address: what a process with NET_ADMIN can write.
+widen() {
+	"$NGWIDEN" "$(pod_netns_path nm)" eth0 "$ENFORCED_NS" nm "$(_pod_var nm id)" <"$W_TMP/nm.json" |
+		grep -qx rewritten
+}
+t_check "tables rewritten: names_v4 holds 0.0.0.0/0 . tcp . 443 (and names_v6 ::/0)" widen
+t_check "  the kernel holds it" sh -c "nsenter --net='$(pod_netns_path nm)' nft list set inet boxxkite_netguard names_v4 | grep -q '0.0.0.0/0 . tcp . 443'"
+nm_check() {
+	local out rc=0
+	out=$(pod_check nm 2>&1) || rc=$?
+	((rc != 0)) || { echo "CHECK passed" && return 1; }
+	chain_error_is 111 "covers more than one address" "$out"
+}
+t_check "  CHECK fails: covers more than one address" nm_check
+nm_verify() {
+	local out rc=0
+	out=$("$NG_BIN" verify --netns "$(pod_netns_path nm)" --config "$W_TMP/net.d/pod-network.conflist" 2>&1) || rc=$?
+	((rc != 0)) && [[ $out == *"rules match policy"*FAIL*"covers more than one address"* ]] ||
+		{ echo "rc $rc: $out" | head -20 && return 1; }
+}
+t_check "  verify: rules match policy FAIL, naming it" nm_verify
+pod_del nm >/dev/null
 
 t_summary
