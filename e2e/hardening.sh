@@ -238,8 +238,10 @@ t_check "  CHECK fails: covers more than one address" nm_check
 nm_verify() {
 	local out rc=0
 	out=$("$NG_BIN" verify --netns "$(pod_netns_path nm)" --config "$W_TMP/net.d/pod-network.conflist" 2>&1) || rc=$?
-	((rc != 0)) && [[ $out == *"rules match policy"*FAIL*"covers more than one address"* ]] ||
-		{ echo "rc $rc: $out" | head -20 && return 1; }
+	if ((rc == 0)) || [[ $out != *"rules match policy"*FAIL*"covers more than one address"* ]]; then
+		echo "rc $rc: $out" | head -20
+		return 1
+	fi
 }
 t_check "  verify: rules match policy FAIL, naming it" nm_verify
 pod_del nm >/dev/null

@@ -64,7 +64,7 @@ static int parse_macs(const json_t *prev, struct ng_prev *out)
 		return 0;
 	json_array_foreach(ifs, i, it) {
 		const char *mac = ng_json_str(it, "mac"), *sb = ng_json_str(it, "sandbox");
-		struct ng_mac m;
+		struct ng_mac m = {0};
 
 		if (!mac || !sb || !*sb || i >= NG_PREV_MAX_IPS || !parse_mac(mac, m.a))
 			continue;

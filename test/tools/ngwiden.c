@@ -51,7 +51,8 @@ int main(int argc, char **argv)
 	int fd = -1, rc = 1;
 
 	if (argc != 6) {
-		fprintf(stderr, "usage: ngwiden NETNS_PATH IFNAME POD_NS POD_NAME CONTAINER_ID < stdin.json\n");
+		fprintf(stderr,
+			"usage: ngwiden NETNS_PATH IFNAME POD_NS POD_NAME CONTAINER_ID < stdin.json\n");
 		return 2;
 	}
 	id = (struct ng_pod_id){.ns = argv[3], .name = argv[4], .container_id = argv[5], .ifname = argv[2]};
