@@ -13,7 +13,8 @@
 #   make lint       clang-format, clang-tidy, cppcheck, shellcheck (configs checked in)
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS each
 #   make fuzz-deep  every libFuzzer target for FUZZ_RUNS (10 M) executions (not in CI; hours)
-#   make static     a static binary for the DaemonSet image; make image (Docker)
+#   make static     a static binary for the DaemonSet image; make image (Docker);
+#                   make static-check (in make test) checks it
 #   make e2e-kind   the whole path on a kind cluster (Docker, kind, kubectl)
 #   make install    install into $(DESTDIR)$(PREFIX) (default /opt/cni/bin)
 #   make clean
@@ -51,7 +52,7 @@ TEST_BIN := $(patsubst test/unit/%.c,$(BUILD)/test/%,$(TEST_SRC))
 DEPFLAGS = -MMD -MP
 TOOLS := $(BUILD)/nprobe $(BUILD)/xsktx $(BUILD)/ngwiden
 
-.PHONY: all test unit e2e e2e-cri demo deps asan valgrind fuzz bench mutants fuzz-deep install clean static image manifests e2e-install e2e-kind lint
+.PHONY: all test unit e2e e2e-cri demo deps asan valgrind fuzz bench mutants fuzz-deep install clean static static-check image manifests e2e-install e2e-kind lint
 all: $(BIN)
 
 $(BUILD)/obj/%.o: plugin/%.c
@@ -105,9 +106,10 @@ e2e-cri: $(BIN)
 # e2e, the mutation proof, then the hardening checks (ASan/UBSan, valgrind,
 # lint, short fuzzing). The root-only parts say SKIPPED without root.
 test:
-	@scripts/deps.sh --e2e --cri --lint --fuzz --valgrind
+	@scripts/deps.sh --e2e --cri --manifests --lint --fuzz --valgrind
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory manifests
+	@$(MAKE) --no-print-directory static-check
 	@$(MAKE) --no-print-directory e2e
 	@$(MAKE) --no-print-directory e2e-cri
 	@$(MAKE) --no-print-directory mutants
@@ -118,9 +120,12 @@ test:
 
 CI_FUZZ_SECONDS ?= 10
 
-# deploy/: the NetworkPolicy rules, the DaemonSet, the ConfigMap's entry
-# through the plugin's own validation.
+# deploy/: every object against the Kubernetes models, the NetworkPolicy
+# rules, the DaemonSets, every kustomization and overlay rendered with
+# kubectl kustomize, the ConfigMap's entry through the plugin's own
+# validation, the sandbox example under Pod Security restricted.
 manifests: $(BIN)
+	@scripts/deps.sh --manifests
 	@test/manifests/check.sh $(BIN)
 
 # The installer against a temporary conf dir (also run by `make e2e`; no root needed).
@@ -144,6 +149,7 @@ $(BUILD)/static:
 	mkdir -p $@
 
 $(BUILD)/static/libmnl.a: | $(BUILD)/static
+	@scripts/deps.sh --static
 	deploy/libmnl-static.sh $@
 
 $(STATIC_BIN): $(BUILD)/obj/main.o $(LIB) $(BUILD)/static/libmnl.a
@@ -151,6 +157,11 @@ $(STATIC_BIN): $(BUILD)/obj/main.o $(LIB) $(BUILD)/static/libmnl.a
 	$(Q)$(CC) $(CFLAGS) -static-pie -Wl,-z,relro,-z,now -o $@ $(BUILD)/obj/main.o $(LIB) \
 		-L$(BUILD)/static $(shell pkg-config --static --libs $(PKGS)) -lresolv
 	$(Q)$@ version >/dev/null
+
+# make test's check of the static build: it links, is static, and runs the
+# installer's dry run with no library of the machine (an empty environment).
+static-check: $(STATIC_BIN)
+	@scripts/static-check.sh $(STATIC_BIN)
 
 # Mutation proof (root, ~3 min): each small source mutation of the plugin
 # (metadata rule skipped, envelope always passes, DEL does nothing...) must

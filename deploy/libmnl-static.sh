@@ -4,13 +4,21 @@
 # libc and libraries we do not know, so every library goes in.
 #
 # libjansson-dev and libnftnl-dev ship their .a on Debian 12, libmnl-dev
-# does not (Debian 13's does). So: the system's libmnl.a when there is one;
-# otherwise Debian 13's libmnl-dev package, fetched with apt-get into a
-# private apt state under OUT's directory (the machine's apt configuration
-# and package database are not touched) and checked by apt as usual
-# against the Debian archive keyring. libmnl uses nothing of the C library
-# but sockets, malloc and printf, so an archive built on Debian 13 links
-# into a Debian 12 static binary.
+# does not (later releases' does). In this order:
+#   1. the system's libmnl.a, when there is one;
+#   2. libmnl built from Debian's own source package of the installed
+#      libmnl-dev (the headers we compile against), with `apt-get source`;
+#   3. where the archive serves no sources: the libmnl-dev package of
+#      Debian's current `stable`, which ships libmnl.a (libmnl uses nothing
+#      of the C library but sockets, malloc and printf, and its ABI has not
+#      changed since 1.0, so it links into a Debian 12 build).
+# Both fetch from the archive this machine's apt already uses: its entries
+# for the machine's own release, read from the apt configuration, are
+# copied into a private apt state under OUT's directory (the machine's apt
+# configuration, lists and package database are not touched), and apt
+# checks every file against the signed archive index as for any package.
+# No mirror and no release name is written here.
+# Needs: apt, dpkg-dev (dpkg-source), gcc, make.
 set -euo pipefail
 
 out=${1:?usage: libmnl-static.sh OUT}
@@ -21,27 +29,87 @@ if [[ $sys == /* && -f $sys ]]; then
 	cp "$sys" "$out"
 	exit 0
 fi
+say() { echo "libmnl-static.sh: $*" >&2; }
+for tool in apt-get apt-config dpkg-source dpkg-deb dpkg-query make; do
+	command -v "$tool" >/dev/null || { say "needs $tool (apt-get install dpkg-dev make)" && exit 1; }
+done
+version=$(dpkg-query -W -f='${source:Version}' libmnl-dev 2>/dev/null) || { say "libmnl-dev is not installed" && exit 1; }
+# shellcheck disable=SC1091 # the machine's own
+codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+[[ -n $codename ]] || { say "no VERSION_CODENAME in /etc/os-release" && exit 1; }
 
-keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-[[ -f $keyring ]] || { echo "libmnl-static.sh: no $keyring (install debian-archive-keyring)" >&2 && exit 1; }
-apt_dir=$dir/apt
-rm -rf "$apt_dir"
-mkdir -p "$apt_dir/parts" "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$apt_dir/deb"
-cat >"$apt_dir/parts/trixie.sources" <<EOF
-Types: deb
-URIs: http://deb.debian.org/debian
-Suites: trixie
-Components: main
-Signed-By: $keyring
-EOF
-opts=(-o "Dir::Etc::SourceList=/dev/null" -o "Dir::Etc::SourceParts=$apt_dir/parts"
-	-o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir/cache"
-	-o "Debug::NoLocking=1" -o "APT::Sandbox::User=root" -qq)
-echo "libmnl-static.sh: no libmnl.a here; fetching Debian 13's libmnl-dev" >&2
-apt-get "${opts[@]}" update
-(cd "$apt_dir/deb" && apt-get "${opts[@]}" download libmnl-dev)
-dpkg-deb -x "$apt_dir"/deb/libmnl-dev_*.deb "$apt_dir/root"
-a=$(find "$apt_dir/root" -name libmnl.a | head -n1)
-[[ -n $a ]] || { echo "libmnl-static.sh: the package holds no libmnl.a" >&2 && exit 1; }
+work=$dir/libmnl-build
+rm -rf "$work"
+trap 'rm -rf "$work"' EXIT
+list='' parts=''
+eval "$(apt-config shell list Dir::Etc::sourcelist/f parts Dir::Etc::sourceparts/d)"
+
+# private_apt TYPE SUITE: an apt state in $work/apt whose only sources are
+# the machine's entries for its own release (not -updates, -security), as
+# TYPE (deb, deb-src) for SUITE; sets APT to the options that select it.
+private_apt() {
+	local type=$1 suite=$2 a=$work/apt f n=0
+	rm -rf "$a" && mkdir -p "$a/parts" "$a/lists/partial" "$a/cache/archives/partial"
+	for f in "$parts"*.sources; do
+		[[ -f $f ]] || continue
+		n=$((n + 1))
+		awk -v rel="$codename" -v type="$type" -v suite="$suite" '
+			function flush() {
+				if (uris != "" && (" " suites " ") ~ (" " rel " "))
+					printf "Types: %s\nURIs: %s\nSuites: %s\nComponents: main\n%s\n", type, uris, suite, signed
+				uris = suites = signed = ""
+			}
+			/^[[:space:]]*$/ { flush(); next }
+			/^URIs:/ { uris = $0; sub(/^URIs:[[:space:]]*/, "", uris) }
+			/^Suites:/ { suites = $0; sub(/^Suites:[[:space:]]*/, "", suites) }
+			/^Signed-By:/ { signed = $0 }
+			END { flush() }' "$f" >"$a/parts/$n.sources"
+	done
+	for f in "$list" "$parts"*.list; do
+		[[ -f $f ]] || continue
+		n=$((n + 1))
+		awk -v rel="$codename" -v type="$type" -v suite="$suite" \
+			'$1 == "deb" && $0 !~ /\[/ && $3 == rel { print type, $2, suite, "main" }' "$f" >"$a/parts/$n.list"
+	done
+	grep -qs . "$a"/parts/* || { say "this machine's apt has no entry for $codename" && return 1; }
+	APT=(-o "Dir::Etc::SourceList=/dev/null" -o "Dir::Etc::SourceParts=$a/parts"
+		-o "Dir::State::Lists=$a/lists" -o "Dir::Cache=$a/cache"
+		-o "Debug::NoLocking=1" -o "APT::Sandbox::User=root" -qq)
+	apt-get "${APT[@]}" update
+}
+
+# 2. The source package, built.
+from_source() {
+	local src=$work/src dsc
+	mkdir -p "$src"
+	private_apt deb-src "$codename" || return 1
+	(cd "$src" && apt-get "${APT[@]}" source --download-only "libmnl=$version" >/dev/null 2>&1) || return 1
+	dsc=$(find "$src" -maxdepth 1 -name 'libmnl_*.dsc' | head -n1)
+	[[ -n $dsc ]] || return 1
+	# apt checked the files against the signed index; dpkg-source checks
+	# them against the .dsc and applies Debian's patches.
+	(cd "$src" && dpkg-source --no-check -x "$dsc" tree >/dev/null) || return 1
+	(cd "$src/tree" && ./configure --quiet --enable-static --disable-shared CC="${CC:-cc}" \
+		CFLAGS="-O2 -fPIE" >/dev/null && make --quiet -C src >/dev/null) || return 1
+	find "$src/tree" -name libmnl.a | head -n1
+}
+
+# 3. The current stable release's libmnl-dev, which ships libmnl.a.
+from_stable() {
+	local deb=$work/deb
+	mkdir -p "$deb"
+	private_apt deb stable || return 1
+	(cd "$deb" && apt-get "${APT[@]}" download libmnl-dev) || return 1
+	dpkg-deb -x "$deb"/libmnl-dev_*.deb "$deb/root" || return 1
+	find "$deb/root" -name libmnl.a | head -n1
+}
+
+say "no libmnl.a here; building Debian's libmnl $version from its source package"
+if ! a=$(from_source) || [[ -z $a ]]; then
+	say "the archive serves no libmnl $version source; taking the libmnl.a of stable's libmnl-dev"
+	if ! a=$(from_stable) || [[ -z $a ]]; then
+		say "no libmnl.a could be had"
+		exit 1
+	fi
+fi
 cp "$a" "$out"
-rm -rf "$apt_dir"

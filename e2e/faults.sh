@@ -42,6 +42,25 @@ check_fails() {
 		[[ $msg == *"$t"* ]] || { echo "msg does not name '$t': $msg" && return 1; }
 	done
 }
+# check_names_elem POD TEXT: CHECK fails (111), its msg names TEXT (a set
+# element in nft's syntax), neither msg nor details holds a hex key, and
+# details does not repeat the difference msg already names.
+check_names_elem() {
+	local out rc=0
+	out=$(pod_check "$1" 2>&1) || rc=$?
+	((rc != 0)) || { echo "CHECK passed" && return 1; }
+	"$PY" - "$2" "$out" <<'PY'
+import json, re, sys
+text, e = sys.argv[1], json.loads(sys.argv[2])
+msg, details = e.get("msg", ""), e.get("details", "")
+print("msg:", msg, "\ndetails:", details)
+assert e.get("code") == 111, e
+assert text in msg, "msg does not name %r" % text
+assert not re.search(r"[0-9a-f]{16}", msg + details), "a hex key"
+first = msg.split(": ", 1)[1] if "first: " not in msg else msg.split("first: ", 1)[1]
+assert first not in details, "details repeats %r" % first
+PY
+}
 # repaired POD: a re-ADD (our plugin, as a runtime's retry) makes CHECK pass.
 repaired() { direct ADD "$1" && pod_check "$1"; }
 # table_json POD: the table as nft -j prints it, minus what changes by itself
@@ -114,10 +133,19 @@ t_check "egress policy set to accept: CHECK fails" check_fails c1 "chain egress"
 t_check "  egress policy set to accept: re-ADD repairs it" repaired c1
 pod_exec c1 nft add element "$T" names_v4_ttl "{ $FORBID4 . tcp . 443 timeout 1h }"
 t_check "names_v4_ttl + element: CHECK fails" check_fails c1 "not resolved at ADD"
+t_check "  ...naming it $FORBID4 . tcp . 443, not a hex key" check_names_elem c1 "element $FORBID4 . tcp . 443 "
 t_check "  names_v4_ttl + element: re-ADD repairs it" repaired c1
 pod_exec c1 nft flush set "$T" names_v4_ttl
 t_check "names_v4_ttl flushed: CHECK fails" check_fails c1 "missing before its expiry"
 t_check "  names_v4_ttl flushed: re-ADD repairs it" repaired c1
+# allow_v4 is a constant set (the kernel refuses to change it in place):
+# the table of another config's ADD stands in for a swapped element.
+OTHER=$(conf_variant other-allow 'e["egress"]["allow"][0] = "10.30.1.0/24:443"')
+other_add() { POD_CONFLIST=$OTHER direct ADD c1; }
+t_check "allow_v4 with another element (another config's ADD)" other_add
+t_check "  CHECK names both elements in nft syntax, the first once" \
+	check_names_elem c1 "set allow_v4 element 10.20.1.5 . tcp . 443 flags"
+t_check "  allow_v4 swapped: re-ADD repairs it" repaired c1
 
 pod_add plain default >/dev/null
 pod_exec plain nft add table "$T"

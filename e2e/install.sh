@@ -54,6 +54,25 @@ within() {
 	done
 }
 
+# log_has FILE LEVEL TEXT: every line of FILE (the installer's stderr) is one
+# JSON object in the decision log's shape (ts, level, msg, plugin,
+# component), and one of them has LEVEL and TEXT in its msg.
+log_has() {
+	"$PY" - "$@" <<'PY'
+import json, re, sys
+path, level, text = sys.argv[1:4]
+hit = False
+for n, line in enumerate(open(path), 1):
+    o = json.loads(line)
+    assert list(o)[:5] == ["ts", "level", "msg", "plugin", "component"], "line %d: %s" % (n, line)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", o["ts"]), line
+    assert o["level"] in ("info", "warn", "error") and o["plugin"] == "boxxkite-netguard", line
+    assert o["component"] == "installer" and o["msg"], line
+    hit = hit or (o["level"] == level and text in o["msg"])
+assert hit, "no %s line saying %r in %s" % (level, text, path)
+PY
+}
+
 # Every call names the temp dirs: the defaults (/etc/cni/net.d, /opt/cni/bin) are never used.
 ng_install() { "$NG" install --conf-dir "$CONF" --bin-dir "$BIN" "$@"; }
 ng_uninstall() { "$NG" uninstall --conf-dir "$CONF" --bin-dir "$BIN" "$@"; }
@@ -164,6 +183,7 @@ check "an entry edit reaches the conflist" within 5 grep -q '"denyAction": "drop
 edit_entry "refused" 'import json,sys; e=json.load(open(sys.argv[1])); e["egress"]["allow"]=["0.0.0.0/0:443"]; json.dump(e,open(sys.argv[2],"w"))'
 check "an edit the plugin refuses is logged, the entry accepted before kept" \
 	within 5 grep -q "0.0.0.0/0 would match every address.*keeping the entry accepted before" "$T/watch.log"
+check "...as a JSON line of level error" log_has "$T/watch.log" error "keeping the entry accepted before"
 write_atomic 10-kindnet.conflist "$T/kindnet.orig"
 check "...and the primary's next rewrite gets the entry accepted before" \
 	within 5 grep -q '"denyAction": "drop"' "$CONF/10-kindnet.conflist"
@@ -203,6 +223,8 @@ check "re-merged after each of 6 rewrites" test "$undone" = 6
 check "loud log line: fighting another writer" \
 	grep -q "fighting another writer: 05-cilium.conflist rewritten 5 times in" "$T/watch.log"
 grep "fighting" "$T/watch.log" | head -n1 | sed 's/^/        /'
+check "log lines are JSON (ts, level, msg...); the fight is level warn" \
+	log_has "$T/watch.log" warn "fighting another writer: 05-cilium.conflist"
 check "SIGTERM: exits 0" stop_watch
 
 echo "--- uninstall"
@@ -220,6 +242,7 @@ echo "--- refusals and waiting"
 ln -s "$T/kindnet.orig" "$CONF/00-link.conflist"
 rc=0 && ng_install --entry "$E" 2>"$T/err" || rc=$?
 check "a symlinked primary is refused (exit 1)" exited "$rc" 1 "$T/err" "00-link.conflist is a symlink"
+check "...said as a JSON line of level error" log_has "$T/err" error "install failed: "
 rm "$CONF/00-link.conflist"
 ln -s "$CONF" "$T/net.d-link"
 rc=0 && "$NG" install --conf-dir "$T/net.d-link" --bin-dir "$BIN" --entry "$E" 2>"$T/err" || rc=$?

@@ -6,6 +6,7 @@
 
 #include "cni/cni.h"
 #include "cni/cniversion.h"
+#include "install/help.h"
 #include "install/install.h"
 #include "node/cmd_logs.h"
 #include "node/cmd_stats.h"
@@ -25,7 +26,8 @@ static int usage(FILE *f, int status)
 		"  logs       the packets a pod's table denied, from its NFLOG group\n",
 		NG_VERSION);
 	ng_install_usage(f);
-	fprintf(f, "  help       this text\n");
+	fprintf(f, "  help       this text\n\n"
+		   "boxxkite-netguard COMMAND --help describes a command and its options.\n");
 	return status;
 }
 

@@ -5,15 +5,28 @@
 #
 #   scripts/deps.sh                build + unit-test packages
 #   scripts/deps.sh --e2e --cri    also the netns e2e / containerd CRI e2e
-#                                  packages; --lint, --fuzz, --valgrind for
-#                                  those targets (only installed as root)
+#                                  packages; --manifests, --static, --lint, --fuzz,
+#                                  --valgrind for those targets (only
+#                                  installed as root)
+#
+# A package listed as NAME:COMMAND is also satisfied by COMMAND on the
+# PATH: Debian's kubernetes-client ships /usr/bin/kubectl, which a kubectl
+# from another source may already own (dpkg would refuse to overwrite it).
 set -euo pipefail
 
 build_pkgs=(gcc make pkg-config libc6-dev libjansson-dev libnftnl-dev libmnl-dev libcmocka-dev python3)
 # e2e and demo: namespaces, the reference CNI plugins, fake DNS, listeners,
 # nft to show the ruleset, python3 to play libcni.
-e2e_pkgs=(iproute2 nftables containernetworking-plugins dnsmasq-base socat util-linux procps python3)
+# promtool (Debian's prometheus package) is the authority on the
+# Prometheus text format that `stats --prometheus` prints; the values are
+# read back with the Prometheus project's Python parser.
+e2e_pkgs=(iproute2 nftables containernetworking-plugins dnsmasq-base socat util-linux procps python3 prometheus python3-prometheus-client)
+# test/manifests: YAML (python3-yaml), the Kubernetes API's field names
+# (python3-kubernetes models), kustomize (kubectl kustomize).
+manifests_pkgs=(python3 python3-yaml python3-kubernetes kubernetes-client:kubectl)
 cri_pkgs=(containerd runc python3-grpcio busybox-static)
+# make static: libmnl.a from Debian's source package (deploy/libmnl-static.sh).
+static_pkgs=(dpkg-dev debian-archive-keyring file)
 lint_pkgs=(clang-format clang-tidy cppcheck shellcheck)
 fuzz_pkgs=(clang libclang-rt-14-dev)
 check_pkgs=(valgrind)
@@ -25,6 +38,8 @@ if [ "$(id -u)" -eq 0 ]; then
 		case "$arg" in
 		--e2e) want+=("${e2e_pkgs[@]}") ;;
 		--cri) want+=("${cri_pkgs[@]}") ;;
+		--manifests) want+=("${manifests_pkgs[@]}") ;;
+		--static) want+=("${static_pkgs[@]}") ;;
 		--lint) want+=("${lint_pkgs[@]}") ;;
 		--fuzz) want+=("${fuzz_pkgs[@]}") ;;
 		--valgrind) want+=("${check_pkgs[@]}") ;;
@@ -35,7 +50,9 @@ if [ "$(id -u)" -eq 0 ]; then
 fi
 
 missing=()
-for p in "${want[@]}"; do
+for w in "${want[@]}"; do
+	p=${w%%:*}
+	[[ $w == *:* ]] && command -v "${w#*:}" >/dev/null && continue
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
 		missing+=("$p")
 	fi

@@ -9,9 +9,9 @@
 #     netguard.boxxkite.io/not-ready.
 #  2. A sandbox pod created BEFORE the plugin is installed must stay
 #     Pending (the taint keeps it off the node).
-#  3. Build the image (make image), load it, apply deploy/ with a test
-#     entry; the installer merges the entry and removes the taint; the
-#     sandbox pod starts, now protected.
+#  3. Build the image (make image), load it, `kubectl apply -k` an overlay
+#     of deploy/ (the image, a test entry); the installer merges the entry
+#     and removes the taint; the sandbox pod starts, now protected.
 #  4. The seed's checks: an exec in the sandbox container and one in the
 #     sidecar (kubectl exec -c sidecar) both fail to reach 169.254.169.254
 #     at once; DNS and the allowed storage work; the annotation grant works;
@@ -19,7 +19,7 @@
 #  5. The primary rewrites its conflist (as kindnetd does on start): the
 #     installer puts the entry back.
 #  6. Delete the pod: the plugin's log shows DEL ran for it.
-#  7. Uninstall (deploy/uninstall/): the node's conflist is the primary's
+#  7. Uninstall (`kubectl apply -k`, deploy/uninstall/): the node's conflist is the primary's
 #     again, byte for byte; the binary is gone.
 #  8. Delete the cluster (KEEP_CLUSTER=1 keeps it for a look).
 # Ends with "N passed, N failed"; exit status non-zero on any failure.
@@ -165,11 +165,30 @@ else bad "sandbox pod created early stays Pending" "phase: $phase"; fi
 # ---- 3. install with deploy/ -------------------------------------------------
 echo "--- install (deploy/)"
 if k kustomize "$REPO/deploy" >/dev/null; then ok "deploy/ kustomization builds"; else bad "deploy/ kustomization builds"; fi
-k apply -f "$REPO/deploy/namespace.yaml" -f "$REPO/deploy/rbac.yaml" -f "$REPO/deploy/resourcequota.yaml" >/dev/null
-# The shipped ConfigMap holds CHANGEME placeholders (refused on purpose);
-# this cluster's entry replaces it.
-k -n boxxkite-netguard create configmap boxxkite-netguard-entry --from-file=netguard.json="$HERE/entry.json" >/dev/null
-sed "s|image: boxxkite-netguard:.*|image: $IMAGE|" "$REPO/deploy/daemonset.yaml" | k apply -f - >/dev/null
+# As a platform team would: an overlay of its own over deploy/ that sets
+# the image it pushed and replaces the shipped entry (CHANGEME placeholders,
+# refused on purpose) with this cluster's, applied with `kubectl apply -k`.
+cp -r "$REPO/deploy" "$T/deploy"
+mkdir "$T/overlay" "$T/overlay-uninstall"
+image_block() {
+	printf 'images:\n  - name: boxxkite-netguard\n    newName: %s\n    newTag: %s\n' "${IMAGE%:*}" "${IMAGE##*:}"
+}
+{
+	printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n'
+	printf 'resources:\n  - ../deploy\npatches:\n  - path: entry.yaml\n'
+	image_block
+} >"$T/overlay/kustomization.yaml"
+{
+	printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: boxxkite-netguard-entry\n'
+	printf '  namespace: boxxkite-netguard\ndata:\n  netguard.json: |\n'
+	sed 's/^/    /' "$HERE/entry.json"
+} >"$T/overlay/entry.yaml"
+{
+	printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n'
+	printf 'resources:\n  - ../deploy/uninstall\n'
+	image_block
+} >"$T/overlay-uninstall/kustomization.yaml"
+k apply -k "$T/overlay" >/dev/null
 if k -n boxxkite-netguard rollout status ds/boxxkite-netguard --timeout=300s >/dev/null; then
 	ok "installer DaemonSet ready on every node"
 else bad "installer DaemonSet ready"; fi
@@ -247,7 +266,7 @@ else bad "plugin log: DEL ran for the sandbox pod"; fi
 # ---- 7. uninstall --------------------------------------------------------------
 echo "--- uninstall (deploy/uninstall/)"
 k -n boxxkite-netguard delete ds boxxkite-netguard --wait --timeout=120s >/dev/null
-sed "s|image: boxxkite-netguard:.*|image: $IMAGE|" "$REPO/deploy/uninstall/daemonset.yaml" | k apply -f - >/dev/null
+k apply -k "$T/overlay-uninstall" >/dev/null
 if k -n boxxkite-netguard rollout status ds/boxxkite-netguard-uninstall --timeout=300s >/dev/null; then
 	ok "uninstall DaemonSet done on every node"
 else bad "uninstall DaemonSet done"; fi
@@ -258,8 +277,8 @@ else bad "worker: $PRIMARY restored" "$(diff "$T/$WORKER.conflist" "$T/after.con
 if node_sh "$WORKER" 'test ! -e /opt/cni/bin/boxxkite-netguard && ! ls -A /etc/cni/net.d | grep -q boxxkite'; then
 	ok "worker: binary and installer files removed"
 else bad "worker: binary and installer files removed"; fi
-k delete -f "$REPO/deploy/uninstall/daemonset.yaml" --wait=false >/dev/null
-k delete -f "$REPO/deploy/namespace.yaml" --wait=false >/dev/null
+k delete -k "$T/overlay-uninstall" --wait=false >/dev/null
+k delete -k "$T/overlay" --wait=false >/dev/null
 
 printf '%d passed, %d failed\n' "$PASS" "$FAIL"
 ((FAIL == 0))

@@ -47,23 +47,67 @@ static void put_str(json_t *o, const char *key, const char *v)
 		json_object_set_new(o, key, json_string(v));
 }
 
+int ng_log_write_line(int fd, json_t *o)
+{
+	char *line = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
+	size_t n;
+	int rc = 0;
+
+	if (!line)
+		return -1;
+	n = strlen(line);
+	line[n] = '\n'; /* json_dumps leaves room: it allocated n + 1 */
+	if (write(fd, line, n + 1) < 0)
+		rc = -1;
+	free(line);
+	return rc;
+}
+
+json_t *ng_log_head(const char *level, const char *msg)
+{
+	char ts[64];
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	ng_utc_now(ts, sizeof(ts));
+	json_object_set_new(o, "ts", json_string(ts));
+	json_object_set_new(o, "level", json_string(level));
+	json_object_set_new(o, "msg", json_string(msg ? msg : ""));
+	json_object_set_new(o, "plugin", json_string("boxxkite-netguard"));
+	return o;
+}
+
+/* "error" for a call that returns a CNI error (the runtime sees it fail),
+ * "info" for every other decision, skipped included: it is expected. */
+static const char *level_of(int code)
+{
+	return code ? "error" : "info";
+}
+
 void ng_log_emit(struct ng_log *l, const char *decision, const char *reason, int code)
 {
 	struct timespec now;
-	char ts[64];
-	json_t *o = json_object();
-	char *line;
+	char msg[768];
+	json_t *o;
 	long long us;
 	int fd = 2;
 
-	if (!o)
-		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	ng_utc_now(ts, sizeof(ts));
 	us = (long long)(now.tv_sec - l->start.tv_sec) * 1000000 + (now.tv_nsec - l->start.tv_nsec) / 1000;
-
-	json_object_set_new(o, "ts", json_string(ts));
-	json_object_set_new(o, "plugin", json_string("boxxkite-netguard"));
+	/* msg: the line in words, "ADD enforced sandboxes/p1: <reason>". */
+	snprintf(msg, sizeof(msg), "%s %s%s%s%s%s%s", l->verb ? l->verb : "", decision ? decision : "",
+		 l->pod_name && *l->pod_name ? " " : "", l->pod_namespace ? l->pod_namespace : "",
+		 l->pod_name && *l->pod_name ? "/" : "", l->pod_name ? l->pod_name : "",
+		 reason && *reason ? ": " : "");
+	if (reason && *reason)
+		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "%s", reason);
+	o = ng_log_head(level_of(code), msg);
+	if (!o) {
+		json_decref(l->extra);
+		l->extra = NULL;
+		return;
+	}
 	put_str(o, "verb", l->verb);
 	put_str(o, "decision", decision);
 	put_str(o, "reason", reason);
@@ -76,12 +120,8 @@ void ng_log_emit(struct ng_log *l, const char *decision, const char *reason, int
 	json_object_set_new(o, "duration_us", json_integer(us));
 	if (l->extra)
 		json_object_update(o, l->extra);
-	line = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
-	json_decref(o);
 	json_decref(l->extra);
 	l->extra = NULL;
-	if (!line)
-		return;
 
 	if (l->log_file && *l->log_file) {
 		/* O_APPEND makes one write() of one line atomic among the many
@@ -94,11 +134,9 @@ void ng_log_emit(struct ng_log *l, const char *decision, const char *reason, int
 			fd = 2;
 		}
 	}
-	size_t n = strlen(line);
-	line[n] = '\n'; /* json_dumps leaves room: it allocated n + 1 */
-	if (write(fd, line, n + 1) < 0 && fd != 2)
+	if (ng_log_write_line(fd, o) < 0 && fd != 2)
 		fprintf(stderr, "boxxkite-netguard: cannot write logFile: %s\n", strerror(errno));
 	if (fd != 2)
 		close(fd);
-	free(line);
+	json_decref(o);
 }

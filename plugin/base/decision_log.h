@@ -26,7 +26,15 @@ void ng_log_begin(struct ng_log *l, const char *verb);
 /* Adds a field to the line (steals the reference). */
 void ng_log_set(struct ng_log *l, const char *key, json_t *value);
 /* Writes the line: decision ("enforced", "skipped", "refused", "error",
- * "deleted", "verified", ...), a reason, and the CNI error code if any. */
+ * "deleted", "verified", ...), a reason, and the CNI error code if any;
+ * level "error" when there is a code, else "info"; msg the line in words. */
 void ng_log_emit(struct ng_log *l, const char *decision, const char *reason, int code);
+
+/* The fields every log line of ours starts with, in the conventional
+ * structured-log shape: ts, level ("info", "warn", "error"), msg, plugin.
+ * NULL when out of memory. */
+json_t *ng_log_head(const char *level, const char *msg);
+/* One compact JSON line, written with one write() (atomic with O_APPEND). */
+int ng_log_write_line(int fd, json_t *o);
 
 #endif

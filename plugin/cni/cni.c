@@ -198,12 +198,23 @@ static int guard_kernel(struct inv *v)
 /* A netfilter socket in the pod's namespace, which must exist (ADD, CHECK;
  * DEL has its own rules for a namespace that is gone), and so must the
  * interface the packet-socket guard hooks. */
+/* ng_netns_open, its errors naming where the path came from (the node-side
+ * commands name their --netns/--pid instead). */
+static int open_netns(struct inv *v, int *fd, enum ng_netns_status *st)
+{
+	if (ng_netns_open(v->netns_path, fd, st, &v->err) < 0) {
+		ng_err_prefix(&v->err, "CNI_NETNS ");
+		return -1;
+	}
+	return 0;
+}
+
 static int open_pod_socket(struct inv *v, struct ng_nl *nl)
 {
 	enum ng_netns_status st;
 	int fd, rc;
 
-	if (ng_netns_open(v->netns_path, &fd, &st, &v->err) < 0)
+	if (open_netns(v, &fd, &st) < 0)
 		return -1;
 	if (st == NG_NETNS_GONE)
 		return ng_fail(&v->err, NG_E_NETNS, "CNI_NETNS %s is not a network namespace", v->netns_path);
@@ -320,7 +331,7 @@ static int cmd_del(struct inv *v, FILE *in)
 		ng_log_emit(&v->log, "deleted", "no CNI_NETNS: the namespace is already gone", 0);
 		return 0;
 	}
-	if (ng_netns_open(v->netns_path, &fd, &st, &v->err) < 0) {
+	if (open_netns(v, &fd, &st) < 0) {
 		if (v->err.code == NG_E_ENV) { /* the node's own namespace */
 			ng_log_emit(&v->log, "deleted", v->err.msg, 0);
 			return 0;

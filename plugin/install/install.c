@@ -17,31 +17,13 @@
 #include "install/conflist.h"
 #include "base/fsutil.h"
 #include "install/installplan.h"
+#include "install/help.h"
 #include "install/say.h"
 #include "base/decision_log.h"
 #include "install/watch.h"
 
 #define BIN_NAME NG_PLUGIN_TYPE
 #define BIN_MAX  ((size_t)64 * 1024 * 1024)
-
-void ng_install_usage(FILE *f)
-{
-	fprintf(f, "  install    copy this binary into the CNI bin dir and merge the plugin entry\n"
-		   "             into the node's active network config (as containerd and CRI-O\n"
-		   "             choose it: the first .conf/.conflist/.json by name)\n"
-		   "      --entry FILE     the plugin entry, a JSON object (required); refused,\n"
-		   "                       and nothing written, if the plugin would refuse it\n"
-		   "      --conf-dir DIR   CNI config dir (default " NG_DEFAULT_CONF_DIR ")\n"
-		   "      --bin-dir DIR    CNI bin dir (default " NG_DEFAULT_BIN_DIR ")\n"
-		   "      --binary FILE    the binary to install (default: this one)\n"
-		   "      --watch          stay running; re-merge whenever the conf dir changes\n"
-		   "      --wait SECONDS   without --watch: wait this long for a network config\n"
-		   "                       to appear (default 0: fail at once)\n"
-		   "      --dry-run        print what would be written; change nothing\n"
-		   "  uninstall  remove the plugin entry (restoring the primary's config), the\n"
-		   "             files the installer generated, and the binary\n"
-		   "      --conf-dir DIR, --bin-dir DIR, --dry-run   as for install\n");
-}
 
 struct inst {
 	const char *conf_dir, *bin_dir, *entry_path, *binary;
@@ -207,7 +189,7 @@ static int reconcile(void *ctx, char *file, size_t file_len, struct ng_err *err)
 	if (load_entry(in, &entry, err) < 0) {
 		if (!in->entry)
 			return -1;
-		ng_say("ERROR: %s; keeping the entry accepted before", err->msg);
+		ng_say_error("%s; keeping the entry accepted before", err->msg);
 		entry = json_incref(in->entry);
 	}
 	if (list_dir(in->conf_fd, &dir, err) < 0) {
@@ -216,7 +198,7 @@ static int reconcile(void *ctx, char *file, size_t file_len, struct ng_err *err)
 	}
 	rc = ng_plan_install(&dir, entry, &plan, err);
 	if (rc < 0 && plan.entry_refused && in->entry && !json_equal(entry, in->entry)) {
-		ng_say("ERROR: %s; keeping the entry accepted before", err->msg);
+		ng_say_error("%s; keeping the entry accepted before", err->msg);
 		json_decref(entry);
 		entry = json_incref(in->entry);
 		rc = ng_plan_install(&dir, entry, &plan, err);
@@ -293,11 +275,11 @@ static int parse_args(int argc, char **argv, bool install, struct inst *in)
 			if (!ng_arg_long(cmd, "wait", optarg, 0, 86400, &in->wait_s))
 				return 2;
 			break;
-		case 'h': ng_install_usage(stdout); return 0;
+		case 'h': (install ? ng_install_help : ng_uninstall_help)(stdout); return 0;
 		default:
 			fprintf(stderr, "boxxkite-netguard %s: unknown or incomplete option \"%s\"\n\n", cmd,
 				argv[optind - 1]);
-			ng_install_usage(stderr);
+			(install ? ng_install_help : ng_uninstall_help)(stderr);
 			return 2;
 		}
 	}
@@ -317,9 +299,10 @@ static int parse_args(int argc, char **argv, bool install, struct inst *in)
 	return -1;
 }
 
+/* The command's last line: in the DaemonSet's log it reads like the others. */
 static int fail(const char *cmd, const struct ng_err *err)
 {
-	fprintf(stderr, "boxxkite-netguard %s: %s\n", cmd, err->msg);
+	ng_say_error("%s failed: %s", cmd, err->msg);
 	return 1;
 }
 

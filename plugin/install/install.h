@@ -12,7 +12,5 @@
 
 int ng_install_main(int argc, char **argv);
 int ng_uninstall_main(int argc, char **argv);
-/* The install/uninstall part of `boxxkite-netguard help`. */
-void ng_install_usage(FILE *f);
 
 #endif

@@ -3,17 +3,50 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "base/decision_log.h"
+
+/* One JSON line on stderr, the decision log's shape (ts, level, msg,
+ * plugin) plus "component": "installer", so that one log pipeline parses
+ * both. Falls back to plain text only when out of memory. */
+static void say(const char *level, const char *fmt, va_list ap)
+{
+	char msg[2048];
+	json_t *o;
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	o = ng_log_head(level, msg);
+	if (o)
+		json_object_set_new(o, "component", json_string("installer"));
+	if (!o || ng_log_write_line(2, o) < 0)
+		fprintf(stderr, "boxxkite-netguard: %s: %s\n", level, msg);
+	json_decref(o);
+}
 
 void ng_say(const char *fmt, ...)
 {
-	char ts[32];
 	va_list ap;
 
-	ng_utc_now(ts, sizeof(ts));
-	fprintf(stderr, "%s boxxkite-netguard: ", ts);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say("info", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+}
+
+void ng_say_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	say("warn", fmt, ap);
+	va_end(ap);
+}
+
+void ng_say_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	say("error", fmt, ap);
+	va_end(ap);
 }

@@ -133,7 +133,7 @@ static double pass(struct loop *l, double now)
 			if (err.code == NG_E_TRY_AGAIN)
 				ng_say("waiting: %s: %s", l->label, err.msg);
 			else
-				ng_say("ERROR: %s (retrying with back-off; files left as they are)", err.msg);
+				ng_say_error("%s (retrying with back-off; files left as they are)", err.msg);
 			snprintf(l->last_error, sizeof(l->last_error), "%s", err.msg);
 		}
 		l->retry = l->retry > 0 ? l->retry * 2 : 1;
@@ -153,10 +153,10 @@ static double pass(struct loop *l, double now)
 	}
 	count = ng_fight_wrote(&l->fight, now, &span);
 	if (count)
-		ng_say("WARNING: fighting another writer: %s rewritten %u times in %.0f s; "
-		       "something keeps removing our entry (pods created meanwhile are NOT protected); "
-		       "next re-merge no sooner than %.0f s from now",
-		       file, count, span, l->fight.delay);
+		ng_say_warn("fighting another writer: %s rewritten %u times in %.0f s; "
+			    "something keeps removing our entry (pods created meanwhile are NOT protected); "
+			    "next re-merge no sooner than %.0f s from now",
+			    file, count, span, l->fight.delay);
 	return 0;
 }
 
@@ -173,7 +173,7 @@ int ng_watch_run(int dirfd, const char *label, const char *entry_dir, ng_reconci
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
 	if (sigprocmask(SIG_BLOCK, &sigs, NULL) < 0 || (sfd = signalfd(-1, &sigs, SFD_CLOEXEC)) < 0) {
-		ng_say("ERROR: signalfd: %s", strerror(errno));
+		ng_say_error("signalfd: %s", strerror(errno));
 		return 1;
 	}
 	ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
@@ -184,7 +184,7 @@ int ng_watch_run(int dirfd, const char *label, const char *entry_dir, ng_reconci
 					      IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE |
 						      IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR);
 	if (conf_wd < 0) {
-		ng_say("ERROR: inotify on %s: %s", label, strerror(errno));
+		ng_say_error("inotify on %s: %s", label, strerror(errno));
 		close(sfd);
 		if (ifd >= 0)
 			close(ifd);
@@ -205,7 +205,7 @@ int ng_watch_run(int dirfd, const char *label, const char *entry_dir, ng_reconci
 		int timeout = wait <= 0 ? 0 : wait > 3600 ? 3600000 : (int)(wait * 1000) + 1;
 
 		if (poll(pfd, 2, timeout) < 0 && errno != EINTR) {
-			ng_say("ERROR: poll: %s", strerror(errno));
+			ng_say_error("poll: %s", strerror(errno));
 			break;
 		}
 		now = now_s();
@@ -213,7 +213,7 @@ int ng_watch_run(int dirfd, const char *label, const char *entry_dir, ng_reconci
 		 * IN_DELETE_SELF comes: its link count says it (checked on every
 		 * wake-up, at least once a minute). */
 		if (fstat(dirfd, &st) == 0 && st.st_nlink == 0) {
-			ng_say("ERROR: %s was removed; exiting so that we are restarted", label);
+			ng_say_error("%s was removed; exiting so that we are restarted", label);
 			break;
 		}
 		if (pfd[1].revents & POLLIN) {
@@ -230,8 +230,8 @@ int ng_watch_run(int dirfd, const char *label, const char *entry_dir, ng_reconci
 			int d = drain(ifd, conf_wd, entry_wd);
 
 			if (d < 0) {
-				ng_say("ERROR: %s was removed or moved; exiting so that we are restarted",
-				       label);
+				ng_say_error("%s was removed or moved; exiting so that we are restarted",
+					     label);
 				break;
 			}
 			if (d > 0) {

@@ -49,7 +49,7 @@ int ng_netns_open(const char *path, int *fd, enum ng_netns_status *status, struc
 			*status = NG_NETNS_GONE;
 			return 0;
 		}
-		return ng_fail(err, NG_E_NETNS, "CNI_NETNS %s: %s", path, strerror(errno));
+		return ng_fail(err, NG_E_NETNS, "%s: %s", path, strerror(errno));
 	}
 	if (!S_ISREG(st.st_mode)) {
 		*status = NG_NETNS_GONE;
@@ -61,7 +61,7 @@ int ng_netns_open(const char *path, int *fd, enum ng_netns_status *status, struc
 			*status = NG_NETNS_GONE;
 			return 0;
 		}
-		return ng_fail(err, NG_E_NETNS, "CNI_NETNS %s: cannot open: %s", path, strerror(errno));
+		return ng_fail(err, NG_E_NETNS, "%s: cannot open: %s", path, strerror(errno));
 	}
 	/* NS_GET_NSTYPE (Linux 4.11) answers for nsfs files only; a regular
 	 * file (a bind-mount target left after the namespace was unmounted)
@@ -75,17 +75,15 @@ int ng_netns_open(const char *path, int *fd, enum ng_netns_status *status, struc
 			*status = NG_NETNS_GONE;
 			return 0;
 		}
-		return ng_fail(err, NG_E_NETNS, "CNI_NETNS %s: cannot query the namespace type: %s", path,
-			       strerror(e));
+		return ng_fail(err, NG_E_NETNS, "%s: cannot query the namespace type: %s", path, strerror(e));
 	}
 	if (type != CLONE_NEWNET) {
 		close(f);
-		return ng_fail(err, NG_E_NETNS, "CNI_NETNS %s: is a namespace, but not a network namespace",
-			       path);
+		return ng_fail(err, NG_E_NETNS, "%s: is a namespace, but not a network namespace", path);
 	}
 	if (fstat(f, &st) < 0) {
 		close(f);
-		return ng_fail(err, NG_E_NETNS, "CNI_NETNS %s: fstat: %s", path, strerror(errno));
+		return ng_fail(err, NG_E_NETNS, "%s: fstat: %s", path, strerror(errno));
 	}
 	if (same_ns(&st, "/proc/self/ns/net") || same_ns(&st, "/proc/1/ns/net")) {
 		close(f);

@@ -18,7 +18,9 @@ enum ng_netns_status {
  * the one this process runs in nor PID 1's: CNI_NETNS pointing at the node
  * must be refused rather than firewall the node. Returns 0 with *fd set and
  * *status OK; 0 with *status GONE and *fd = -1 when there is no namespace
- * any more; -1 with err (code 112, or 4 for the node's own namespace). */
+ * any more; -1 with err (code 112, or 4 for the node's own namespace),
+ * whose msg starts with the path: the caller says where it came from
+ * (CNI_NETNS, --netns, --pid). */
 int ng_netns_open(const char *path, int *fd, enum ng_netns_status *status, struct ng_err *err);
 
 /* Whether two paths name the same namespace (same device and inode); and

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nft/snapelem.h"
 #include "nft/snaptext.h"
 
 static void append_line(char *buf, size_t size, const char *line)
@@ -22,7 +23,10 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The differences found so far: a count, the first, and up to a dozen. */
+/* The differences found so far: a count, the first (for msg), and the
+ * next dozen (for details: msg already says the first, so details starts
+ * with the second). */
+#define MAX_DETAILS 12
 struct diffs {
 	char first[sizeof(((struct ng_err *)0)->msg)];
 	char details[sizeof(((struct ng_err *)0)->details)];
@@ -33,7 +37,7 @@ static void note(struct diffs *d, const char *one)
 {
 	if (d->n++ == 0)
 		snprintf(d->first, sizeof(d->first), "%.400s", one);
-	if (d->n <= 12)
+	else if (d->n <= MAX_DETAILS + 1)
 		append_line(d->details, sizeof(d->details), one);
 }
 
@@ -155,7 +159,7 @@ int ng_snapshot_diff(struct ng_snapshot *want, struct ng_snapshot *have, struct 
 		const char *w = i < want->lines.n ? want->lines.v[i] : NULL;
 		const char *h = j < have->lines.n ? have->lines.v[j] : NULL;
 		int cmp = !w ? 1 : !h ? -1 : strcmp(w, h);
-		char one[400];
+		char one[400], text[400];
 
 		if (w && rule_parts(w, &c, &cl, &body)) {
 			i++;
@@ -170,11 +174,14 @@ int ng_snapshot_diff(struct ng_snapshot *want, struct ng_snapshot *have, struct 
 			j++;
 			continue;
 		}
+		/* Set elements in nft's syntax (10.30.1.0/24 . tcp . 443). */
 		if (cmp < 0) {
-			snprintf(one, sizeof(one), "missing: %.380s", w);
+			snprintf(one, sizeof(one), "missing: %.380s",
+				 ng_elem_line_text(want, have, w, text, sizeof(text)) ? text : w);
 			i++;
 		} else {
-			snprintf(one, sizeof(one), "unexpected: %.380s", h);
+			snprintf(one, sizeof(one), "unexpected: %.380s",
+				 ng_elem_line_text(want, have, h, text, sizeof(text)) ? text : h);
 			j++;
 		}
 		note(&d, one);
@@ -183,8 +190,11 @@ int ng_snapshot_diff(struct ng_snapshot *want, struct ng_snapshot *have, struct 
 		note(&d, have->problems.v[k]);
 	if (d.n == 0)
 		return 0;
-	ng_fail(err, NG_E_CHECK, "ruleset differs from the policy (%zu difference%s); first: %s", d.n,
-		d.n == 1 ? "" : "s", d.first);
+	ng_fail(err, NG_E_CHECK, "ruleset differs from the policy (%zu difference%s)%s %s", d.n,
+		d.n == 1 ? "" : "s", d.n == 1 ? ":" : "; first:", d.first);
+	if (d.n > MAX_DETAILS + 1)
+		snprintf(d.details + strlen(d.details), sizeof(d.details) - strlen(d.details),
+			 "... and %zu more\n", d.n - MAX_DETAILS - 1);
 	ng_err_details(err, "%s", d.details);
 	return -1;
 }

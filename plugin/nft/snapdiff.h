@@ -7,8 +7,8 @@
 #include "nft/snapshot.h"
 
 /* Compares; 0 when identical (and no name-set problems), else -1 with
- * code 111, msg naming the first difference and details listing up to a
- * dozen. */
+ * code 111, msg naming the count and the first difference, details the
+ * next dozen (not the first again). Set elements in nft's syntax. */
 int ng_snapshot_diff(struct ng_snapshot *want, struct ng_snapshot *have, struct ng_err *err);
 
 #endif

@@ -6,7 +6,25 @@
 
 #include "nft/render.h"
 #include "nft/render_sets.h"
+#include "nft/snapelem.h"
 #include "nft/snaptext.h"
+
+static bool is_v4(const char *set)
+{
+	return strncmp(set, NG_SET_NAMES_V4, strlen(NG_SET_NAMES_V4)) == 0;
+}
+
+/* A name-set element (addr . proto . port) in nft's syntax, or in hex when
+ * it does not have that shape. */
+static void name_elem_text(const char *set, const uint8_t *key, uint32_t klen, const uint8_t *end,
+			   uint32_t elen, char *out, size_t len)
+{
+	uint32_t keytype = (is_v4(set) ? NG_TYPE_IPADDR : NG_TYPE_IP6ADDR) << 12 |
+			   NG_TYPE_INET_PROTOCOL << 6 | NG_TYPE_INET_SERVICE;
+
+	if (!ng_elem_text(keytype, NULL, 0, key, klen, end, elen, out, len))
+		ng_snap_hex(out, len, key, klen);
+}
 
 /* Checks one name-set element: a single address (a DNS answer is one
  * host: key and key end name the same address, issue 13), and a protocol
@@ -14,24 +32,19 @@
 static void check_name_elem(struct ng_snapshot *s, const char *set, const uint8_t *key, uint32_t klen,
 			    const uint8_t *end, uint32_t elen)
 {
-	uint32_t alen = strncmp(set, NG_SET_NAMES_V4, strlen(NG_SET_NAMES_V4)) == 0 ? 4 : 16;
+	uint32_t alen = is_v4(set) ? 4 : 16;
 	uint16_t lo, hi;
 	uint8_t proto;
-	char msg[NG_SNAP_LINE_MAX], k[160];
+	char msg[NG_SNAP_LINE_MAX], k[200];
 
+	name_elem_text(set, key, klen, end, elen, k, sizeof(k));
 	if (klen != alen + 8 || (end && elen != klen)) {
-		ng_snap_hex(k, sizeof(k), key, klen);
 		snprintf(msg, sizeof(msg), "set %s: element %s has the wrong key length", set, k);
 		goto bad;
 	}
 	if (end && memcmp(key, end, alen) != 0) {
-		char e[160];
-
-		ng_snap_hex(k, sizeof(k), key, alen);
-		ng_snap_hex(e, sizeof(e), end, alen);
 		snprintf(msg, sizeof(msg),
-			 "set %s: element %s-%s covers more than one address; a DNS answer is a single host",
-			 set, k, e);
+			 "set %s: element %s covers more than one address; a DNS answer is a single host", set, k);
 		goto bad;
 	}
 	proto = key[alen];
@@ -45,10 +58,8 @@ static void check_name_elem(struct ng_snapshot *s, const char *set, const uint8_
 		if (np->proto == proto && np->p_lo <= lo && hi <= np->p_hi)
 			return;
 	}
-	ng_snap_hex(k, sizeof(k), key, klen);
 	snprintf(msg, sizeof(msg),
-		 "set %s: element %s (protocol %u, ports %u-%u) matches no DNS-name entry of the config", set,
-		 k, proto, lo, hi);
+		 "set %s: element %s matches no DNS-name entry of the config (protocol and port)", set, k);
 bad:
 	ng_snap_problem(s, msg);
 }
@@ -56,7 +67,7 @@ bad:
 /* A name-set element as read from the kernel, kept for the cross-check of
  * the pinned set against its _ttl twin (ng_snapshot_check_names). */
 static void keep_name_elem(struct ng_snapshot *s, const char *set, bool ttl, const char *key,
-			   struct nftnl_set_elem *e)
+			   const char *text, struct nftnl_set_elem *e)
 {
 	struct ng_name_elem ne = {.ttl = ttl};
 	uint32_t len = 0;
@@ -65,6 +76,7 @@ static void keep_name_elem(struct ng_snapshot *s, const char *set, bool ttl, con
 
 	snprintf(ne.set, sizeof(ne.set), "%.*s", (int)(sizeof(ne.set) - 1), set);
 	snprintf(ne.key, sizeof(ne.key), "%s", key);
+	snprintf(ne.text, sizeof(ne.text), "%s", text);
 	ud = nftnl_set_elem_get(e, NFTNL_SET_ELEM_USERDATA, &len);
 	if (!ttl && ud) {
 		ng_snap_comment(ud, len, comment, sizeof(comment));
@@ -94,10 +106,13 @@ bool ng_snap_is_name_set(const char *name, bool *ttl)
 void ng_snap_name_elem(struct ng_snapshot *s, const char *set, bool ttl, const uint8_t *key, uint32_t klen,
 		       const uint8_t *end, uint32_t elen, const char *hexkey, struct nftnl_set_elem *e)
 {
+	char text[200];
+
 	/* Both sets: a range written into the pinned set and its _ttl twin
 	 * alike would pass the twin cross-check. */
 	check_name_elem(s, set, key, klen, end, elen);
-	keep_name_elem(s, set, ttl, hexkey, e);
+	name_elem_text(set, key, klen, end, elen, text, sizeof(text));
+	keep_name_elem(s, set, ttl, hexkey, text, e);
 }
 
 void ng_snapshot_check_names(struct ng_snapshot *s, time_t now)
@@ -120,12 +135,12 @@ void ng_snapshot_check_names(struct ng_snapshot *s, time_t now)
 			snprintf(msg, sizeof(msg),
 				 "set %s: element %s was not resolved at ADD (not in the pinned set): added "
 				 "by hand?",
-				 a->set, a->key);
+				 a->set, a->text[0] ? a->text : a->key);
 			ng_snap_problem(s, msg);
 		} else if (a->expires > now + NG_EXPIRY_GRACE) {
 			snprintf(msg, sizeof(msg),
 				 "set %s%s: element %s is missing before its expiry: removed by hand?",
-				 a->set, NG_TTL_SUFFIX, a->key);
+				 a->set, NG_TTL_SUFFIX, a->text[0] ? a->text : a->key);
 			ng_snap_problem(s, msg);
 		}
 	}

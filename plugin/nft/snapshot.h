@@ -21,7 +21,8 @@
 struct ng_name_elem {
 	char set[32];   /* names_v4 / names_v6 */
 	bool ttl;       /* from the _ttl set */
-	char key[330];  /* key-keyend, hex */
+	char key[330];  /* key-keyend, hex: what the twin match compares */
+	char text[200]; /* the same in nft's syntax, for messages ("" if unknown) */
 	time_t expires; /* pinned elements: from the element comment */
 };
 

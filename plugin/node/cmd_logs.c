@@ -216,6 +216,29 @@ out:
 	return 0;
 }
 
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: boxxkite-netguard logs (--netns PATH | --pid PID) --group N\n"
+		   "         [--duration SECONDS] [--count PACKETS]\n"
+		   "\n"
+		   "Prints the packets a pod's table denied, one JSON line each (time,\n"
+		   "category, pod, protocol, addresses and ports), as the kernel logs them\n"
+		   "to the NFLOG group of the plugin's config (log.nflogGroup; logged\n"
+		   "packets are rate-limited by log.ratePerSecond, the counters of `stats`\n"
+		   "count every packet). Without log.nflogGroup nothing is logged.\n"
+		   "\n"
+		   "  --netns PATH        the pod's network namespace file\n"
+		   "  --pid PID           or any process in the pod\n"
+		   "  --group N           the config's log.nflogGroup (required)\n"
+		   "  --duration SECONDS  stop after this long (default: until Ctrl-C)\n"
+		   "  --count PACKETS     stop after this many packets\n"
+		   "\n"
+		   "One reader per group and namespace: a second one is refused.\n"
+		   "Exit status: 0 stopped as asked, 1 cannot listen, 2 usage or no such\n"
+		   "namespace/process. Needs root.\n"
+		   "Example: boxxkite-netguard logs --pid 4242 --group 42 --duration 10\n");
+}
+
 int ng_logs_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -252,11 +275,8 @@ int ng_logs_main(int argc, char **argv)
 			if (!ng_arg_long("logs", "count", optarg, 0, 0x7fffffff, &lg.count))
 				return 2;
 			break;
-		case 'h':
-			printf("usage: boxxkite-netguard logs (--netns PATH | --pid PID) --group N\n"
-			       "         [--duration SECONDS] [--count PACKETS]\n");
-			return 0;
-		default: return 2;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
 		}
 	}
 	if (!have_group) {

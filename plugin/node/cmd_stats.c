@@ -134,6 +134,25 @@ static void print_json(const struct stats *st, const char *netns, FILE *out)
 	json_decref(o);
 }
 
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: boxxkite-netguard stats (--netns PATH | --pid PID) [--prometheus]\n"
+		   "\n"
+		   "Prints how many packets and bytes a pod's table denied, per category\n"
+		   "(metadata, egress, ingress, ...), read from the table's counters.\n"
+		   "\n"
+		   "  --netns PATH    the pod's network namespace file (CNI_NETNS, e.g.\n"
+		   "                  /run/netns/cni-...)\n"
+		   "  --pid PID       or any process in the pod (its /proc/PID/ns/net)\n"
+		   "  --prometheus    the Prometheus text format instead of JSON (this pod\n"
+		   "                  only: two pods' outputs are not one valid scrape)\n"
+		   "\n"
+		   "Exit status: 0 printed, 1 the pod has no boxxkite-netguard table (not\n"
+		   "enforced) or it cannot be read, 2 usage or no such namespace/process.\n"
+		   "Needs root (CAP_SYS_ADMIN to enter the namespace, CAP_NET_ADMIN to read).\n"
+		   "Example: boxxkite-netguard stats --pid \"$(pgrep -f my-sandbox | head -n1)\"\n");
+}
+
 int ng_stats_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -153,10 +172,8 @@ int ng_stats_main(int argc, char **argv)
 		switch (c) {
 		case NG_TARGET_BAD: return 2;
 		case 'P': prom = true; break;
-		case 'h':
-			printf("usage: boxxkite-netguard stats (--netns PATH | --pid PID) [--prometheus]\n");
-			return 0;
-		default: return 2;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
 		}
 	}
 	fd = ng_target_open(&t, path, sizeof(path));

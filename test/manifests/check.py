@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
-"""Checks deploy/: check.py DEPLOY_DIR [BINARY]
+"""Checks deploy/: check.py DEPLOY_DIR [BINARY] [--sandbox FILE]
+           check.py --rendered FILE --host-conf DIR --host-bin DIR
 
 Prints one row per check and ends with "N passed, N failed"; exit status 1
 when any failed. What it holds the manifests to:
 
-- every YAML file reads (yamlsubset.py: a construct it does not know fails);
+- every YAML file reads (PyYAML, yamlload.py: a key given twice fails), and
+  every object's field names and value types are those of the Kubernetes
+  models (k8sfields.py, python3-kubernetes), patches included; so do the
+  YAML examples of deploy/README.md;
 - the default NetworkPolicy (network-policy.yaml) selects exactly
   app=sandbox, lists both policy types, and never allows 0.0.0.0/0 or ::/0:
   no such ipBlock, and no rule without peers (an egress rule with no `to`,
@@ -13,23 +17,34 @@ when any failed. What it holds the manifests to:
 - no file holds two NetworkPolicies (the default and the permissive opt-in
   each in its own file), the opt-in exists, selects app=sandbox plus an
   opt-in label, and is not part of the kustomization;
-- the DaemonSet tolerates every taint, is system-node-critical, mounts the
-  host's conf and bin dirs where its install/watch steps look, installs in
-  an init step and watches in the main container;
+- the DaemonSets (install, uninstall) run on Linux nodes only, tolerate
+  every taint, are system-node-critical, mount the host's conf and bin dirs
+  where their install/watch steps look; install runs in an init step and
+  watches in the main container;
+- deploy/uninstall/ is a kustomization too, and sets the image exactly as
+  deploy/kustomization.yaml does (one image for both DaemonSets);
+- with --sandbox: the sandbox example runs under Pod Security `restricted`
+  (its namespace enforces it; no container keeps NET_RAW);
+- with --rendered: the output of `kubectl kustomize` for an overlay (both
+  DaemonSets) mounts exactly the given host dirs, consistently;
 - with BINARY: the ConfigMap's plugin entry is refused as shipped (its
   CHANGEME placeholders) and accepted once they are filled in, by the
   plugin's own validation (`install --dry-run`).
 """
 
+import argparse
 import ipaddress
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from yamlsubset import YamlError, load_all  # noqa: E402
+from k8sfields import check_fragment, check_object  # noqa: E402
+from podsecurity import namespace_findings, restricted_findings  # noqa: E402
+from yamlload import YamlError, load_all  # noqa: E402
 
 DEFAULT = "network-policy.yaml"
 PERMISSIVE = "network-policy-permissive-optin.yaml"
@@ -58,6 +73,43 @@ def load_dir(d):
                     check(f"{rel} reads", False, str(e))
                     docs[rel] = []
     return docs
+
+
+def check_fields(docs):
+    """Every object of every file against the Kubernetes models."""
+    for rel, ds in docs.items():
+        why = [w for i, d in enumerate(ds) for w in check_object(d, f"{rel}#{i + 1}")]
+        check(f"{rel}: field names and types are the Kubernetes API's", not why, "\n        ".join(why))
+
+
+# The README's YAML examples are fragments; each is read as the first of
+# these whose fields it uses (a Container's securityContext, a PodSpec...).
+FRAGMENT_KINDS = ("V1Container", "V1PodSpec", "V1PodSecurityContext")
+
+
+def check_readme(d):
+    path = os.path.join(d, "README.md")
+    if not os.path.exists(path):
+        return
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    blocks = re.findall(r"^```ya?ml\n(.*?)^```", text, re.M | re.S)
+    check("README.md has YAML examples", bool(blocks))
+    for n, block in enumerate(blocks, 1):
+        where = f"README.md yaml block {n}"
+        try:
+            ds = [x for x in load_all(block, where) if x is not None]
+        except YamlError as e:
+            check(f"{where} reads", False, str(e))
+            continue
+        why = []
+        for doc in ds:
+            if isinstance(doc, dict) and "kind" in doc:
+                why += check_object(doc, where)
+                continue
+            tries = [check_fragment(doc, k, where) for k in FRAGMENT_KINDS]
+            why += min(tries, key=len) if all(tries) else []
+        check(f"{where} reads and its fields are the Kubernetes API's", not why, "; ".join(why))
 
 
 def kind_of(doc, kind):
@@ -142,6 +194,21 @@ def check_kustomization(docs, d):
     check("kustomization: every resource exists", not missing, f"missing: {missing}")
     check("kustomization: the NetworkPolicies are not applied with the installer",
           DEFAULT not in res and PERMISSIVE not in res, f"resources: {res}")
+    base = [x for x in docs.get(os.path.join("base", "kustomization.yaml"), []) if kind_of(x, "Kustomization")]
+    bres = (base[0].get("resources") or []) if len(base) == 1 else None
+    check("kustomization lists exactly base/kustomization.yaml's files",
+          bres is not None and res == [f"base/{r}" for r in bres], f"deploy/: {res}; base/: {bres}")
+    u = [x for x in docs.get(os.path.join("uninstall", "kustomization.yaml"), []) if kind_of(x, "Kustomization")]
+    check("uninstall/kustomization.yaml is a Kustomization of the uninstall DaemonSet",
+          len(u) == 1 and (u[0].get("resources") or []) == ["daemonset.yaml"],
+          f"resources: {[x.get('resources') for x in u]}")
+
+    def image(kz):
+        return [i for i in (kz[0].get("images") or []) if i.get("name") == "boxxkite-netguard"] if kz else None
+    imgs = {"deploy/": image(k), "base/": image(base), "uninstall/": image(u)}
+    check("deploy/, base/ and uninstall/ kustomizations set the same boxxkite-netguard image",
+          len(imgs["deploy/"] or []) == 1 and all(v == imgs["deploy/"] for v in imgs.values()),
+          "; ".join(f"{n}: {v}" for n, v in imgs.items()))
 
 
 def container_mounts(c, vols):
@@ -150,12 +217,22 @@ def container_mounts(c, vols):
             for m in c.get("volumeMounts") or [] if m.get("name") in vols}
 
 
-def check_daemonset(docs, f, verb):
+HOST_DIRS = ("/etc/cni/net.d", "/opt/cni/bin")
+
+
+def check_daemonset(docs, f, verb, host_conf=HOST_DIRS[0], host_bin=HOST_DIRS[1]):
     ds = [x for x in docs.get(f, []) if kind_of(x, "DaemonSet")]
     check(f"{f} holds a DaemonSet", len(ds) == 1)
     if len(ds) != 1:
         return
-    spec = ((ds[0].get("spec") or {}).get("template") or {}).get("spec") or {}
+    check_pod_spec(f, ds[0], verb, host_conf, host_bin)
+
+
+def check_pod_spec(f, ds, verb, host_conf, host_bin):
+    spec = ((ds.get("spec") or {}).get("template") or {}).get("spec") or {}
+    check(f"{f}: runs on Linux nodes only (nodeSelector kubernetes.io/os: linux)",
+          (spec.get("nodeSelector") or {}).get("kubernetes.io/os") == "linux",
+          f"nodeSelector: {spec.get('nodeSelector')}")
     check(f"{f}: tolerates every taint", {"operator": "Exists"} in (spec.get("tolerations") or []),
           f"tolerations: {spec.get('tolerations')}")
     check(f"{f}: priorityClassName system-node-critical",
@@ -163,8 +240,8 @@ def check_daemonset(docs, f, verb):
     check(f"{f}: hostNetwork (needs no pod network)", spec.get("hostNetwork") is True)
     vols = {v.get("name"): v.get("hostPath") for v in spec.get("volumes") or [] if v.get("hostPath")}
     host = sorted(v.get("path") for v in vols.values())
-    check(f"{f}: hostPath volumes are the CNI conf and bin dirs",
-          host == ["/etc/cni/net.d", "/opt/cni/bin"], f"hostPaths: {host}")
+    check(f"{f}: hostPath volumes are the CNI conf and bin dirs ({host_conf}, {host_bin})",
+          host == sorted([host_conf, host_bin]), f"hostPaths: {host}")
 
     def steps(containers):
         out = []
@@ -177,8 +254,8 @@ def check_daemonset(docs, f, verb):
     def paths_match(c, args):
         mounts = container_mounts(c, vols)
         flags = dict(a[2:].split("=", 1) for a in args if a.startswith("--") and "=" in a)
-        return (mounts.get(flags.get("conf-dir")) == "/etc/cni/net.d" and
-                mounts.get(flags.get("bin-dir")) == "/opt/cni/bin")
+        return (mounts.get(flags.get("conf-dir")) == host_conf and
+                mounts.get(flags.get("bin-dir")) == host_bin)
 
     init = steps(spec.get("initContainers"))
     main = steps(spec.get("containers"))
@@ -200,7 +277,7 @@ def check_daemonset(docs, f, verb):
 
 
 def entry_text(docs):
-    cms = [x for x in docs.get("configmap.yaml", []) if kind_of(x, "ConfigMap")]
+    cms = [x for x in docs.get(os.path.join("base", "configmap.yaml"), []) if kind_of(x, "ConfigMap")]
     if len(cms) != 1:
         return None
     return (cms[0].get("data") or {}).get("netguard.json")
@@ -223,7 +300,7 @@ def fill_placeholders(entry):
 
 def check_entry(docs, binary):
     text = entry_text(docs)
-    check("configmap.yaml holds the plugin entry (netguard.json)", isinstance(text, str))
+    check("base/configmap.yaml holds the plugin entry (netguard.json)", isinstance(text, str))
     if not isinstance(text, str):
         return
     try:
@@ -254,19 +331,78 @@ def check_entry(docs, binary):
               r.returncode == 0, r.stderr.strip()[-300:])
 
 
+def check_sandbox(path):
+    """The sandbox example: Pod Security `restricted`, enforced by its namespace."""
+    rel = os.path.basename(path)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            ds = [x for x in load_all(fh.read(), rel) if x is not None]
+    except (OSError, YamlError) as e:
+        check(f"{rel} reads", False, str(e))
+        return
+    check_fields({rel: ds})
+    nss = [d for d in ds if kind_of(d, "Namespace")]
+    pods = [d for d in ds if kind_of(d, "Pod")]
+    check(f"{rel}: holds its namespace and a pod", len(nss) == 1 and pods)
+    for ns in nss:
+        why = namespace_findings(ns)
+        check(f"{rel}: namespace enforces, warns and audits Pod Security restricted", not why, "; ".join(why))
+    for pod in pods:
+        why = restricted_findings(pod)
+        check(f"{rel}: pod {pod['metadata'].get('name')} passes Pod Security restricted (no NET_RAW)",
+              not why, "\n        ".join(why))
+
+
+def check_rendered(paths, host_conf, host_bin):
+    """`kubectl kustomize` output of an overlay: its install and its
+    uninstall kustomization, one file each."""
+    rel = " + ".join(os.path.basename(p) for p in paths)
+    ds = []
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                ds += [x for x in load_all(fh.read(), path) if x is not None]
+        except (OSError, YamlError) as e:
+            check(f"{os.path.basename(path)} reads", False, str(e))
+            return
+    check_fields({rel: ds})
+    sets = {(d.get("metadata") or {}).get("name"): d for d in ds if kind_of(d, "DaemonSet")}
+    for name, verb in (("boxxkite-netguard", "install"), ("boxxkite-netguard-uninstall", "uninstall")):
+        check(f"{rel}: renders DaemonSet {name}", name in sets)
+        if name in sets:
+            check_pod_spec(f"{rel} {name}", sets[name], verb, host_conf, host_bin)
+    images = sorted({c.get("image") for d in sets.values()
+                     for c in (d["spec"]["template"]["spec"].get("initContainers") or []) +
+                     d["spec"]["template"]["spec"].get("containers", [])
+                     if (c.get("args") or [""])[0] in ("install", "uninstall")})
+    check(f"{rel}: install and uninstall run the same image", len(images) == 1, f"images: {images}")
+
+
 def main():
-    if len(sys.argv) not in (2, 3):
-        print(__doc__, file=sys.stderr)
-        return 2
-    d = sys.argv[1]
-    binary = sys.argv[2] if len(sys.argv) == 3 else None
-    docs = load_dir(d)
-    check_policies(docs)
-    check_kustomization(docs, d)
-    check_daemonset(docs, "daemonset.yaml", "install")
-    if os.path.exists(os.path.join(d, "uninstall", "daemonset.yaml")):
+    ap = argparse.ArgumentParser(usage=__doc__)
+    ap.add_argument("deploy", nargs="?")
+    ap.add_argument("binary", nargs="?")
+    ap.add_argument("--sandbox")
+    ap.add_argument("--rendered", action="append")
+    ap.add_argument("--host-conf", default=HOST_DIRS[0])
+    ap.add_argument("--host-bin", default=HOST_DIRS[1])
+    a = ap.parse_args()
+    if a.rendered:
+        check_rendered(a.rendered, a.host_conf, a.host_bin)
+    elif a.deploy:
+        docs = load_dir(a.deploy)
+        check_fields(docs)
+        check_readme(a.deploy)
+        check_policies(docs)
+        check_kustomization(docs, a.deploy)
+        check_daemonset(docs, os.path.join("base", "daemonset.yaml"), "install")
         check_daemonset(docs, os.path.join("uninstall", "daemonset.yaml"), "uninstall")
-    check_entry(docs, binary)
+        check_entry(docs, a.binary)
+    else:
+        ap.print_usage(sys.stderr)
+        return 2
+    if a.sandbox:
+        check_sandbox(a.sandbox)
     failed = results.count(False)
     print(f"{len(results) - failed} passed, {failed} failed")
     return 1 if failed else 0

@@ -3,8 +3,14 @@
 #
 # 1. check.py on deploy/ as shipped: must pass (with BINARY, default
 #    build/boxxkite-netguard, it also runs the ConfigMap's entry through the
-#    plugin's own validation).
-# 2. The checker checked: copies of deploy/ with one thing broken each,
+#    plugin's own validation), and on the sandbox example
+#    (e2e/kind/sandbox.yaml: Pod Security restricted).
+# 2. Every kustomization rendered with `kubectl kustomize` (Debian's
+#    kubernetes-client or any later kubectl): deploy/, deploy/uninstall/,
+#    and each overlay of deploy/overlays/ (install + uninstall), whose
+#    DaemonSets must mount the host dirs the vendor documents (the table
+#    below, kept apart from the overlays on purpose).
+# 3. The checker checked: copies of deploy/ with one thing broken each,
 #    made the way a careless edit would make them; check.py must fail on
 #    every one, naming the fault. A checker that passes everything would
 #    pass step 1 too, so step 1 alone proves nothing.
@@ -17,18 +23,62 @@ BIN=${1:-$REPO/build/boxxkite-netguard}
 PY=$(command -v /usr/bin/python3 || command -v python3 || true)
 [[ -n $PY ]] || { echo "manifests: python3 is needed (apt-get install python3)" >&2 && exit 1; }
 [[ -x $BIN ]] || { echo "manifests: $BIN not built (run make)" >&2 && exit 1; }
+KUBECTL=${KUBECTL:-$(command -v kubectl || true)}
+[[ -n $KUBECTL ]] || { echo "manifests: kubectl is needed (apt-get install kubernetes-client)" >&2 && exit 1; }
 
 T=$(mktemp -d /tmp/ng-manifests.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 PASS=0 FAIL=0 N=0
 
-echo "--- deploy/ as shipped"
-if "$PY" "$HERE/check.py" "$REPO/deploy" "$BIN" | tee "$T/shipped.out" | sed 's/^/  /'; then
+SANDBOX=$REPO/e2e/kind/sandbox.yaml
+echo "--- deploy/ as shipped, and the sandbox example"
+if "$PY" "$HERE/check.py" "$REPO/deploy" "$BIN" --sandbox "$SANDBOX" | tee "$T/shipped.out" | sed 's/^/  /'; then
 	PASS=$((PASS + 1))
 else
 	FAIL=$((FAIL + 1))
 	echo "  FAIL  deploy/ does not pass its checks"
 fi
+
+# The host dirs per platform, from the vendors' own documents (the
+# overlays' comments cite them): NAME CONF-DIR BIN-DIR.
+PLATFORMS=(
+	". /etc/cni/net.d /opt/cni/bin"
+	"overlays/gke /etc/cni/net.d /home/kubernetes/bin"
+	"overlays/k3s /var/lib/rancher/k3s/agent/etc/cni/net.d /var/lib/rancher/k3s/data/cni"
+)
+# rendered DIR NAME CONF BIN: kubectl kustomize DIR and DIR's uninstall
+# counterpart, then check.py --rendered on both; prints check.py's output.
+rendered() {
+	local d=$1 name=$2 conf=$3 bin=$4 un
+	un=$d/uninstall
+	[[ $d == */. || $d == . ]] && un=$(dirname "$d")/uninstall
+	"$KUBECTL" kustomize "$d" >"$T/$name.yaml" 2>"$T/$name.err" || { cat "$T/$name.err" && return 1; }
+	"$KUBECTL" kustomize "$un" >"$T/$name-uninstall.yaml" 2>"$T/$name.err" || { cat "$T/$name.err" && return 1; }
+	"$PY" "$HERE/check.py" --rendered "$T/$name.yaml" --rendered "$T/$name-uninstall.yaml" \
+		--host-conf "$conf" --host-bin "$bin"
+}
+
+echo "--- each kustomization rendered (kubectl $("$KUBECTL" version --client 2>/dev/null | grep -o "v1\.[0-9.]*" | head -n 1))"
+for p in "${PLATFORMS[@]}"; do
+	read -r dir conf bin <<<"$p"
+	name=$(tr / - <<<"${dir#overlays/}")
+	[[ $name == . ]] && name=default
+	if out=$(rendered "$REPO/deploy/$dir" "$name" "$conf" "$bin" 2>&1); then
+		PASS=$((PASS + 1))
+		printf '  ok    deploy/%s renders; its DaemonSets mount %s and %s\n' "${dir#.}" "$conf" "$bin"
+	else
+		FAIL=$((FAIL + 1))
+		printf '  FAIL  deploy/%s\n' "${dir#.}"
+		grep -v '^  ok' <<<"$out" | sed 's/^/        /'
+	fi
+done
+# Every overlay has its row above (a new one without a row is untested).
+for d in "$REPO"/deploy/overlays/*/; do
+	o=overlays/$(basename "$d")
+	if printf '%s\n' "${PLATFORMS[@]}" | grep -q "^$o "; then continue; fi
+	FAIL=$((FAIL + 1))
+	printf '  FAIL  deploy/%s has no row in PLATFORMS (check.sh)\n' "$o"
+done
 
 # mutant NAME EXPECTED-TEXT EDIT...: copies deploy/ to $T/NAME, runs EDIT
 # there (a shell command, with $D the copy), and expects check.py to fail
@@ -78,15 +128,83 @@ mutant "only one policy type" "both policy types" \
 mutant "storage placeholder filled with a default" "CHANGEME placeholder" \
 	'sed -i "s|cidr: CHANGEME-storage-cidr|cidr: 10.0.0.0/8|" network-policy.yaml'
 mutant "permissive policy in the kustomization" "not applied with the installer" \
-	'sed -i "s|^  - daemonset.yaml$|  - daemonset.yaml\n  - network-policy-permissive-optin.yaml|" kustomization.yaml'
+	'sed -i "s|^  - base/daemonset.yaml$|  - base/daemonset.yaml\n  - network-policy-permissive-optin.yaml|" kustomization.yaml'
 mutant "permissive policy without its opt-in label" "AND an opt-in label" \
 	'sed -i "/netguard.boxxkite.io\/egress: permissive/d" network-policy-permissive-optin.yaml'
 mutant "DaemonSet not tolerating every taint" "tolerates every taint" \
-	'sed -i "s|^        - operator: Exists$|        - key: node.kubernetes.io/not-ready\n          operator: Exists|" daemonset.yaml'
+	'sed -i "s|^        - operator: Exists$|        - key: node.kubernetes.io/not-ready\n          operator: Exists|" base/daemonset.yaml'
 mutant "DaemonSet writing where it does not mount" "are the mounted host dirs" \
-	'sed -i "s|--conf-dir=/host/etc/cni/net.d|--conf-dir=/etc/cni/net.d|" daemonset.yaml'
-mutant "a YAML anchor (outside the subset the checker reads)" "unsupported YAML construct" \
-	'sed -i "s|^      priorityClassName: system-node-critical$|      priorityClassName: \&p system-node-critical|" daemonset.yaml'
+	'sed -i "s|--conf-dir=/host/etc/cni/net.d|--conf-dir=/etc/cni/net.d|" base/daemonset.yaml'
+mutant "a misspelt field (toleration:)" "no such field in V1PodSpec (did you mean tolerations?)" \
+	'sed -i "s|^      tolerations:$|      toleration:|" base/daemonset.yaml'
+mutant "a field at the wrong level (hostNetwork under a container)" "no such field in V1Container" \
+	'sed -i "0,/^          imagePullPolicy: IfNotPresent$/s//          imagePullPolicy: IfNotPresent\n          hostNetwork: true/" base/daemonset.yaml'
+mutant "a boolean written as a string" "wants bool, has str" \
+	'sed -i "s|^      hostNetwork: true$|      hostNetwork: \"true\"|" uninstall/daemonset.yaml'
+mutant "a misspelt field in an overlay patch" "no such field in V1HostPathVolumeSource" \
+	'sed -i "s|^            path: /home/kubernetes/bin$|            paht: /home/kubernetes/bin|" overlays/gke/host-dirs.yaml'
+mutant "a key given twice" "duplicate key" \
+	'sed -i "s|^      hostNetwork: true$|      hostNetwork: true\n      hostNetwork: false|" base/daemonset.yaml'
+mutant "a README example with a misspelt field" "no such field" \
+	'sed -i "s|^  allowPrivilegeEscalation: false$|  allowPrivilegeEscalaton: false|" README.md'
+mutant "install DaemonSet on every OS" "kubernetes.io/os: linux" \
+	'sed -i "/^        kubernetes.io\/os: linux$/d" base/daemonset.yaml'
+mutant "uninstall DaemonSet on every OS" "kubernetes.io/os: linux" \
+	'sed -i "/^        kubernetes.io\/os: linux$/d" uninstall/daemonset.yaml'
+mutant "uninstall kustomization with another image" "set the same boxxkite-netguard image" \
+	'sed -i "s|^    newTag: 0.1.0$|    newTag: 0.0.9|" uninstall/kustomization.yaml'
+mutant "base kustomization missing a file deploy/ has" "exactly base/kustomization.yaml" \
+	'sed -i "/^  - rbac.yaml$/d" base/kustomization.yaml'
+
+# overlay_mutant NAME EXPECTED-TEXT EDIT: as mutant, but the broken copy is
+# rendered with kubectl kustomize and checked as step 2 checks it.
+overlay_mutant() {
+	local name=$1 want=$2 edit=$3 D out rc=0
+	N=$((N + 1)) && D=$T/mutant-$N
+	cp -r "$REPO/deploy" "$D"
+	if ! D=$D bash -c "set -e; cd \"\$D\"; $edit"; then
+		FAIL=$((FAIL + 1)) && printf '  FAIL  the edit for "%s" did not apply\n' "$name" && return
+	fi
+	out=$(bad=0
+		for p in "${PLATFORMS[@]}"; do
+			read -r dir conf bin <<<"$p"
+			rendered "$D/$dir" "m$N-$(tr / - <<<"$dir")" "$conf" "$bin" || bad=1
+		done 2>&1
+		exit $bad) || rc=$?
+	if ((rc != 0)) && grep -qF -- "$want" <<<"$out"; then
+		PASS=$((PASS + 1)) && printf '  ok    refused: %s\n' "$name"
+	else
+		FAIL=$((FAIL + 1)) && printf '  FAIL  not refused: %s (exit %d; wanted "%s")\n' "$name" "$rc" "$want"
+	fi
+}
+echo "--- ... and broken overlays"
+overlay_mutant "k3s overlay patching a volume that does not exist" "/var/lib/rancher/k3s/data/cni" \
+	'sed -i "s|^        - name: cni-bin$|        - name: cni-binaries|" overlays/k3s/host-dirs.yaml'
+overlay_mutant "gke uninstall left at /opt/cni/bin" "/home/kubernetes/bin" \
+	'sed -i "s|/home/kubernetes/bin|/opt/cni/bin|" overlays/gke/uninstall/host-dirs.yaml'
+overlay_mutant "the install DaemonSet renamed (the overlays patch nothing)" "renders DaemonSet boxxkite-netguard" \
+	'sed -i "0,/^  name: boxxkite-netguard$/s//  name: netguard/" base/daemonset.yaml'
+
+# The sandbox example, broken the ways that matter.
+sandbox_mutant() {
+	local name=$1 want=$2 edit=$3 out rc=0
+	N=$((N + 1))
+	sed "$edit" "$SANDBOX" >"$T/sandbox-$N.yaml"
+	if cmp -s "$SANDBOX" "$T/sandbox-$N.yaml"; then
+		FAIL=$((FAIL + 1)) && printf '  FAIL  the edit for "%s" did not apply\n' "$name" && return
+	fi
+	out=$("$PY" "$HERE/check.py" "$REPO/deploy" --sandbox "$T/sandbox-$N.yaml" 2>&1) || rc=$?
+	if ((rc == 1)) && grep -qF -- "$want" <<<"$out"; then
+		PASS=$((PASS + 1)) && printf '  ok    refused: %s\n' "$name"
+	else
+		FAIL=$((FAIL + 1)) && printf '  FAIL  not refused: %s (exit %d; wanted "%s")\n' "$name" "$rc" "$want"
+	fi
+}
+echo "--- ... and a broken sandbox example"
+sandbox_mutant "sandbox keeping NET_RAW" "capabilities.drop lacks ALL" '0,/drop: \["ALL"\]/s//drop: ["NET_ADMIN"]/'
+sandbox_mutant "sandbox namespace without Pod Security restricted" "pod-security.kubernetes.io/enforce is baseline" \
+	's|enforce: restricted|enforce: baseline|'
+sandbox_mutant "sandbox running as root" "runAsNonRoot is not true" 's|runAsNonRoot: true|runAsNonRoot: false|'
 
 printf '%d passed, %d failed\n' "$PASS" "$FAIL"
 ((FAIL == 0))
