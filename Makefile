@@ -13,6 +13,7 @@
 #                   answer, answers/s, RSS, 10 M parser fuzz runs (root)
 #   make lint       clang-format, clang-tidy, cppcheck, shellcheck (configs checked in)
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS each
+#   make fuzz-deep  every libFuzzer target for FUZZ_RUNS (10 M) executions (not in CI; hours)
 #   make static     a static binary for the DaemonSet image; make image (Docker);
 #                   make static-check (in make test) checks it
 #   make e2e-kind   the whole path on a kind cluster (Docker, kind, kubectl)
@@ -50,9 +51,9 @@ TEST_SRC := $(wildcard test/unit/*/test_*.c)
 TEST_BIN := $(patsubst test/unit/%.c,$(BUILD)/test/%,$(TEST_SRC))
 # -MMD -MP: each object depends on exactly the headers it includes.
 DEPFLAGS = -MMD -MP
-TOOLS := $(BUILD)/nprobe $(BUILD)/xsktx
+TOOLS := $(BUILD)/nprobe $(BUILD)/xsktx $(BUILD)/ngwiden
 
-.PHONY: all test unit e2e e2e-cri demo deps asan valgrind fuzz bench bench-handoff mutants install clean static static-check image manifests e2e-install e2e-kind lint
+.PHONY: all test unit e2e e2e-cri demo deps asan valgrind fuzz fuzz-deep bench bench-handoff mutants install clean static static-check image manifests e2e-install e2e-kind lint
 all: $(BIN)
 
 $(BUILD)/obj/%.o: plugin/%.c
@@ -75,6 +76,11 @@ $(BUILD)/test/%: test/unit/%.c $(LIB)
 $(BUILD)/nprobe: test/tools/nprobe.c | $(BUILD)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
+
+# A process with NET_ADMIN rewriting the tables with libnftnl (e2e/hardening.sh).
+$(BUILD)/ngwiden: test/tools/ngwiden.c $(LIB) | $(BUILD)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CFLAGS) -Iplugin $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 $(BUILD)/xsktx: test/tools/xsktx.c | $(BUILD)
 	@$(if $(Q),echo "  CC      $@")
@@ -233,6 +239,21 @@ $(BUILD)/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(FUZZ_OBJ)
 
 fuzz: $(FUZZ_BIN)
 	@scripts/run-fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
+
+# Fuzzing in depth (not in CI): each target for FUZZ_RUNS executions, FUZZ_JOBS
+# at a time; the table goes to test/bench/fuzz-deep-latest.md, logs and any
+# crash input to $(BUILD)/fuzz-deep/.
+FUZZ_RUNS ?= 10000000
+FUZZ_JOBS ?= 1
+FUZZ_DEEP_OUT ?= test/bench/fuzz-deep-latest.md
+fuzz-deep: $(FUZZ_BIN)
+	@mkdir -p $(BUILD)/fuzz-deep
+	@RUNS=$(FUZZ_RUNS) JOBS=$(FUZZ_JOBS) KEEP=$(BUILD)/fuzz-deep scripts/run-fuzz.sh 0 $(FUZZ_BIN) \
+		>$(BUILD)/fuzz-deep/table.txt; rc=$$?; \
+	{ echo "# make fuzz-deep"; echo; \
+	  echo "$$(date -u +%FT%TZ), commit $$(git rev-parse --short HEAD 2>/dev/null), $$(nproc) cores (shared), FUZZ_JOBS=$(FUZZ_JOBS), -runs=$(FUZZ_RUNS)"; \
+	  echo; echo '```'; cat $(BUILD)/fuzz-deep/table.txt; echo '```'; } >$(FUZZ_DEEP_OUT); \
+	cat $(FUZZ_DEEP_OUT); exit $$rc
 
 install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)

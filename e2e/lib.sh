@@ -93,6 +93,7 @@ world_down() {
 	set +e # teardown must run to the end whatever fails on the way
 	[[ -n ${W_TMP:-} && -d $W_TMP ]] || return 0
 	trap '' INT TERM # a second Ctrl-C must not cut the cleanup short
+	[[ -n ${E2E_KEEP_LOGS:-} && -d $W_TMP/log ]] && cp -r "$W_TMP/log" "$E2E_KEEP_LOGS"
 	local pids=() nss=()
 	[[ -f $W_TMP/pids ]] && mapfile -t pids <"$W_TMP/pids"
 	[[ -f $W_TMP/netns ]] && mapfile -t nss <"$W_TMP/netns"

@@ -226,7 +226,8 @@ pod_exec ln "$NPROBE" udp-dns "$DNS4" "$STORE_NAME" 1000 >/dev/null || true
 expect "ln: learned storage name reachable" connected 2000 pod:ln -- tcp "$STORE_NAME4" 443 1000
 sleep 1.2
 n=$(drift_count ln)
-t_row "elements the agent learned are not drift" "drift lines: $n" "$([[ $n == 0 ]] && echo 0 || echo 1)"
+t_row "elements the agent learned are not drift" "drift lines: $n" "$([[ $n == 0 ]] && echo 0 || echo 1)" \
+	"$(grep '"event":"drift"' "$W_TMP/log/agent.log" | grep '"pod":"sandboxes/ln"' | head -3)"
 learned_metric() { [[ $(metric boxxkite_netguard_learned_addresses 'pod="ln",container') -ge 1 ]]; }
 timed_row "learned_addresses for ln" 7000 learned_metric
 before=$(repairs_logged ln)

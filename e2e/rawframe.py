@@ -5,6 +5,7 @@ for e2e/packet.sh.
   rawframe.py send --ifname IF --dst-mac MAC --src IP --dst IP --marker M
                    [--proto tcp|udp] [--sport N] [--dport N] [--flags S|SA|A]
                    [--bypass] [--vlan ID] [--skb-protocol HEX] [--arp OP [--pad N]]
+                   [--source-route VIA]
       writes one hand-made Ethernet frame (IPv4 or IPv6 by the addresses)
       carrying the text M to interface IF. --bypass sets PACKET_QDISC_BYPASS
       (the socket skips the qdisc layer); --vlan wraps the frame in an
@@ -16,9 +17,19 @@ for e2e/packet.sh.
       --ip-socket sends the IP packet (no Ethernet header) through a raw IP
       socket (IPPROTO_RAW: the header as written, source included) instead:
       the pod's stack routes it, through the inet hooks.
+      --source-route VIA adds an IPv4 loose source route option (or an
+      IPv6 segment routing header, type 4) naming VIA as the next hop.
       --stdout writes the frame to stdout instead of sending it. Prints
       "sent" or "send failed: ERRNO" (a frame dropped by the egress hook
       fails the send with ENOBUFS); exit 0 either way.
+
+  rawframe.py mld --ifname IF --src IP GROUP...
+      writes an MLDv2 report exactly as the kernel writes one (to ff02::16,
+      hop-by-hop router alert, one record per GROUP); prints as send does.
+
+  rawframe.py mcsniff --ifname IF --out FILE
+      prints "ready", then appends to FILE one line "SRCMAC mld|igmp GROUP"
+      for every group record of every MLD or IGMP report arriving on IF.
 
   rawframe.py sniff --ifname IF --out FILE
       prints "ready" once listening, then appends to FILE every marker
@@ -68,12 +79,20 @@ def transport(args, src, dst, payload):
 def packet(args):
     src, dst = ipaddress.ip_address(args.src), ipaddress.ip_address(args.dst)
     proto, seg = transport(args, src, dst, args.marker.encode())
+    via = ipaddress.ip_address(args.source_route) if args.source_route else None
     if src.version == 4:
-        h = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(seg), 1, 0, 64, proto, 0, src.packed, dst.packed)
+        # LSRR (131): length 7, pointer 4, one address; a NOP pads to 8.
+        opt = struct.pack("!BBB4sB", 131, 7, 4, via.packed, 1) if via else b""
+        ihl = 5 + len(opt) // 4
+        h = struct.pack("!BBHHHBBH4s4s", 0x40 | ihl, 0, ihl * 4 + len(seg), 1, 0, 64, proto, 0, src.packed,
+                        dst.packed) + opt
         h = h[:10] + struct.pack("!H", checksum(h)) + h[12:]
         return 0x0800, h + seg
-    h = struct.pack("!IHBB16s16s", 6 << 28, len(seg), proto, 64, src.packed, dst.packed)
-    return 0x86DD, h + seg
+    ext, nexthdr = b"", proto
+    if via:  # segment routing header (RFC 8754): one segment, segments left 1
+        ext, nexthdr = struct.pack("!BBBBBBH16s", proto, 2, 4, 1, 0, 0, 0, via.packed), 43
+    h = struct.pack("!IHBB16s16s", 6 << 28, len(ext) + len(seg), nexthdr, 64, src.packed, dst.packed)
+    return 0x86DD, h + ext + seg
 
 
 def arp(args, src_mac):
@@ -114,11 +133,77 @@ def send(args):
     if args.stdout:  # for another sender (test/tools/xsktx.c)
         sys.stdout.buffer.write(frame)
         return
+    transmit(s, frame)
+
+
+def transmit(s, frame):
     try:
         s.send(frame)
         print("sent")
     except OSError as e:
         print("send failed: %s" % e.strerror)
+
+
+def mld(args):
+    src = ipaddress.ip_address(args.src).packed
+    dst = ipaddress.ip_address("ff02::16").packed
+    recs = b"".join(struct.pack("!BBH16s", 4, 0, 0, ipaddress.ip_address(g).packed) for g in args.groups)
+    icmp = struct.pack("!BBHHH", 143, 0, 0, 0, len(args.groups)) + recs
+    pseudo = src + dst + struct.pack("!I3xB", len(icmp), 58)
+    icmp = icmp[:2] + struct.pack("!H", checksum(pseudo + icmp)) + icmp[4:]
+    hbh = bytes([58, 0, 5, 2, 0, 0, 1, 0])  # router alert, PadN: the kernel's own
+    ip6 = struct.pack("!IHBB16s16s", 6 << 28, len(hbh) + len(icmp), 0, 1, src, dst) + hbh + icmp
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
+    s.bind((args.ifname, 0x86DD))
+    transmit(s, bytes.fromhex("333300000016") + s.getsockname()[4] + struct.pack("!H", 0x86DD) + ip6)
+
+
+def records(buf, at, n, rec_len, addr_len):
+    """The group addresses of n MLDv2 (rec_len 20) or IGMPv3 (8) records from at."""
+    out = []
+    for _ in range(n):
+        if len(buf) < at + rec_len:
+            break
+        aux, nsrc = buf[at + 1], struct.unpack("!H", buf[at + 2:at + 4])[0]
+        out.append(str(ipaddress.ip_address(buf[at + 4:at + 4 + addr_len])))
+        at += rec_len + addr_len * nsrc + 4 * aux
+    return out
+
+
+def groups_of(frame):
+    """(kind, [group...]) of an MLD or IGMP report frame, else None."""
+    etype = struct.unpack("!H", frame[12:14])[0]
+    ip = frame[14:]
+    if etype == 0x86DD and len(ip) >= 40:
+        nh, off = ip[6], 40
+        while nh in (0, 43, 60) and len(ip) >= off + 8:  # hop-by-hop, routing, destination
+            nh, off = ip[off], off + (ip[off + 1] + 1) * 8
+        if nh != 58 or len(ip) < off + 8:
+            return None
+        if ip[off] in (131, 132) and len(ip) >= off + 24:  # MLDv1 report / done
+            return "mld", [str(ipaddress.ip_address(ip[off + 8:off + 24]))]
+        if ip[off] != 143:
+            return None
+        return "mld", records(ip, off + 8, struct.unpack("!H", ip[off + 6:off + 8])[0], 20, 16)
+    if etype == 0x0800 and len(ip) >= 20 and ip[9] == 2:
+        igmp = ip[(ip[0] & 15) * 4:]
+        if len(igmp) >= 8 and igmp[0] in (0x12, 0x16, 0x17):
+            return "igmp", [str(ipaddress.ip_address(igmp[4:8]))]
+        if len(igmp) >= 8 and igmp[0] == 0x22:
+            return "igmp", records(igmp, 8, struct.unpack("!H", igmp[6:8])[0], 8, 4)
+    return None
+
+
+def mcsniff(args):
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+    s.bind((args.ifname, 0))
+    print("ready", flush=True)
+    with open(args.out, "a", buffering=1) as f:
+        while True:
+            data, addr = s.recvfrom(65535)
+            got = None if addr[2] == socket.PACKET_OUTGOING else groups_of(data)
+            for g in got[1] if got else ():
+                f.write("%s %s %s\n" % (":".join("%02x" % b for b in data[6:12]), got[0], g))
 
 
 def sniff(args):
@@ -155,13 +240,21 @@ def main():
     a.add_argument("--src-mac")
     a.add_argument("--ip-socket", action="store_true")
     a.add_argument("--pad", type=int, default=0)
+    a.add_argument("--source-route")
     b = sub.add_parser("sniff")
     b.add_argument("--ifname", required=True)
     b.add_argument("--out", required=True)
+    m = sub.add_parser("mld")
+    m.add_argument("--ifname", required=True)
+    m.add_argument("--src", required=True)
+    m.add_argument("groups", nargs="+")
+    c = sub.add_parser("mcsniff")
+    c.add_argument("--ifname", required=True)
+    c.add_argument("--out", required=True)
     args = p.parse_args()
-    if not args.cmd == "sniff" and not args.marker.startswith("NGRAW-"):
+    if args.cmd == "send" and not args.marker.startswith("NGRAW-"):
         sys.exit("markers start with NGRAW-")
-    send(args) if args.cmd == "send" else sniff(args)
+    {"send": send, "sniff": sniff, "mld": mld, "mcsniff": mcsniff}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -248,9 +248,10 @@ t_check "the same with no_new_privs (allowPrivilegeEscalation: false): PASS, 2 p
 	vrow capnnp "$CAPS" PASS "2 processes"
 bg_stop "$P_NNP"
 bg_stop "$P_POD"
-# The infra container: the OLDEST process, named pause, holds the
-# namespace and runs no pod code (containerd gives it the default
-# capabilities). A younger process calling itself pause is counted.
+# The infra container holds the namespace and runs no pod code (containerd
+# gives it the default capabilities). Only the pid the runtime names with
+# --sandbox-pid is not counted; a process is never exempt for being the
+# oldest or for calling itself pause (issue 13).
 t_check "ADD capp" pod_add capp
 CAPP=$(pod_netns_path capp)
 cp "$(command -v sleep)" "$W_TMP/pause"
@@ -258,13 +259,19 @@ start_pause() { bg_start nsenter --net="$CAPP" "$W_TMP/pause" 30 && wait_comm "$
 start_pause
 P_PAUSE=$BG_PID
 run_verify cappause --netns "$CAPP" --config "$CONF" --denied-probe "$DENIED"
-t_check "the oldest process, pause, with NET_RAW: not counted (PASS, named)" \
-	vrow cappause "$CAPS" PASS "0 processes" "not counted: $P_PAUSE (pause"
+t_check "the oldest process, named pause, with NET_RAW, no --sandbox-pid: counted (FAIL, how to exempt)" \
+	vrow cappause "$CAPS" FAIL "$P_PAUSE (pause: NET_RAW" "unless --sandbox-pid names it"
+run_verify capsb --netns "$CAPP" --config "$CONF" --denied-probe "$DENIED" --sandbox-pid "$P_PAUSE"
+t_check "--sandbox-pid $P_PAUSE: not counted (PASS, named)" \
+	vrow capsb "$CAPS" PASS "0 processes" "not counted: $P_PAUSE (pause, --sandbox-pid"
 start_pause
 P_FAKE=$BG_PID
-run_verify capfake --netns "$CAPP" --config "$CONF" --denied-probe "$DENIED"
-t_check "a younger process named pause with NET_RAW: FAIL naming it" \
+run_verify capfake --netns "$CAPP" --config "$CONF" --denied-probe "$DENIED" --sandbox-pid "$P_PAUSE"
+t_check "another process named pause with NET_RAW: FAIL naming it" \
 	vrow capfake "$CAPS" FAIL "$P_FAKE (pause: NET_RAW" "not counted: $P_PAUSE"
+run_verify capother --netns "$CAPP" --config "$CONF" --denied-probe "$DENIED" --sandbox-pid 1
+t_check "--sandbox-pid of a process outside the namespace exempts nothing" \
+	vrow capother "$CAPS" FAIL "$P_PAUSE (pause: NET_RAW" "--sandbox-pid 1 is not in this namespace"
 bg_stop "$P_FAKE"
 bg_stop "$P_PAUSE"
 t_check "DEL capp" pod_del capp

@@ -98,6 +98,24 @@ mutant host-ifindex-unmatched plugin/nft/render_raw.c 's/^\tif (m->ifindex > 0) 
 # tables reach anything.
 mutant host-side-skipped plugin/cni/hostmirror.c 's/^\trc = p->host ? ng_host_apply(/\trc = 0 ? ng_host_apply(/' hostside.sh \
 	"bridge: AF_XDP frame to forbidden 10.50.0.9: held" "bridge: forbidden 10.50.0.9:443 unreached"
+# Issue 13 (e2e/hardening.sh).
+# No rule for the IPv6 forms of the IPv4 metadata addresses (both tables).
+mutant metadata-forms-skipped plugin/nft/render_guard.c 's/for (int f = 0; f < NG_V6_FORMS; f++) {/for (int f = 0; f < 0; f++) {/' \
+	hardening.sh "enforced: [2001:db8:77::5efe:a9fe:a9fe]:81" "metadata_denied counted each form (5)"
+# No source-route rule in any table.
+mutant source-routes-let-out plugin/nft/render_guard.c \
+	's/if (fam \&\& fam != (rules\[i\].fam == NG_V4 ? 4 : 6))/if (fam || 1)/' hardening.sh \
+	"unprivileged: routing header via the resolver to fd00:50::9: refused" \
+	"packet socket: with a routing header: dropped by the guard"
+# MLD reports naming any group.
+mutant mld-any-group plugin/nft/render_guard.c 's/nh_is(&rb, 60, groups->v\[i\].a, 16);//' hardening.sh \
+	"the same report naming ff0e::6e67:6c65:616b:2121: dropped"
+# The gateways are not pinned.
+mutant gateways-not-pinned plugin/cni/cni.c 's/if (pin_gateways(v) < 0) {/if (0 \&\& pin_gateways(v) < 0) {/' hardening.sh \
+	"enforced: gateway 10.244.1.1 is PERMANENT at the bridge's MAC"
+# CHECK takes any range in a name set (as before issue 13).
+mutant name-set-ranges-accepted plugin/nft/snapnames.c 's/if (end \&\& memcmp(key, end, alen) != 0) {/if (0) {/' \
+	hardening.sh "  CHECK fails: covers more than one address" "  verify: rules match policy FAIL, naming it"
 
 want=("$@")
 T=$(mktemp -d /tmp/nge-mutants.XXXXXX)

@@ -513,10 +513,12 @@ check "enforced pod: storage 10.20.0.5:80 (not allowed) refused" \
 	expect_refused_fast "$CID_A" 10.20.0.5 80 storage-80
 
 # verify's capabilities row against a real runtime: containerd's infra
-# process (pause, the oldest) is not counted; the "probe" container, which
-# runs with containerd's default capabilities (NET_RAW among them), is.
+# process, named by its sandbox pid from the CRI (--sandbox-pid), is not
+# counted; the "probe" container, which runs with containerd's default
+# capabilities (NET_RAW among them), is.
 caps_row() {
-	"$PLUGIN" verify --json --pid "$PID_A" --config "$T/net.d/10-ngc.conflist" --timeout 300 >"$T/verify-a.json" 2>&1
+	"$PLUGIN" verify --json --pid "$PID_A" --sandbox-pid "$PID_A" --config "$T/net.d/10-ngc.conflist" \
+		--timeout 300 >"$T/verify-a.json" 2>&1
 	"$PY" - "$T/verify-a.json" "$PID_A" <<'PYEOF'
 import json, re, sys
 d = json.load(open(sys.argv[1]))

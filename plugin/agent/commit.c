@@ -71,7 +71,7 @@ static int commit_ns(struct ng_pod *p, struct ng_nl *nl, bool in_node, const ng_
 		return 0;
 	}
 	rc = ng_batch_finish(&b, err);
-	nl->seq = b.seq_next + 1;
+	nl->seq = b.seq_next + 2; /* past END and the marker (kernel/nl.c) */
 	if (rc == 0)
 		rc = ng_nl_commit(nl, &b, err);
 	ng_batch_free(&b);

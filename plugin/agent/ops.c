@@ -95,6 +95,12 @@ static void scan(struct ng_ops *o)
 	struct dirent *e;
 	DIR *d;
 
+	/* The node's events first, while new pods are still unknown: an ADD
+	 * builds a pod's host-side table before it writes the decision record
+	 * that makes the pod known here, and those events (already queued on
+	 * the socket) are the ADD's, not drift. */
+	if (o->node_ev_fd >= 0)
+		ng_opod_events(o, o->node_ev_fd, true);
 	snprintf(dir, sizeof(dir), "%s/" NG_DECISIONS_DIR, o->state_dir);
 	d = opendir(dir);
 	for (size_t i = 0; i < o->pods.n; i++)

@@ -228,7 +228,7 @@ static void repair(struct ng_ops *o, struct ng_opod *p)
 	if (rc == 0 && strcmp(d.key, p->d.key) != 0)
 		rc = ng_fail(&err, NG_E_DECODE, "decision record %s changed hands", path);
 	if (rc == 0)
-		rc = ng_podstate_repair(&p->nl, &d, &err);
+		rc = ng_podstate_repair(&p->nl, o->node_nl_open ? &o->node_nl : NULL, &d, &err);
 	ng_decision_free(&d);
 	if (rc < 0) {
 		p->vp.repair_errors++;

@@ -17,6 +17,7 @@
 #include "base/json_util.h"
 #include "base/kernelver.h"
 #include "base/decision_log.h"
+#include "kernel/neighpin.h"
 #include "kernel/netns.h"
 #include "kernel/nl_netns.h"
 #include "policy/pod_policy.h"
@@ -292,6 +293,24 @@ static int unrecord_fail(struct inv *v)
 	return fail(v, "error");
 }
 
+/* Permanent neighbour entries for the gateways the node holds, so that a
+ * neighbour poisoning the pod's ARP/ND cannot pose as the node (README
+ * "Neighbours"). */
+static int pin_gateways(struct inv *v)
+{
+	enum ng_netns_status st;
+	size_t pinned = 0;
+	int fd, rc;
+
+	if (ng_netns_open(v->netns_path, &fd, &st, &v->err) < 0)
+		return -1;
+	rc = ng_neigh_pin_gateways(fd, v->pod.policy.ifname, v->prev.gateways.v, v->prev.gateways.n, &pinned,
+				   &v->err);
+	close(fd);
+	ng_log_set(&v->log, "pinned_gateways", json_integer((json_int_t)pinned));
+	return rc;
+}
+
 /* ---- verbs ---------------------------------------------------------------- */
 
 static int print_prev(struct inv *v)
@@ -395,6 +414,14 @@ static int cmd_add(struct inv *v, FILE *in)
 		return unrecord_fail(v);
 	}
 	t_wait = now_us() - t_wait;
+	if (pin_gateways(v) < 0) {
+		struct ng_err e2 = {0};
+		const char *what = "";
+
+		ng_hostmirror_del(v->netns_path, v->container_id, v->ifname, v->host_table, &v->log, &what,
+				  &e2);
+		return unrecord_fail(v);
+	}
 	if (print_prev(v) < 0)
 		return unrecord_fail(v);
 	if (v->pod.policy.learn) { /* what the agent costs ADD (README "The node agent") */

@@ -79,27 +79,34 @@ typedef NG_VEC(struct ng_attachment) attachment_vec;
 int ng_hostmirror_add(struct ng_nl *pod_nl, const struct ng_policy *p, const char *host_table,
 		      struct ng_log *log, struct ng_err *err)
 {
-	struct ng_nl node;
+	return ng_hostmirror_add_on(pod_nl, NULL, p, host_table, log, err);
+}
+
+int ng_hostmirror_add_on(struct ng_nl *pod_nl, struct ng_nl *node_nl, const struct ng_policy *p,
+			 const char *host_table, struct ng_log *log, struct ng_err *err)
+{
+	struct ng_nl own, *node = node_nl ? node_nl : &own;
 	size_t stale = 0;
 	int rc;
 
-	if (ng_nl_open(&node, err) < 0)
+	if (!node_nl && ng_nl_open(&own, err) < 0)
 		return -1;
 	/* No host side now (hostMirror "off", or "auto" without a peer): an
 	 * earlier ADD's table for this attachment must not stay behind. */
-	rc = p->host ? ng_host_apply(&node, p, host_table, &stale, err)
-		     : ng_host_delete(&node, host_table, err);
+	rc = p->host ? ng_host_apply(node, p, host_table, &stale, err)
+		     : ng_host_delete(node, host_table, err);
 	if (rc == 0 && stale > 0)
 		ng_log_set(log, "host_tables_removed", json_integer((json_int_t)stale));
 	if (rc == 0 && ng_ruleset_apply(pod_nl, p, NG_TABLE, err) < 0) {
 		struct ng_err undo = {0};
 
 		rc = -1;
-		if (p->host && ng_host_delete(&node, host_table, &undo) < 0)
+		if (p->host && ng_host_delete(node, host_table, &undo) < 0)
 			ng_err_details(err, "and removing the host-side table %s again failed: %s",
 				       host_table, undo.msg);
 	}
-	ng_nl_close(&node);
+	if (!node_nl)
+		ng_nl_close(&own);
 	return rc;
 }
 

@@ -34,6 +34,11 @@ int ng_hostmirror_plan(const struct ng_config *cfg, int pod_fd, const char *ifna
  * a failed ADD leaves neither. */
 int ng_hostmirror_add(struct ng_nl *pod_nl, const struct ng_policy *p, const char *host_table,
 		      struct ng_log *log, struct ng_err *err);
+/* The same over a node-namespace socket the caller holds (NULL: one of its
+ * own), so that a long-lived caller (the agent's repair) commits from a
+ * port id it knows as its own. */
+int ng_hostmirror_add_on(struct ng_nl *pod_nl, struct ng_nl *node_nl, const struct ng_policy *p,
+			 const char *host_table, struct ng_log *log, struct ng_err *err);
 
 /* DEL: the host-side table by name, and the pod's tables when the
  * namespace is still there and they are this attachment's. `what` says

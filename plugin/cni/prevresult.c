@@ -1,6 +1,8 @@
 #include "cni/cniversion.h"
 #include "cni/prevresult.h"
 
+#include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +34,46 @@ static int parse_ifaddr(const char *s, struct ng_ifaddr *out)
 	return 0;
 }
 
+/* "aa:bb:cc:dd:ee:ff", two hex digits per byte. */
+static bool parse_mac(const char *s, uint8_t out[6])
+{
+	for (int k = 0; k < 6; k++) {
+		char *end;
+		unsigned long v;
+
+		if (!isxdigit((unsigned char)s[0]) || !isxdigit((unsigned char)s[1]))
+			return false;
+		v = strtoul(s, &end, 16);
+		if (end != s + 2 || *end != (k < 5 ? ':' : '\0'))
+			return false;
+		out[k] = (uint8_t)v;
+		s = end + 1;
+	}
+	return true;
+}
+
+/* interfaces[]: the MACs of those in the sandbox. Anything malformed is
+ * skipped: only the MLD rule uses them, and a missing MAC only means a
+ * narrower rule (README "Multicast"). */
+static int parse_macs(const json_t *prev, struct ng_prev *out)
+{
+	const json_t *ifs = json_object_get(prev, "interfaces"), *it;
+	size_t i;
+
+	if (!json_is_array(ifs))
+		return 0;
+	json_array_foreach(ifs, i, it) {
+		const char *mac = ng_json_str(it, "mac"), *sb = ng_json_str(it, "sandbox");
+		struct ng_mac m = {0};
+
+		if (!mac || !sb || !*sb || i >= NG_PREV_MAX_IPS || !parse_mac(mac, m.a))
+			continue;
+		if (ng_vec_push(&out->macs, &m) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 int ng_prev_parse(const json_t *prev, struct ng_prev *out, struct ng_err *err)
 {
 	const json_t *ips, *ip;
@@ -44,11 +86,19 @@ int ng_prev_parse(const json_t *prev, struct ng_prev *out, struct ng_err *err)
 		return ng_fail(
 			err, NG_E_CONFIG,
 			"prevResult: uses the 0.2.0 result format, which this plugin does not support");
+	if (parse_macs(prev, out) < 0)
+		return ng_fail(err, NG_E_INTERNAL, "out of memory");
 	ips = json_object_get(prev, "ips");
 	if (!ips)
 		return 0;
 	if (!json_is_array(ips))
 		return ng_fail(err, NG_E_CONFIG, "prevResult.ips: must be an array");
+	/* Each IPv4 address is one ARP rule of the packet-socket guard. */
+	if (json_array_size(ips) > NG_PREV_MAX_IPS)
+		return ng_fail(err, NG_E_CONFIG,
+			       "prevResult.ips: %zu addresses, more than %d (README \"Limits\"); nothing was "
+			       "applied",
+			       json_array_size(ips), NG_PREV_MAX_IPS);
 	json_array_foreach(ips, i, ip) {
 		const char *addr = ng_json_str(ip, "address");
 		const json_t *gw = json_object_get(ip, "gateway");
@@ -81,6 +131,7 @@ void ng_prev_free(struct ng_prev *p)
 {
 	ng_vec_free(&p->addrs);
 	ng_vec_free(&p->gateways);
+	ng_vec_free(&p->macs);
 }
 
 static void drop_keys(json_t *arr, const char *const keys[])

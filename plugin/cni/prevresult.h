@@ -4,6 +4,9 @@
 #ifndef NG_PREVRESULT_H
 #define NG_PREVRESULT_H
 
+/* The most addresses a prevResult may hold (README "Limits"). */
+#define NG_PREV_MAX_IPS 4096
+
 #include <jansson.h>
 
 #include "base/addr.h"
@@ -15,9 +18,16 @@ struct ng_ifaddr {
 	uint8_t plen;    /* its on-link prefix length */
 };
 
+struct ng_mac {
+	uint8_t a[6];
+};
+
 struct ng_prev {
 	NG_VEC(struct ng_ifaddr) addrs; /* ips[].address */
 	NG_VEC(struct ng_ip) gateways;  /* ips[].gateway, deduplicated */
+	/* The MACs of interfaces[] inside the sandbox ("sandbox" set, a valid
+	 * "mac"): the pod's EUI-64 link-local address derives from them. */
+	NG_VEC(struct ng_mac) macs;
 };
 
 /* Reads ips[] from prevResult. Malformed entries are code 7 naming the

@@ -28,6 +28,17 @@ static int link_cb(const struct nlmsghdr *nlh, void *data)
 		if (mnl_attr_get_type(attr) == IFLA_IFNAME &&
 		    mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) == 0)
 			snprintf(l.name, sizeof(l.name), "%s", mnl_attr_get_str(attr));
+		/* Every link in the pod's namespace is "in the sandbox": its MAC
+		 * gives the EUI-64 link-local address the MLD rule allows, as
+		 * prevResult's interfaces[] do at ADD. */
+		if (mnl_attr_get_type(attr) == IFLA_ADDRESS && mnl_attr_get_payload_len(attr) == 6 &&
+		    !l.loopback) {
+			struct ng_mac m;
+
+			memcpy(m.a, mnl_attr_get_payload(attr), 6);
+			if (ng_vec_push(&c->ni->prev.macs, &m) < 0)
+				c->oom = true;
+		}
 	}
 	if (ng_vec_push(&c->ni->links, &l) < 0)
 		c->oom = true;

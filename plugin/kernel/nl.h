@@ -22,6 +22,19 @@ struct ng_nl_ops {
 	ssize_t (*recv)(void *ctx, void *buf, size_t len);
 };
 
+/* What became of the last transaction sent by ng_nl_commit. */
+enum ng_nl_outcome {
+	NG_NL_NOT_SENT, /* the kernel saw nothing: sending the same batch again is safe */
+	NG_NL_APPLIED,  /* all of it */
+	NG_NL_REFUSED,  /* none of it: the kernel rolled it back */
+	NG_NL_UNKNOWN,  /* processed, but a reply went missing: all or nothing, which is unknown */
+};
+
+/* The largest transaction sent, in bytes (README "Limits"): the policy
+ * layer's own limits keep a valid configuration far below it, so this is
+ * a last bound, checked before anything is sent. */
+#define NG_NL_BATCH_MAX ((size_t)256 << 20)
+
 struct ng_nl {
 	const struct ng_nl_ops *ops;
 	void *ctx;
@@ -32,6 +45,7 @@ struct ng_nl {
 	 * body message it refused (0 = the first after BEGIN). */
 	int refused_errno;
 	uint32_t refused_index;
+	enum ng_nl_outcome outcome;
 };
 
 /* Opens a NETLINK_NETFILTER socket in the current network namespace (the
@@ -41,11 +55,12 @@ int ng_nl_open(struct ng_nl *nl, struct ng_err *err);
 void ng_nl_init_ops(struct ng_nl *nl, const struct ng_nl_ops *ops, void *ctx);
 void ng_nl_close(struct ng_nl *nl);
 
-/* Sends the batch and collects one reply per body message. On the first
- * failure reported by the kernel: code 110 naming the object (the kernel has
- * rolled the whole transaction back). Lost replies (ENOBUFS, EINTR, a
- * timeout): code 11, since the outcome is unknown but retrying the same
- * idempotent batch is safe. */
+/* Sends the batch in one sendmsg, then a marker request; the kernel
+ * answers only the messages that fail, then the marker. On the first
+ * failure: code 110 naming the object (the kernel has rolled the whole
+ * transaction back). A send that failed (nothing reached the kernel): code
+ * 11, nl->outcome NG_NL_NOT_SENT. A lost marker (a timeout): code 11,
+ * NG_NL_UNKNOWN. Above NG_NL_BATCH_MAX bytes: code 7, nothing sent. */
 int ng_nl_commit(struct ng_nl *nl, const struct ng_batch *b, struct ng_err *err);
 
 /* Runs one dump request (NLM_F_DUMP set by the caller), calling cb for each

@@ -24,6 +24,9 @@
 
 /* Builds a batch numbered from nl->seq and moves nl->seq past it, so that a
  * retry never confuses a late reply of the first attempt with its own. */
+/* `table_exists`, when not NULL, says whether a refusal was EEXIST on
+ * creating one of the tables (so the other form, replace, applies). A
+ * batch is sent again only when the kernel never saw it. */
 int ng_ruleset_commit(struct ng_nl *nl, const char *table, ng_render_fn fn, const void *ctx,
 		      bool *table_exists, struct ng_err *err)
 {
@@ -34,13 +37,15 @@ int ng_ruleset_commit(struct ng_nl *nl, const char *table, ng_render_fn fn, cons
 		if (ng_batch_init(&b, table, nl->seq, err) < 0)
 			return -1;
 		rc = fn(ctx, &b, err);
-		nl->seq = b.seq_next + 1;
+		/* Past END and the marker (kernel/nl.c) */
+		nl->seq = b.seq_next + 2;
+		nl->outcome = NG_NL_NOT_SENT;
 		if (rc == 0)
 			rc = ng_nl_commit(nl, &b, err);
 		if (rc < 0 && table_exists && nl->refused_errno == EEXIST)
 			*table_exists = ng_batch_is_excl_table(&b, b.seq_begin + 1 + nl->refused_index);
 		ng_batch_free(&b);
-		if (rc == 0 || err->code != NG_E_TRY_AGAIN)
+		if (rc == 0 || err->code != NG_E_TRY_AGAIN || nl->outcome != NG_NL_NOT_SENT)
 			return rc;
 	}
 	return -1;
@@ -99,21 +104,21 @@ int ng_ruleset_apply(struct ng_nl *nl, const struct ng_policy *p, const char *ta
 	 * EEXIST and applies nothing; then replace it, again in one
 	 * transaction. Either way the pod holds all of the table or none. */
 	bool exists = false;
+	int rc;
 
 	/* EEXIST on the inet table (the first message) or, when only that one
 	 * is missing, on the netdev guard's; anywhere else it is a refusal. */
-	if (ng_ruleset_commit(nl, table, render_create, p, &exists, err) == 0)
-		return 0;
-	if (!exists)
-		return -1;
-	memset(err, 0, sizeof(*err));
-	/* A retried ADD replaces its own tables, never another attachment's:
-	 * with two attachments of this plugin in one pod (Multus), the second
-	 * would take over the namespace's one policy and guard. */
-	{
+	rc = ng_ruleset_commit(nl, table, render_create, p, &exists, err);
+	if (rc < 0 && exists) {
+		/* A retried ADD replaces its own tables, never another
+		 * attachment's: with two attachments of this plugin in one pod
+		 * (Multus), the second would take over the namespace's one
+		 * policy and guard. */
 		char owner[256];
-		int mine = ng_ruleset_owner(nl, table, p->container_id, p->ifname, owner, sizeof(owner), err);
+		int mine;
 
+		memset(err, 0, sizeof(*err));
+		mine = ng_ruleset_owner(nl, table, p->container_id, p->ifname, owner, sizeof(owner), err);
 		if (mine < 0 && mine != -ENOENT)
 			return -1;
 		if (mine == 0)
@@ -122,8 +127,22 @@ int ng_ruleset_apply(struct ng_nl *nl, const struct ng_policy *p, const char *ta
 				"the pod's namespace already holds the tables of another attachment (%s): "
 				"one attachment of boxxkite-netguard per pod",
 				owner);
+		rc = ng_ruleset_commit(nl, table, render_replace, p, NULL, err);
 	}
-	return ng_ruleset_commit(nl, table, render_replace, p, NULL, err);
+	if (rc < 0 && nl->outcome == NG_NL_UNKNOWN) {
+		/* All or nothing, and which is unknown: make it nothing, so the
+		 * failed ADD leaves no table (a retry starts from scratch). */
+		struct ng_err derr = {0};
+		char msg[sizeof(err->msg)];
+
+		snprintf(msg, sizeof(msg), "%s", err->msg);
+		if (ng_ruleset_delete(nl, table, &derr) == 0)
+			ng_fail(err, NG_E_TRY_AGAIN, "%s; the pod's tables were removed, retry the ADD", msg);
+		else
+			ng_fail(err, NG_E_TRY_AGAIN, "%s; removing the pod's tables failed too: %s", msg,
+				derr.msg);
+	}
+	return rc;
 }
 
 int ng_ruleset_delete(struct ng_nl *nl, const char *table, struct ng_err *err)

@@ -48,10 +48,11 @@ struct nlmsghdr *ng_batch_msg(struct ng_batch *b, uint16_t type, uint16_t flags,
 struct nlmsghdr *ng_batch_msg_sized(struct ng_batch *b, size_t max_len, uint16_t type, uint16_t flags,
 				    const char *what_fmt, ...) __attribute__((format(printf, 5, 6)));
 
-/* The largest ordinary message: the largest rule, with a 127-byte comment
- * and a log prefix, is under 600 bytes. A message larger than the size it
- * was given fails the batch (an internal error the unit tests would show). */
-#define NG_BATCH_MSG_MAX   1024
+/* The largest ordinary message: the largest rule (an MLD rule of
+ * nft/render_guard.c, ~25 expressions) is under 1.5 KiB. A message larger
+ * than the size it was given fails the batch (an internal error the unit
+ * tests would show). */
+#define NG_BATCH_MSG_MAX   2048
 /* A message may never be larger than this (the page overrun). */
 #define NG_BATCH_MSG_LIMIT ((size_t)128 * 1024)
 void ng_batch_commit_msg(struct ng_batch *b);

@@ -6,17 +6,21 @@
  *     ip saddr != @source_v4 jump refuse_source
  *     ip6 saddr :: ip6 daddr . icmpv6 type @nd_v6 accept  (DAD, MLD)
  *     ip6 saddr != @source_v6 jump refuse_source
+ *     exthdr rt exists jump refuse_egress; ip option lsrr|ssrr exists jump refuse_egress
  *     ct state established,related accept
  *     ct state invalid drop
  *     ip daddr @metadata_v4 jump refuse_metadata        (and ip6 ... _v6)
+ *     ip6 daddr & MASK @metadata_v6_embedded jump refuse_metadata   (one per IPv6 form)
  *     ip daddr . meta l4proto . th dport @dns_v4 accept  (and _v6)
  *     ip daddr . meta l4proto . th dport @allow_v4 accept
  *     ip daddr . meta l4proto . th dport @names_v4 ... @names_v4_ttl accept
  *     ip6 daddr . icmpv6 type @nd_v6 accept
+ *     MLDv2 reports of the pod's solicited-node groups accept  (nft/render_guard.h)
  *     jump refuse_egress
  *   }
  *   chain ingress {  type filter hook input priority filter; policy drop;
  *     iif "lo" accept
+ *     exthdr rt exists jump refuse_ingress; ip option lsrr|ssrr exists jump refuse_ingress
  *     ct state established,related accept
  *     ct state invalid drop
  *     ip saddr . tcp dport @ingress_v4 accept            (and _v6)
@@ -44,13 +48,15 @@
 #include <linux/netfilter/nf_tables.h>
 #include <string.h>
 
+#include "nft/render_guard.h"
 #include "nft/render_objs.h"
 #include "nft/render_raw.h"
 #include "nft/rulebuild.h"
 
-/* Loopback; on egress, the source checks; then conntrack's verdicts. */
+/* Loopback; on egress, the source checks; then packets that name their
+ * own route; then conntrack's verdicts. */
 static int rule_common_head(struct ng_batch *b, const char *chain, bool egress,
-			    const struct ng_set_spec *sets)
+			    const struct ng_set_spec *sets, const char *refuse)
 {
 	struct ng_rb rb;
 	uint32_t lo = 1; /* the loopback device is ifindex 1 in every netns */
@@ -64,6 +70,11 @@ static int rule_common_head(struct ng_batch *b, const char *chain, bool egress,
 	/* Before conntrack: a spoofed packet is never "established". */
 	if (egress && ng_render_source_rules(b, (struct ng_lookup_rule){.chain = chain, .nfproto = true},
 					     sets, NG_CHAIN_REFUSE_SOURCE, NG_BOTH_FAMILIES) < 0)
+		return -1;
+	/* Before "established": a socket may set a routing header on a
+	 * connection already allowed. */
+	if (ng_render_no_source_route(
+		    b, &(struct ng_guard_ctx){.chain = chain, .nfproto = true, .refuse = refuse}, 0) < 0)
 		return -1;
 
 	ng_rb_begin(&rb, b, chain);
@@ -143,7 +154,7 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b, struct ng_
 	rc |= ng_render_refuse_chain(p, b, NG_CHAIN_REFUSE_SOURCE, NG_COUNTER_SOURCE, "source", false,
 				     "source address not the pod's");
 
-	rc |= rule_common_head(b, eg, true, sets);
+	rc |= rule_common_head(b, eg, true, sets, NG_CHAIN_REFUSE_EGRESS);
 	for (int i = 0; i < NG_EGRESS_LOOKUPS; i++)
 		for (int f = 0; f < 2; f++)
 			rc |= ng_render_egress_lookup(b,
@@ -155,11 +166,12 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b, struct ng_
 					    .dst = true,
 					    .nfproto = true,
 					    .comment = "IPv6 neighbour discovery, on-link only"});
+	rc |= ng_render_mld(b, &(struct ng_guard_ctx){.chain = eg, .nfproto = true}, &p->mld6, 0);
 	ng_rb_begin(&rb, b, eg);
 	ng_rb_verdict(&rb, NFT_JUMP, NG_CHAIN_REFUSE_EGRESS);
 	rc |= ng_rb_end(&rb, b, "default deny");
 
-	rc |= rule_common_head(b, in, false, sets);
+	rc |= rule_common_head(b, in, false, sets, NG_CHAIN_REFUSE_INGRESS);
 	{
 		const struct ng_lookup_rule inbound[] = {
 			{.chain = in,

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "nft/render.h"
+#include "nft/render_guard.h"
 #include "nft/rulebuild.h"
 
 void ng_render_set_specs(const struct ng_policy *p, struct ng_set_spec sets[NG_S_COUNT])
@@ -27,6 +28,7 @@ void ng_render_set_specs(const struct ng_policy *p, struct ng_set_spec sets[NG_S
 	}
 	sets[NG_S_META4] = ADDR_SET("metadata_v4", NG_V4, &p->metadata[0]);
 	sets[NG_S_META6] = ADDR_SET("metadata_v6", NG_V6, &p->metadata[1]);
+	sets[NG_S_META6E] = ADDR_SET("metadata_v6_embedded", NG_V6, &p->metadata6_embedded);
 	sets[NG_S_DNS4] = SET("dns_v4", NG_V4, NG_SK_ADDR_PROTO_PORT, false, false, &p->dns[0]);
 	sets[NG_S_DNS6] = SET("dns_v6", NG_V6, NG_SK_ADDR_PROTO_PORT, false, false, &p->dns[1]);
 	sets[NG_S_ALLOW4] = SET("allow_v4", NG_V4, NG_SK_ADDR_PROTO_PORT, true, false, &p->allow[0]);
@@ -274,7 +276,16 @@ int ng_render_egress_lookup(struct ng_batch *b, struct ng_lookup_rule r, const s
 	r.dst = true;
 	r.jump = lookups[i].refused ? refuse : NULL;
 	r.comment = comment;
-	return ng_render_lookup_rule(b, &r);
+	if (ng_render_lookup_rule(b, &r) < 0)
+		return -1;
+	if (lookups[i].set != NG_S_META4 || f != 1)
+		return 0;
+	/* Then the IPv4 metadata addresses in IPv6 forms with free bits. */
+	return ng_render_metadata_forms(
+		b,
+		&(struct ng_guard_ctx){
+			.chain = r.chain, .nfproto = r.nfproto, .protocol = r.protocol, .refuse = refuse},
+		&sets[NG_S_META6E]);
 }
 
 int ng_render_source_rules(struct ng_batch *b, struct ng_lookup_rule r, const struct ng_set_spec *sets,

@@ -16,6 +16,7 @@
 enum {
 	NG_S_META4,
 	NG_S_META6,
+	NG_S_META6E, /* metadata_v6_embedded */
 	NG_S_DNS4,
 	NG_S_DNS6,
 	NG_S_ALLOW4,

@@ -24,6 +24,7 @@
  *   }
  *   chain raw_v4 {
  *     ip saddr != @source_v4 jump refuse_raw           (the pod's own addresses only)
+ *     ip hdrlength != 5 jump refuse_raw           (IPv4 options: source routes among them)
  *     ip daddr @metadata_v4 jump refuse_raw
  *     ip daddr . meta l4proto . th dport @dns_v4 accept
  *     ip daddr . meta l4proto . th dport @allow_v4 accept
@@ -32,8 +33,9 @@
  *     meta l4proto tcp tcp flags & (syn|ack) != syn ip daddr @node_v4 accept
  *     jump refuse_raw
  *   }
- *   chain raw_v6 { ip6 saddr :: ip6 daddr . icmpv6 type @nd_v6 accept (DAD);
- *                  the same, and ip6 daddr . icmpv6 type @nd_v6 accept }
+ *   chain raw_v6 { ip6 saddr :: ip6 daddr . icmpv6 type @nd_v6 accept (DAD); the same (exthdr rt exists; ip6 daddr & MASK @metadata_v6_embedded
+ *     for each IPv6 form), ip6 daddr . icmpv6 type @nd_v6 accept, and the
+ *     MLDv2 reports of the pod's own solicited-node groups accept }
  *   chain refuse_raw { counter name "raw_denied"; [log]; drop }
  * }
  *
@@ -59,6 +61,7 @@
 #include <stdio.h>
 
 #include "nft/render.h"
+#include "nft/render_guard.h"
 #include "nft/render_objs.h"
 #include "nft/render_raw.h"
 #include "nft/rulebuild.h"
@@ -115,14 +118,17 @@ static int arp_rule(struct ng_batch *b, const struct ng_mirror *m, const struct 
 	return ng_rb_end(&rb, b, c);
 }
 
-static int family_chain(struct ng_batch *b, const char *chain, const struct ng_set_spec *sets, int f,
-			const char *refuse)
+static int family_chain(const struct ng_policy *p, struct ng_batch *b, const char *chain,
+			const struct ng_set_spec *sets, int f, const char *refuse)
 {
 	const char *v = f == 0 ? "(IPv4)" : "(IPv6)";
 	char c[2][96];
 	struct ng_rb rb;
 	int rc = 0;
 
+	rc |= ng_render_no_source_route(
+		b, &(struct ng_guard_ctx){.chain = chain, .protocol = true, .refuse = refuse},
+		f == 0 ? 4 : 6);
 	/* meta protocol again in each rule (the chain was entered on it):
 	 * it costs a compare and lets `nft list` print "ip daddr". */
 	rc |= ng_render_source_rules(b, (struct ng_lookup_rule){.chain = chain, .protocol = true}, sets,
@@ -147,6 +153,9 @@ static int family_chain(struct ng_batch *b, const char *chain, const struct ng_s
 
 	for (size_t i = 0; i < n; i++)
 		rc |= ng_render_lookup_rule(b, &rules[i]);
+	if (f == 1)
+		rc |= ng_render_mld(b, &(struct ng_guard_ctx){.chain = chain, .protocol = true}, &p->mld6,
+				    14);
 	ng_rb_begin(&rb, b, chain);
 	ng_rb_verdict(&rb, NFT_JUMP, refuse);
 	rc |= ng_rb_end(&rb, b, "default deny");
@@ -205,8 +214,8 @@ int ng_render_mirror_body(const struct ng_policy *p, struct ng_batch *b, const s
 	    ng_render_chain(b, m->base, m->hook, m->device) < 0)
 		return -1;
 	rc |= ng_render_refuse_chain(p, b, m->refuse, m->counter, m->category, false, "frame not allowed");
-	rc |= family_chain(b, NG_RAW_CHAIN_V4, sets, 0, m->refuse);
-	rc |= family_chain(b, NG_RAW_CHAIN_V6, sets, 1, m->refuse);
+	rc |= family_chain(p, b, NG_RAW_CHAIN_V4, sets, 0, m->refuse);
+	rc |= family_chain(p, b, NG_RAW_CHAIN_V6, sets, 1, m->refuse);
 
 	rc |= device_rules(b, m);
 	for (size_t i = 0; i < p->pod4.n; i++)

@@ -123,7 +123,7 @@ void ng_rb_nfqueue(struct ng_rb *rb, uint16_t num)
 	nftnl_expr_set(e, NFTNL_EXPR_TG_INFO, info, XT_INFO_LEN);
 } // NOLINT(clang-analyzer-unix.Malloc)
 
-void ng_rb_masked_cmp(struct ng_rb *rb, uint32_t op, const void *mask, const void *value, uint32_t len)
+void ng_rb_mask(struct ng_rb *rb, const void *mask, uint32_t len)
 {
 	struct nftnl_expr *e = ng_rb_add(rb, "bitwise");
 	static const uint8_t zero[16];
@@ -135,6 +135,11 @@ void ng_rb_masked_cmp(struct ng_rb *rb, uint32_t op, const void *mask, const voi
 	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, len);
 	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_MASK, mask, len);
 	nftnl_expr_set(e, NFTNL_EXPR_BITWISE_XOR, zero, len);
+}
+
+void ng_rb_masked_cmp(struct ng_rb *rb, uint32_t op, const void *mask, const void *value, uint32_t len)
+{
+	ng_rb_mask(rb, mask, len);
 	ng_rb_cmp(rb, op, value, len);
 }
 

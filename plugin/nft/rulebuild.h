@@ -34,6 +34,8 @@ void ng_rb_lookup(struct ng_rb *rb, const char *set, uint32_t set_id);
 /* `!= @set` */
 void ng_rb_lookup_inv(struct ng_rb *rb, const char *set, uint32_t set_id);
 void ng_rb_verdict(struct ng_rb *rb, int verdict, const char *chain);
+/* word NG_W0 &= mask, over `len` bytes (at most 16) */
+void ng_rb_mask(struct ng_rb *rb, const void *mask, uint32_t len);
 /* (word NG_W0 & mask) OP value, over `len` bytes (bitwise, then cmp) */
 void ng_rb_masked_cmp(struct ng_rb *rb, uint32_t op, const void *mask, const void *value, uint32_t len);
 /* ct state & mask != 0 */

@@ -26,8 +26,9 @@ static void name_elem_text(const char *set, const uint8_t *key, uint32_t klen, c
 		ng_snap_hex(out, len, key, klen);
 }
 
-/* Reads protocol and port range out of a name-set key (addr . proto . port)
- * and checks them against the name entries' shapes. */
+/* Checks one name-set element: a single address (a DNS answer is one
+ * host: key and key end name the same address, issue 13), and a protocol
+ * and port range that one of the name entries allows. */
 static void check_name_elem(struct ng_snapshot *s, const char *set, const uint8_t *key, uint32_t klen,
 			    const uint8_t *end, uint32_t elen)
 {
@@ -39,6 +40,12 @@ static void check_name_elem(struct ng_snapshot *s, const char *set, const uint8_
 	name_elem_text(set, key, klen, end, elen, k, sizeof(k));
 	if (klen != alen + 8 || (end && elen != klen)) {
 		snprintf(msg, sizeof(msg), "set %s: element %s has the wrong key length", set, k);
+		goto bad;
+	}
+	if (end && memcmp(key, end, alen) != 0) {
+		snprintf(msg, sizeof(msg),
+			 "set %s: element %s covers more than one address; a DNS answer is a single host",
+			 set, k);
 		goto bad;
 	}
 	proto = key[alen];
@@ -112,8 +119,9 @@ void ng_snap_name_elem(struct ng_snapshot *s, const char *set, bool ttl, const u
 {
 	char text[200];
 
-	if (!ttl)
-		check_name_elem(s, set, key, klen, end, elen);
+	/* Both sets: a range written into the pinned set and its _ttl twin
+	 * alike would pass the twin cross-check. */
+	check_name_elem(s, set, key, klen, end, elen);
 	name_elem_text(set, key, klen, end, elen, text, sizeof(text));
 	keep_name_elem(s, set, ttl, hexkey, text, key, klen, end && elen >= klen ? end : NULL, e);
 }

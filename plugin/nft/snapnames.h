@@ -16,7 +16,8 @@
 bool ng_snap_is_name_set(const char *name, bool *ttl);
 
 /* One element of a name set (`hexkey` is "key-keyend" in hex): checked
- * (pinned sets) and kept for the cross-check. */
+ * (one address, a protocol and ports of a name entry; both sets) and kept
+ * for the cross-check. */
 void ng_snap_name_elem(struct ng_snapshot *s, const char *set, bool ttl, const uint8_t *key, uint32_t klen,
 		       const uint8_t *end, uint32_t elen, const char *hexkey, struct nftnl_set_elem *e);
 

@@ -126,7 +126,7 @@ int ng_podstate_policy(const struct ng_decision *d, struct ng_policy *pol, struc
 }
 
 struct repair {
-	struct ng_nl *nl;
+	struct ng_nl *nl, *node_nl;
 	const struct ng_decision *d;
 };
 
@@ -141,15 +141,16 @@ static int apply(struct ng_policy *pol, void *data, struct ng_err *err)
 
 	if (ng_hostmirror_table(r->d->container_id, r->d->ifname, host_table, sizeof(host_table), err) < 0)
 		return -1;
-	rc = ng_hostmirror_add(r->nl, pol, host_table, &log, err);
+	rc = ng_hostmirror_add_on(r->nl, r->node_nl, pol, host_table, &log, err);
 	json_decref(log.extra);
 	return rc;
 }
 
-int ng_podstate_repair(struct ng_nl *nl, const struct ng_decision *d, struct ng_err *err)
+int ng_podstate_repair(struct ng_nl *nl, struct ng_nl *node_nl, const struct ng_decision *d,
+		       struct ng_err *err)
 {
 	struct ng_pod_id id = id_of(d);
-	struct repair r = {nl, d};
+	struct repair r = {nl, node_nl, d};
 
 	return with_policy(d->conf, &id, true, d, apply, &r, err);
 }

@@ -29,7 +29,10 @@ int ng_podstate_policy_of(const json_t *conf, const struct ng_pod_id *id, struct
 /* Re-applies the recorded policy in one transaction (ng_ruleset_apply): an
  * egress.names "resolve" pod's names are resolved again by the node, as ADD
  * did (the elements' comments name them while the config is alive). */
-int ng_podstate_repair(struct ng_nl *nl, const struct ng_decision *d, struct ng_err *err);
+/* `node_nl` (may be NULL: a socket of its own) commits the host side: the
+ * drift watch knows its port id, so a repair is not taken for drift. */
+int ng_podstate_repair(struct ng_nl *nl, struct ng_nl *node_nl, const struct ng_decision *d,
+		       struct ng_err *err);
 
 /* A socket inside the pod's recorded namespace. 0; 1 when the namespace
  * is gone or is another one now; -1 with err. */

@@ -71,13 +71,10 @@ enum ng_cap_reach ng_proc_cap_reach(const struct ng_proc *p, int cap)
 	return NG_CAP_NO;
 }
 
-long ng_proc_infra(const struct ng_proc *v, size_t n)
+long ng_proc_infra(const struct ng_proc *v, size_t n, int sandbox_pid)
 {
-	long oldest = -1;
-
-	for (size_t i = 0; i < n; i++)
-		if (oldest < 0 || v[i].start < v[oldest].start ||
-		    (v[i].start == v[oldest].start && v[i].pid < v[oldest].pid))
-			oldest = (long)i;
-	return oldest >= 0 && !strcmp(v[oldest].name, "pause") ? oldest : -1;
+	for (size_t i = 0; sandbox_pid > 0 && i < n; i++)
+		if (v[i].pid == sandbox_pid)
+			return (long)i;
+	return -1;
 }

@@ -41,10 +41,12 @@ enum ng_cap_reach {
 };
 enum ng_cap_reach ng_proc_cap_reach(const struct ng_proc *p, int cap);
 
-/* The pod's infra ("pause") process, which the runtime starts first to hold
- * the namespace and which runs no pod code: the oldest process, if it is
- * named "pause". A process the pod runs is always younger, so naming itself
- * "pause" does not hide it. Returns its index, or -1. */
-long ng_proc_infra(const struct ng_proc *v, size_t n);
+/* The pod's infra ("pause") process, which the runtime starts to hold the
+ * namespace and which runs no pod code: only the one the runtime names
+ * (`sandbox_pid`, as the CRI reports it: `crictl inspectp` .info.pid), never
+ * one guessed from its name or age (issue 13: any process that is the
+ * oldest can call itself pause, and CRI-O without an infra container has
+ * none). Returns its index, or -1 (sandbox_pid 0, or not among them). */
+long ng_proc_infra(const struct ng_proc *v, size_t n, int sandbox_pid);
 
 #endif

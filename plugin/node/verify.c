@@ -83,7 +83,7 @@ static int usage(int status)
 {
 	fprintf(status ? stderr : stdout,
 		"usage: boxxkite-netguard verify (--netns PATH | --pid PID) [--config FILE|DIR]\n"
-		"         [--annotations JSON] [--process PID] [--json] [--timeout MS]\n"
+		"         [--annotations JSON] [--process PID] [--sandbox-pid PID] [--json] [--timeout MS]\n"
 		"         [--denied-probe ADDR:PORT] [--dns-name NAME]\n\n"
 		"Checks a live pod: its table is present and identical to what the config\n"
 		"compiles to, and so is its host-side table in this (the node's) namespace,\n"
@@ -91,7 +91,9 @@ static int usage(int status)
 		"once; the DNS resolvers answer; an address outside the allowlist is\n"
 		"refused. With\n"
 		"--process, also checks that an exec'd process has a network namespace of\n"
-		"its own with nothing but a loopback (layer one).\n"
+		"its own with nothing but a loopback (layer one). --sandbox-pid names the\n"
+		"runtime's infra process (crictl inspectp: .info.pid), which the capability\n"
+		"check then does not count; no other process is ever exempt.\n"
 		"Exit status: 0 all passed, 1 a check failed or was ambiguous, 2 usage.\n");
 	return status;
 }
@@ -103,6 +105,7 @@ int ng_verify_main(int argc, char **argv)
 		{"config", required_argument, NULL, 'c'},
 		{"annotations", required_argument, NULL, 'a'},
 		{"process", required_argument, NULL, 'x'},
+		{"sandbox-pid", required_argument, NULL, 's'},
 		{"json", no_argument, NULL, 'j'},
 		{"timeout", required_argument, NULL, 't'},
 		{"denied-probe", required_argument, NULL, 'd'},
@@ -127,6 +130,11 @@ int ng_verify_main(int argc, char **argv)
 			if (!ng_arg_long("verify", "process", optarg, 1, 0x7fffffff, &n))
 				return 2;
 			o.process = (int)n;
+			break;
+		case 's':
+			if (!ng_arg_long("verify", "sandbox-pid", optarg, 1, 0x7fffffff, &n))
+				return 2;
+			o.sandbox_pid = (int)n;
 			break;
 		case 'j': o.json = true; break;
 		case 't':

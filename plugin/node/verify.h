@@ -14,6 +14,7 @@ struct ng_verify_opts {
 	const char *config;      /* --config FILE|DIR (default: /etc/cni/net.d if it has our entry) */
 	const char *annotations; /* --annotations JSON */
 	int process;             /* --process PID: layer one for an exec'd process */
+	int sandbox_pid;         /* --sandbox-pid PID: the runtime's infra process, not counted */
 	bool json;
 	int timeout_ms;       /* per probe */
 	const char *denied;   /* --denied-probe ADDR:PORT, outside the allowlist */

@@ -1,6 +1,7 @@
 #include "node/verify_caps.h"
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -72,9 +73,10 @@ void ng_verify_capabilities(struct run *r, const struct stat *ns)
 {
 	static const char *check = "layer 2: no process can bypass it";
 	ng_proc_vec v = {0};
-	char now[300] = "", by_exec[300] = "", infra[96] = "";
+	char now[300] = "", by_exec[300] = "", infra[160] = "";
 	long inf;
 	size_t checked = 0;
+	bool named_pause = false;
 
 	if (procs_in(ns, &v) < 0) {
 		ng_vrow(r, check, NG_FAIL, -1, "cannot read the processes of the namespace: %s",
@@ -82,10 +84,13 @@ void ng_verify_capabilities(struct run *r, const struct stat *ns)
 		ng_vec_free(&v);
 		return;
 	}
-	inf = ng_proc_infra(v.v, v.n);
+	inf = ng_proc_infra(v.v, v.n, r->o->sandbox_pid);
 	if (inf >= 0 && v.v)
-		snprintf(infra, sizeof(infra), "; not counted: %d (pause, the oldest: the infra container)",
-			 v.v[inf].pid);
+		snprintf(infra, sizeof(infra), "; not counted: %d (%s, --sandbox-pid: the infra container)",
+			 v.v[inf].pid, v.v[inf].name);
+	else if (r->o->sandbox_pid > 0)
+		snprintf(infra, sizeof(infra), "; --sandbox-pid %d is not in this namespace",
+			 r->o->sandbox_pid);
 	for (size_t i = 0; v.v && i < v.n; i++) {
 		const struct ng_proc *p = &v.v[i];
 		enum ng_cap_reach raw = ng_proc_cap_reach(p, NG_CAP_NET_RAW),
@@ -96,6 +101,7 @@ void ng_verify_capabilities(struct run *r, const struct stat *ns)
 		if ((long)i == inf)
 			continue;
 		checked++;
+		named_pause |= !strcmp(p->name, "pause");
 		if (raw == NG_CAP_NO && admin == NG_CAP_NO)
 			continue;
 		dst = raw == NG_CAP_NOW || admin == NG_CAP_NOW ? now : by_exec;
@@ -105,6 +111,12 @@ void ng_verify_capabilities(struct run *r, const struct stat *ns)
 			 raw != NG_CAP_NO && admin != NG_CAP_NO ? ", " : "",
 			 admin != NG_CAP_NO ? "NET_ADMIN" : "");
 	}
+	/* A process named pause is counted like any other: its name is its
+	 * own choice. Say how to exempt the real one. */
+	if (named_pause && r->o->sandbox_pid <= 0)
+		snprintf(infra, sizeof(infra),
+			 "; a process named pause is counted unless --sandbox-pid names it (the runtime's "
+			 "sandbox pid)");
 	if (*now)
 		ng_vrow(r, check, NG_FAIL, -1,
 			"can use them now: %s. NET_RAW: AF_XDP frames pass no hook in the pod; NET_ADMIN: "

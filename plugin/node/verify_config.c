@@ -4,6 +4,7 @@
 
 #include "cni/cniversion.h"
 #include "cni/confdir.h"
+#include "policy/metadata.h"
 
 /* Loads --config (or the node's active conflist when it holds our entry)
  * and --annotations. Without a config the policy comparison and the DNS

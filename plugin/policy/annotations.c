@@ -1,7 +1,9 @@
 #include "policy/annotations.h"
+#include "policy/metadata.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 /* Checks one grant against the platform: prefix floor, metadata, and
  * containment in a single egress.envelope entry. */
@@ -107,8 +109,16 @@ int ng_annotations_parse(const json_t *root, const struct ng_config *cfg, struct
 	json_object_foreach((json_t *)ann, k, v) {
 		const char *val;
 
-		if (strncmp(k, NG_ANN_PREFIX, strlen(NG_ANN_PREFIX)) != 0)
+		if (strncasecmp(k, NG_ANN_PREFIX, strlen(NG_ANN_PREFIX)) != 0)
 			continue; /* not ours */
+		/* Kubernetes compares keys byte for byte, so Netguard.Boxxkite.io/enforce
+		 * is another key: skipping it would silently leave a pod unenforced
+		 * (or without its grant) that its author meant to select. */
+		if (strncmp(k, NG_ANN_PREFIX, strlen(NG_ANN_PREFIX)) != 0)
+			return ng_fail(err, NG_E_ANNOTATION,
+				       "annotation %.128s: differs from netguard's prefix %s only in case; "
+				       "keys are case-sensitive (write %s... exactly)",
+				       k, NG_ANN_PREFIX, NG_ANN_PREFIX);
 		if (!json_is_string(v))
 			return ng_fail(err, NG_E_ANNOTATION, "annotation %s: value must be a string", k);
 		val = json_string_value(v);

@@ -6,96 +6,7 @@
 
 #include "base/json_util.h"
 #include "cni/cniversion.h"
-
-/* Cloud metadata endpoints, refused before any allow rule (guide section 1).
- * Not all of 169.254.0.0/16: node-local DNS and EKS Pod Identity live there. */
-static const char *const builtin_metadata[] = {
-	"169.254.169.254",    /* AWS, GCP, Azure IMDS, OpenStack, DigitalOcean, ... */
-	"fd00:ec2::254",      /* AWS IMDS over IPv6 */
-	"100.100.100.200",    /* Alibaba Cloud */
-	"168.63.129.16",      /* Azure WireServer */
-	"fd20:ce::254",       /* GCP over IPv6 */
-	"169.254.0.23",       /* Tencent Cloud */
-	"169.254.42.42",      /* Scaleway */
-	"fd00:42::42",        /* Scaleway over IPv6 */
-	"fd00:c1::a9fe:a9fe", /* Oracle Cloud over IPv6 */
-	"fe80::a9fe:a9fe",    /* OpenStack over IPv6 */
-	NULL,
-};
-
-/* Recursion depth is bounded by jansson's own nesting limit (2048). */
-/* A path to a JSON value as a chain of segments on the stack: formatted
- * only when a placeholder is found, not for every value of a long list. */
-struct json_path {
-	const struct json_path *up;
-	const char *key; /* object member, or NULL for an array index */
-	size_t index;
-};
-
-// NOLINTNEXTLINE(misc-no-recursion)
-static void format_path(const struct json_path *p, char *buf, size_t len)
-{
-	size_t n;
-
-	buf[0] = '\0';
-	if (!p)
-		return;
-	format_path(p->up, buf, len);
-	n = strlen(buf);
-	if (p->key)
-		snprintf(buf + n, len - n, "%s%s", n ? "." : "", p->key);
-	else
-		snprintf(buf + n, len - n, "[%zu]", p->index);
-}
-
-/* Recursion depth is bounded by jansson's own nesting limit (2048). */
-// NOLINTNEXTLINE(misc-no-recursion)
-static int refuse_in(const json_t *v, const struct json_path *here, const char *root, int code,
-		     struct ng_err *err)
-{
-	char path[512];
-
-	if (json_is_string(v)) {
-		if (!strstr(json_string_value(v), "CHANGEME"))
-			return 0;
-		format_path(here, path, sizeof(path));
-		return ng_fail(err, code,
-			       "%s%s: holds the placeholder CHANGEME; replace it with a real value", root,
-			       path);
-	}
-	if (json_is_object(v)) {
-		const char *k;
-		json_t *val;
-
-		json_object_foreach((json_t *)v, k, val) {
-			struct json_path sub = {here, k, 0};
-
-			if (strstr(k, "CHANGEME")) {
-				format_path(&sub, path, sizeof(path));
-				return ng_fail(err, code, "%s%s: key holds the placeholder CHANGEME", root,
-					       path);
-			}
-			if (refuse_in(val, &sub, root, code, err) < 0)
-				return -1;
-		}
-	} else if (json_is_array(v)) {
-		size_t i;
-		json_t *val;
-
-		json_array_foreach(v, i, val) {
-			struct json_path sub = {here, NULL, i};
-
-			if (refuse_in(val, &sub, root, code, err) < 0)
-				return -1;
-		}
-	}
-	return 0;
-}
-
-int ng_refuse_placeholders(const json_t *v, const char *path, int code, struct ng_err *err)
-{
-	return refuse_in(v, NULL, path, code, err);
-}
+#include "policy/metadata.h"
 
 int ng_check_prefix_min(const struct ng_config *cfg, const struct ng_prefix *p, const char *what, int code,
 			struct ng_err *err)
@@ -111,20 +22,12 @@ int ng_check_prefix_min(const struct ng_config *cfg, const struct ng_prefix *p, 
 	return 0;
 }
 
-int ng_check_not_metadata(const struct ng_config *cfg, const struct ng_prefix *p, const char *what, int code,
-			  struct ng_err *err)
+int ng_config_list_limit(const json_t *list, const char *path, size_t max, struct ng_err *err)
 {
-	for (size_t i = 0; i < cfg->metadata.n; i++) {
-		if (ng_prefix_contains_ip(p, &cfg->metadata.v[i])) {
-			char ip[NG_IP_STRLEN];
-
-			ng_ip_format(&cfg->metadata.v[i], ip, sizeof(ip));
-			return ng_fail(err, code,
-				       "%s: covers the cloud metadata address %s, which is always refused",
-				       what, ip);
-		}
-	}
-	return 0;
+	if (json_array_size(list) <= max)
+		return 0;
+	return ng_fail(err, NG_E_CONFIG, "%s: %zu entries, more than %zu (README \"Limits\")", path,
+		       json_array_size(list), max);
 }
 
 /* Kubernetes namespace names are DNS-1123 labels. */
@@ -142,52 +45,6 @@ static bool is_dns1123_label(const char *s)
 			return false;
 	}
 	return true;
-}
-
-/* Adds an address to the metadata list once. */
-static int add_metadata(struct ng_config *cfg, const struct ng_ip *ip)
-{
-	for (size_t i = 0; i < cfg->metadata.n; i++)
-		if (ng_ip_eq(&cfg->metadata.v[i], ip))
-			return 0;
-	return ng_vec_push(&cfg->metadata, ip);
-}
-
-/* Adds, for each IPv4 address from index `from` on, its IPv4-mapped
- * (::ffff:a.b.c.d) and NAT64 (64:ff9b::a.b.c.d, RFC 6052) IPv6 forms: a
- * cluster with NAT64 on the node would otherwise carry an IPv6 connect
- * through to the IPv4 endpoint. Applies to built-in and extra addresses. */
-static int add_v6_forms(struct ng_config *cfg, size_t from, struct ng_err *err)
-{
-	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-	static const uint8_t nat64[12] = {0, 0x64, 0xff, 0x9b};
-
-	for (size_t i = from, n = cfg->metadata.n; i < n; i++) {
-		struct ng_ip v4 = cfg->metadata.v[i], six = {.fam = NG_V6};
-
-		if (v4.fam != NG_V4)
-			continue;
-		memcpy(six.a, mapped, 12);
-		memcpy(six.a + 12, v4.a, 4);
-		if (add_metadata(cfg, &six) < 0)
-			return ng_fail(err, NG_E_INTERNAL, "metadata list: out of memory");
-		memcpy(six.a, nat64, 12);
-		if (add_metadata(cfg, &six) < 0)
-			return ng_fail(err, NG_E_INTERNAL, "metadata list: out of memory");
-	}
-	return 0;
-}
-
-/* Built-in metadata addresses with the IPv6 forms of the IPv4 ones. */
-int ng_config_builtin_metadata(struct ng_config *cfg, struct ng_err *err)
-{
-	for (int i = 0; builtin_metadata[i]; i++) {
-		struct ng_ip ip;
-
-		if (ng_ip_parse(builtin_metadata[i], &ip) < 0 || add_metadata(cfg, &ip) < 0)
-			return ng_fail(err, NG_E_INTERNAL, "metadata list: out of memory");
-	}
-	return add_v6_forms(cfg, 0, err);
 }
 
 static int parse_enforce(const json_t *root, struct ng_config *cfg, struct ng_err *err)
@@ -208,6 +65,8 @@ static int parse_enforce(const json_t *root, struct ng_config *cfg, struct ng_er
 		if (!json_is_array(ns))
 			return ng_fail(err, NG_E_CONFIG,
 				       "enforce.namespaces: must be an array of namespace names");
+		if (ng_config_list_limit(ns, "enforce.namespaces", NG_CONFIG_MAX_LIST, err) < 0)
+			return -1;
 		json_array_foreach((json_t *)ns, i, v) {
 			char *copy;
 
@@ -251,6 +110,8 @@ static int parse_dns(const json_t *root, struct ng_config *cfg, struct ng_err *e
 		return 0;
 	if (!json_is_array(servers))
 		return ng_fail(err, NG_E_CONFIG, "dns.servers: must be an array of IP addresses");
+	if (ng_config_list_limit(servers, "dns.servers", NG_CONFIG_MAX_SHORT_LIST, err) < 0)
+		return -1;
 	json_array_foreach(servers, i, v) {
 		struct ng_ip ip;
 		struct ng_prefix host;
@@ -293,6 +154,9 @@ static int parse_dest_list(const json_t *egress, const char *key, bool is_envelo
 		return 0;
 	if (!json_is_array(list))
 		return ng_fail(err, NG_E_CONFIG, "egress.%s: must be an array of destination strings", key);
+	if (json_array_size(list) > NG_CONFIG_MAX_LIST)
+		return ng_fail(err, NG_E_CONFIG, "egress.%s: %zu entries, more than %d (README \"Limits\")",
+			       key, json_array_size(list), NG_CONFIG_MAX_LIST);
 	json_array_foreach(list, i, v) {
 		struct ng_dest d;
 		char what[64];
@@ -377,6 +241,8 @@ static int parse_ingress(const json_t *root, struct ng_config *cfg, struct ng_er
 	if (list) {
 		if (!json_is_array(list))
 			return ng_fail(err, NG_E_CONFIG, "ingress.ports: must be an array of port numbers");
+		if (ng_config_list_limit(list, "ingress.ports", NG_CONFIG_MAX_SHORT_LIST, err) < 0)
+			return -1;
 		json_array_foreach(list, i, v) {
 			uint16_t port;
 
@@ -393,6 +259,8 @@ static int parse_ingress(const json_t *root, struct ng_config *cfg, struct ng_er
 		if (!json_is_array(list))
 			return ng_fail(err, NG_E_CONFIG,
 				       "ingress.sources: must be an array of IP addresses or CIDRs");
+		if (ng_config_list_limit(list, "ingress.sources", NG_CONFIG_MAX_LIST, err) < 0)
+			return -1;
 		json_array_foreach(list, i, v) {
 			struct ng_prefix p;
 			const char *why = NULL;
@@ -415,36 +283,6 @@ static int parse_ingress(const json_t *root, struct ng_config *cfg, struct ng_er
 	if (cfg->ingress_sources.n && !cfg->ingress_ports.n)
 		return ng_fail(err, NG_E_CONFIG, "ingress.ports: required when ingress.sources is set");
 	return ng_json_opt_bool(in, "allowNode", "ingress.allowNode", false, &cfg->allow_node, err);
-}
-
-static int parse_metadata(const json_t *root, struct ng_config *cfg, struct ng_err *err)
-{
-	static const char *const keys[] = {"extra", NULL};
-	const json_t *md = json_object_get(root, "metadata"), *extra, *v;
-	size_t i, first_extra;
-
-	if (ng_config_builtin_metadata(cfg, err) < 0)
-		return -1;
-	first_extra = cfg->metadata.n;
-	if (!md)
-		return 0;
-	if (ng_json_check_object(md, "metadata", keys, err) < 0)
-		return -1;
-	extra = json_object_get(md, "extra");
-	if (!extra)
-		return 0;
-	if (!json_is_array(extra))
-		return ng_fail(err, NG_E_CONFIG, "metadata.extra: must be an array of IP addresses");
-	json_array_foreach(extra, i, v) {
-		struct ng_ip ip;
-
-		if (!json_is_string(v) || ng_ip_parse(json_string_value(v), &ip) < 0)
-			return ng_fail(err, NG_E_CONFIG,
-				       "metadata.extra[%zu]: not an IP address (single addresses only)", i);
-		if (add_metadata(cfg, &ip) < 0)
-			return ng_fail(err, NG_E_INTERNAL, "out of memory");
-	}
-	return add_v6_forms(cfg, first_extra, err);
 }
 
 /* log: NFLOG for denied packets, rate-limited per refuse category so a
@@ -624,7 +462,7 @@ int ng_config_parse(const json_t *root, struct ng_config *cfg, struct ng_err *er
 	if (rc < 0)
 		return -1;
 
-	if (parse_metadata(root, cfg, err) < 0 || parse_enforce(root, cfg, err) < 0 ||
+	if (ng_metadata_parse(root, cfg, err) < 0 || parse_enforce(root, cfg, err) < 0 ||
 	    parse_dns(root, cfg, err) < 0 || parse_egress(root, cfg, err) < 0 ||
 	    parse_ingress(root, cfg, err) < 0 || parse_log(root, cfg, err) < 0 ||
 	    parse_state_dir(root, cfg, err) < 0)

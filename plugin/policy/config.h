@@ -21,6 +21,13 @@
 #define NG_DEFAULT_LOG_BURST     20   /* log.burst */
 #define NG_ANNOTATIONS_CAP       "io.kubernetes.cri.pod-annotations"
 #define NG_DEFAULT_STATE_DIR     "/run/boxxkite-netguard" /* stateDir */
+/* README "Limits": the most entries a list may hold, so that every valid
+ * configuration renders to a transaction the kernel takes at once (60,000
+ * allow entries: ~0.6 s here). Long lists: egress.allow, egress.envelope,
+ * ingress.sources, enforce.namespaces; short ones: dns.servers,
+ * ingress.ports, metadata.extra. */
+#define NG_CONFIG_MAX_LIST       100000
+#define NG_CONFIG_MAX_SHORT_LIST 1024
 
 enum ng_deny_action { NG_DENY_REJECT, NG_DENY_DROP };
 
@@ -77,13 +84,8 @@ void ng_config_free(struct ng_config *cfg);
 /* Address-level checks shared with the annotation parser. */
 int ng_check_prefix_min(const struct ng_config *cfg, const struct ng_prefix *p, const char *what, int code,
 			struct ng_err *err);
-/* Fails when any metadata address lies inside `p` (any port). */
-int ng_check_not_metadata(const struct ng_config *cfg, const struct ng_prefix *p, const char *what, int code,
-			  struct ng_err *err);
-
-/* Appends the built-in cloud metadata addresses (and their IPv4-mapped
- * and NAT64 forms) to `cfg->metadata`, once each. */
-int ng_config_builtin_metadata(struct ng_config *cfg, struct ng_err *err);
+/* Fails (code 7) when the JSON array `list` at `path` has more than `max` entries. */
+int ng_config_list_limit(const json_t *list, const char *path, size_t max, struct ng_err *err);
 
 /* Walks every string value under `v` and fails (with `code`) naming the path
  * when one contains "CHANGEME": a template value must never reach a node. */

@@ -2,13 +2,13 @@
 #include "policy/policy.h"
 
 #include "base/version.h"
+#include "policy/metadata.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#define ICMPV6_ND_NS       135 /* neighbour solicitation */
-#define ICMPV6_ND_NA       136 /* neighbour advertisement */
-#define ICMPV6_MLD2_REPORT 143
+#define ICMPV6_ND_NS 135 /* neighbour solicitation */
+#define ICMPV6_ND_NA 136 /* neighbour advertisement */
 
 static int push_ip_once(ng_ip_vec *v, const struct ng_ip *ip)
 {
@@ -107,16 +107,14 @@ static int add_dest(struct ng_policy *p, const struct ng_config *cfg, const stru
 }
 
 /* Egress neighbour discovery, IPv6 only: NS/NA to link-scope destinations
- * and the pod's own on-link prefixes and gateways, plus MLDv2 reports to
- * ff02::16. Nothing here can be routed off the link, so these packets cannot
- * carry data out, even when crafted by a process holding CAP_NET_RAW. */
+ * and the pod's own on-link prefixes and gateways. Nothing here can be
+ * routed off the link. MLD reports are not in this set: see add_mld. */
 #define ND_MIN_PLEN 64 /* the widest on-link prefix ND is allowed to */
 
 static int add_nd(struct ng_policy *p, const struct ng_prev *prev)
 {
 	static const char *const link_scope[] = {"fe80::/10", "ff02::/16"};
 	struct ng_prefix pre;
-	struct ng_ip mld;
 
 	for (size_t i = 0; i < 2; i++) {
 		struct ng_elem e;
@@ -126,10 +124,6 @@ static int add_nd(struct ng_policy *p, const struct ng_prev *prev)
 		if (ng_vec_push(&p->nd6, &e) < 0)
 			return -1;
 	}
-	ng_ip_parse("ff02::16", &mld);
-	struct ng_elem m = host_elem(&mld, 0, ICMPV6_MLD2_REPORT, ICMPV6_MLD2_REPORT, 0);
-	if (ng_vec_push(&p->nd6, &m) < 0)
-		return -1;
 	for (size_t i = 0; i < prev->addrs.n; i++) {
 		const struct ng_ifaddr *a = &prev->addrs.v[i];
 		struct ng_elem e;
@@ -153,6 +147,30 @@ static int add_nd(struct ng_policy *p, const struct ng_prev *prev)
 			continue;
 		e = host_elem(&prev->gateways.v[i], 0, ICMPV6_ND_NS, ICMPV6_ND_NA, 0);
 		if (ng_vec_push(&p->nd6, &e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The groups an MLDv2 report may name (issue 13): the solicited-node
+ * groups ff02::1:ffXX:XXXX of the pod's own IPv6 addresses and of the
+ * EUI-64 link-local address of each interface in the sandbox (its low 24
+ * bits are the MAC's last three bytes), which ND needs. A group any process
+ * joins (16 bytes of its choosing, reported to every neighbour) is not. */
+static int add_mld(struct ng_policy *p, const struct ng_prev *prev)
+{
+	struct ng_ip g = {.fam = NG_V6, .a = {0xff, 0x02, [11] = 1, [12] = 0xff}};
+
+	for (size_t i = 0; i < prev->addrs.n; i++) {
+		if (prev->addrs.v[i].ip.fam != NG_V6)
+			continue;
+		memcpy(g.a + 13, prev->addrs.v[i].ip.a + 13, 3);
+		if (push_ip_once(&p->mld6, &g) < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < prev->macs.n; i++) {
+		memcpy(g.a + 13, prev->macs.v[i].a + 3, 3);
+		if (push_ip_once(&p->mld6, &g) < 0)
 			return -1;
 	}
 	return 0;
@@ -370,6 +388,13 @@ int ng_policy_compile(const struct ng_config *cfg, const struct ng_annotations *
 
 		if (push_ip_once(&out->metadata[NG_FAM_IDX(ip->fam)], ip) < 0)
 			goto oom;
+		for (int f = 0; ip->fam == NG_V4 && f < NG_V6_FORMS; f++) {
+			struct ng_ip e;
+
+			ng_v6_form_embed(&ng_v6_forms[f], ip, &e);
+			if (push_ip_once(&out->metadata6_embedded, &e) < 0)
+				goto oom;
+		}
 	}
 	if (add_dns(out, cfg) < 0)
 		goto oom;
@@ -379,7 +404,7 @@ int ng_policy_compile(const struct ng_config *cfg, const struct ng_annotations *
 	for (size_t i = 0; ann && i < ann->grants.n; i++)
 		if (add_dest(out, cfg, &ann->grants.v[i], resolved, NG_E_ENVELOPE, err) < 0)
 			return -1;
-	if (add_nd(out, prev) < 0 || add_ingress(out, cfg, prev) < 0)
+	if (add_nd(out, prev) < 0 || add_mld(out, prev) < 0 || add_ingress(out, cfg, prev) < 0)
 		goto oom;
 	snprintf(out->network, sizeof(out->network), "%s", cfg->name);
 	for (size_t i = 0; i < prev->addrs.n; i++) {
@@ -408,6 +433,8 @@ oom:
 
 void ng_policy_free(struct ng_policy *p)
 {
+	ng_vec_free(&p->metadata6_embedded);
+	ng_vec_free(&p->mld6);
 	for (int f = 0; f < 2; f++) {
 		ng_vec_free(&p->metadata[f]);
 		ng_vec_free(&p->dns[f]);

@@ -80,12 +80,16 @@ struct ng_policy {
 	 * the pod's interface `ifname` mirroring the egress sets. */
 	bool raw_guard;
 	char ifname[16];
-	ng_ip_vec metadata[2];  /* refused first */
+	ng_ip_vec metadata[2]; /* refused first */
+	/* Every IPv6 form with free bits (policy/metadata.h) of every IPv4
+	 * metadata address, free bits zero: refused as `ip6 daddr & mask`. */
+	ng_ip_vec metadata6_embedded;
 	ng_elem_vec dns[2];     /* addr . proto . 53 */
 	ng_elem_vec allow[2];   /* egress.allow + grants (addresses), disjoint */
 	ng_elem_vec names[2];   /* resolved names, with timeouts, disjoint */
 	time_t names_at;        /* when they were resolved (wall clock), for expiry comments */
 	ng_elem_vec nd6;        /* ip6 daddr . icmpv6 type, egress ND */
+	ng_ip_vec mld6;         /* the groups an MLDv2 report may name (solicited-node, the pod's) */
 	ng_elem_vec ingress[2]; /* saddr . dport (proto 0) */
 	ng_ip_vec node[2];      /* gateways, when ingress.allowNode */
 	ng_ip_vec pod4;         /* the pod's IPv4 addresses: the only ARP senders the guard lets out */

@@ -5,6 +5,8 @@
  * deliberate change, and review the diff. */
 #include "testutil.h"
 
+#include "policy/metadata.h"
+
 #include <libgen.h>
 #include <libmnl/libmnl.h>
 #include <libnftnl/expr.h>
@@ -56,6 +58,7 @@ static void sample_policy(struct ng_policy *p, enum ng_deny_action deny)
 	add_elem(&p->ingress[0], "10.244.0.0", "10.244.255.255", 0, 8080, 8080, 0);
 	add_ip(&p->node[0], "10.244.1.1");
 	add_ip(&p->pod4, "10.244.1.5");
+	add_ip(&p->mld6, "ff02::1:ff00:5");
 	p->raw_guard = true;
 	snprintf(p->ifname, sizeof(p->ifname), "eth0");
 }
@@ -217,7 +220,8 @@ static void test_raw_guard(void **state)
 			   v6 = {.chain = NG_RAW_CHAIN_V6, .family = NFPROTO_NETDEV};
 	static const char *const want_eg[] = {"ARP request or reply from the pod's 10.244.1.5", "IPv4",
 					      "IPv6", "default deny"};
-	static const char *const want_v4[] = {"only from the pod's own addresses",
+	static const char *const want_v4[] = {"IPv4 options (source routes among them)",
+					      "only from the pod's own addresses",
 					      "cloud metadata",
 					      "DNS",
 					      "egress.allow",
@@ -252,30 +256,42 @@ static void test_raw_guard(void **state)
 	assert_contains(eg.exprs[1], "[ meta load protocol => reg 1 ] [ cmp eq reg 1 0x00000008 ]");
 	assert_contains(eg.exprs[1], "jump -> raw_v4");
 	assert_contains(eg.exprs[2], "0x0000dd86");
-	assert_int_equal(v4.n, 8);
-	for (int i = 0; i < 8; i++)
+	assert_int_equal(v4.n, 9);
+	for (int i = 0; i < 9; i++)
 		assert_contains(v4.comments[i], want_v4[i]);
-	/* Metadata first: daddr in the metadata set jumps to the refusal. */
-	assert_contains(v4.exprs[1], "[ payload load 4b @ network header + 16 => reg 1 ] [ lookup reg 1 set "
+	/* Source routes first (issue 13), then the pod's own sources, then
+	 * metadata: daddr in the metadata set jumps to the refusal. */
+	assert_contains(v4.exprs[0], "[ payload load 1b @ network header + 0 => reg 1 ] [ bitwise reg 1 = ( "
+				     "reg 1 & 0x0000000f ) ^ 0x00000000 ] [ cmp neq reg 1 0x00000005 ] [ "
+				     "immediate reg 0 jump -> refuse_raw ]");
+	assert_contains(v6.exprs[0], "[ exthdr load ipv6 1b @ 43 + 0 present => reg 1 ]");
+	assert_contains(v4.exprs[2], "[ payload load 4b @ network header + 16 => reg 1 ] [ lookup reg 1 set "
 				     "metadata_v4 0x0 ] [ immediate reg 0 jump -> refuse_raw ]");
-	assert_contains(v6.exprs[2],
+	assert_contains(v6.exprs[3],
 			"[ lookup reg 1 set metadata_v6 0x0 ] [ immediate reg 0 jump -> refuse_raw ]");
-	for (int i = 2; i < v4.n; i++)
+	/* The IPv6 forms with free bits, in the guard too. */
+	for (int i = 4; i < 4 + NG_V6_FORMS; i++)
+		assert_contains(v6.exprs[i],
+				"set metadata_v6_embedded 0x0 ] [ immediate reg 0 jump -> refuse_raw ]");
+	for (int i = 3; i < v4.n; i++)
 		assert_true(strstr(v4.exprs[i], "metadata") == NULL);
 	/* Replies: tcp flags & (syn|ack) != syn, then daddr . sport. */
-	assert_contains(v4.exprs[5],
+	assert_contains(v4.exprs[6],
 			"[ payload load 1b @ transport header + 13 => reg 1 ] [ bitwise reg 1 = ( reg 1 "
 			"& 0x00000012 ) ^ 0x00000000 ] [ cmp neq reg 1 0x00000002 ]");
-	assert_contains(v4.exprs[5], "[ payload load 2b @ transport header + 0 => reg 9 ]");
-	assert_contains(v4.exprs[6], "[ cmp neq reg 1 0x00000002 ]");
-	/* Sources first in each family chain: the pod's own, and :: only for ND. */
-	assert_contains(v4.exprs[0],
+	assert_contains(v4.exprs[6], "[ payload load 2b @ transport header + 0 => reg 9 ]");
+	assert_contains(v4.exprs[7], "[ cmp neq reg 1 0x00000002 ]");
+	/* The pod's own sources in each family chain, and :: only for ND. */
+	assert_contains(v4.exprs[1],
 			"[ lookup reg 1 set source_v4 0x1 ] [ immediate reg 0 jump -> refuse_raw ]");
-	assert_contains(v6.comments[0], "from ::");
-	assert_contains(v6.exprs[1],
+	assert_contains(v6.comments[1], "from ::");
+	assert_contains(v6.exprs[2],
 			"[ lookup reg 1 set source_v6 0x1 ] [ immediate reg 0 jump -> refuse_raw ]");
-	assert_int_equal(v6.n, 10);
-	assert_contains(v6.comments[8], "neighbour discovery");
+	assert_int_equal(v6.n, 10 + 1 + NG_V6_FORMS + 1);
+	/* MLD in the guard: meta len counts the Ethernet header (14 + 76). */
+	assert_contains(v6.exprs[9 + 1 + NG_V6_FORMS],
+			"[ meta load len => reg 1 ] [ cmp eq reg 1 0x0000005a ]");
+	assert_contains(v6.comments[8 + 1 + NG_V6_FORMS], "neighbour discovery");
 
 	/* The base chain: netdev egress hook on CNI_IFNAME, policy drop. */
 	sample_policy(&p, NG_DENY_REJECT);
@@ -325,10 +341,20 @@ static void test_egress_order(void **state)
 		"only from the pod's own addresses (IPv4)",
 		"neighbour discovery and MLD from ::",
 		"only from the pod's own addresses, link-local included (IPv6)",
+		"IPv6 routing header",
+		"IPv4 loose source route",
+		"IPv4 strict source route",
 		"replies and related",
 		"invalid",
 		"cloud metadata (IPv4)",
 		"cloud metadata (IPv6)",
+		"NAT64 local-use /48",
+		"NAT64 local-use /56",
+		"NAT64 local-use /64",
+		"NAT64 local-use /96",
+		"6to4",
+		"Teredo",
+		"ISATAP",
 		"DNS to dns.servers (IPv4)",
 		"DNS to dns.servers (IPv6)",
 		"egress.allow and pod grants (IPv4)",
@@ -336,12 +362,13 @@ static void test_egress_order(void **state)
 		"DNS names resolved at ADD, for the pod's life (IPv4)",
 		"DNS names resolved at ADD, for the pod's life (IPv6)",
 		"IPv6 neighbour discovery",
+		"MLDv2 report of the pod's solicited-node group ff02::1:ff00:5",
 		"default deny",
 	};
 
 	render_chain(NG_DENY_REJECT, &c);
-	assert_int_equal(c.n, 16);
-	for (int i = 0; i < 16; i++)
+	assert_int_equal(c.n, 27);
+	for (int i = 0; i < 27; i++)
 		assert_contains(c.comments[i], want[i]);
 	/* Sources: `ip saddr != @source_v4` (offset 12, inverted lookup), a
 	 * drop that no reset or ICMP error follows to the claimed address. */
@@ -351,28 +378,49 @@ static void test_egress_order(void **state)
 				    "0x00000000 0x00000000 0x00000000 0x00000000 ]");
 	assert_contains(c.exprs[3], "[ lookup reg 1 set source_v6 0x1 ]");
 	/* The rest as before, three rules on. */
-	memmove(c.exprs[1], c.exprs[4], sizeof(c.exprs[0]) * 12);
+	memmove(c.exprs[1], c.exprs[4], sizeof(c.exprs[0]) * (27 - 4));
 	/* Metadata: nfproto ipv4, ip daddr (offset 16, 4 bytes), set, jump. */
-	assert_contains(c.exprs[3], "[ meta load nfproto => reg 1 ]");
-	assert_contains(c.exprs[3], "[ cmp eq reg 1 0x00000002 ]");
-	assert_contains(c.exprs[3], "[ payload load 4b @ network header + 16 => reg 1 ]");
-	assert_contains(c.exprs[3], "[ lookup reg 1 set metadata_v4");
-	assert_contains(c.exprs[3], "[ immediate reg 0 jump -> refuse_metadata ]");
+	assert_contains(c.exprs[6], "[ meta load nfproto => reg 1 ]");
+	assert_contains(c.exprs[6], "[ cmp eq reg 1 0x00000002 ]");
+	assert_contains(c.exprs[6], "[ payload load 4b @ network header + 16 => reg 1 ]");
+	assert_contains(c.exprs[6], "[ lookup reg 1 set metadata_v4");
+	assert_contains(c.exprs[6], "[ immediate reg 0 jump -> refuse_metadata ]");
 	/* IPv6: nfproto 10, ip6 daddr at offset 24, 16 bytes. */
-	assert_contains(c.exprs[4], "[ cmp eq reg 1 0x0000000a ]");
-	assert_contains(c.exprs[4], "[ payload load 16b @ network header + 24 => reg 1 ]");
+	assert_contains(c.exprs[7], "[ cmp eq reg 1 0x0000000a ]");
+	assert_contains(c.exprs[7], "[ payload load 16b @ network header + 24 => reg 1 ]");
 	/* The allow lookup concatenates daddr . l4proto . dport in registers
 	 * 1, 9, 10 (one 4-byte word each). */
-	assert_contains(c.exprs[7], "[ meta load l4proto => reg 9 ]");
-	assert_contains(c.exprs[7], "[ payload load 2b @ transport header + 2 => reg 10 ]");
-	assert_contains(c.exprs[7], "[ lookup reg 1 set allow_v4");
+	assert_contains(c.exprs[17], "[ meta load l4proto => reg 9 ]");
+	assert_contains(c.exprs[17], "[ payload load 2b @ transport header + 2 => reg 10 ]");
+	assert_contains(c.exprs[17], "[ lookup reg 1 set allow_v4");
 	/* For IPv6 the address takes four words; the next word starts a
 	 * 16-byte register, which the kernel names reg 2; then reg 13. */
-	assert_contains(c.exprs[8], "[ meta load l4proto => reg 2 ]");
-	assert_contains(c.exprs[8], "[ payload load 2b @ transport header + 2 => reg 13 ]");
-	assert_contains(c.exprs[12], "[ immediate reg 0 jump -> refuse_egress ]");
+	assert_contains(c.exprs[18], "[ meta load l4proto => reg 2 ]");
+	assert_contains(c.exprs[18], "[ payload load 2b @ transport header + 2 => reg 13 ]");
+	assert_contains(c.exprs[23], "[ immediate reg 0 jump -> refuse_egress ]");
+	/* MLD (issue 13): the kernel's exact report, its group in mld_v6. */
+	assert_contains(c.exprs[22], "[ payload load 16b @ network header + 24 => reg 1 ] [ cmp eq reg 1 "
+				     "0x000002ff 0x00000000 0x00000000 0x16000000 ]");
+	assert_contains(c.exprs[22], "[ payload load 8b @ network header + 40 => reg 1 ] [ cmp eq reg 1 "
+				     "0x0205003a 0x00010000 ]");
+	assert_contains(c.exprs[22], "[ meta load len => reg 1 ] [ cmp eq reg 1 0x0000004c ]");
+	assert_contains(c.exprs[22],
+			"[ payload load 16b @ network header + 60 => reg 1 ] [ cmp eq reg 1 "
+			"0x000002ff 0x00000000 0x01000000 0x050000ff ] [ immediate reg 0 accept ]");
+	/* Source routes before "established" (a connection may add one later). */
+	assert_contains(c.exprs[1], "[ meta load nfproto => reg 1 ] [ cmp eq reg 1 0x0000000a ] [ exthdr "
+				    "load ipv6 1b @ 43 + 0 present => reg 1 ] [ cmp eq reg 1 0x00000001 ] [ "
+				    "immediate reg 0 jump -> refuse_egress ]");
+	assert_contains(c.exprs[2], "[ exthdr load ipv4 1b @ 131 + 0 present => reg 1 ]");
+	assert_contains(c.exprs[3], "[ exthdr load ipv4 1b @ 137 + 0 present => reg 1 ]");
+	/* 6to4: ip6 daddr & ffff:ffff:ffff:: (2002 and the 4 IPv4 bytes). */
+	assert_contains(c.exprs[12],
+			"[ payload load 16b @ network header + 24 => reg 1 ] [ bitwise reg 1 = "
+			"( reg 1 & 0xffffffff 0x0000ffff 0x00000000 0x00000000 ) ^ 0x00000000 "
+			"0x00000000 0x00000000 0x00000000 ] [ lookup reg 1 set metadata_v6_embedded "
+			"0x0 ] [ immediate reg 0 jump -> refuse_metadata ]");
 	/* Names: the key must be in the pinned set AND in its _ttl twin. */
-	assert_contains(c.exprs[9],
+	assert_contains(c.exprs[19],
 			"[ lookup reg 1 set names_v4 0x0 ] [ lookup reg 1 set names_v4_ttl 0x0 ]");
 }
 
@@ -382,18 +430,20 @@ static void test_ingress_order(void **state)
 	struct chain_rules c = {.chain = NG_CHAIN_INGRESS};
 
 	render_chain(NG_DENY_REJECT, &c);
-	assert_int_equal(c.n, 9);
+	assert_int_equal(c.n, 12);
+	assert_contains(c.comments[1], "IPv6 routing header");
+	assert_contains(c.exprs[1], "jump -> refuse_ingress");
 	assert_contains(c.comments[0], "loopback");
 	assert_contains(c.exprs[0], "[ meta load iif => reg 1 ]");
-	assert_contains(c.comments[3], "ingress.ports from ingress.sources (IPv4)");
-	assert_contains(c.exprs[3], "[ cmp eq reg 1 0x00000006 ]");                        /* TCP only */
-	assert_contains(c.exprs[3], "[ payload load 4b @ network header + 12 => reg 1 ]"); /* saddr */
-	assert_contains(c.comments[5], "kubelet probes (IPv4)");
-	assert_contains(c.comments[7], "neighbour solicitation");
-	assert_contains(c.exprs[7], "[ payload load 1b @ network header + 7 => reg 1 ]"); /* hop limit */
-	assert_contains(c.exprs[7], "[ cmp eq reg 1 0x000000ff ]");
-	assert_contains(c.comments[8], "default deny");
-	assert_contains(c.exprs[8], "[ immediate reg 0 jump -> refuse_ingress ]");
+	assert_contains(c.comments[6], "ingress.ports from ingress.sources (IPv4)");
+	assert_contains(c.exprs[6], "[ cmp eq reg 1 0x00000006 ]");                        /* TCP only */
+	assert_contains(c.exprs[6], "[ payload load 4b @ network header + 12 => reg 1 ]"); /* saddr */
+	assert_contains(c.comments[8], "kubelet probes (IPv4)");
+	assert_contains(c.comments[10], "neighbour solicitation");
+	assert_contains(c.exprs[10], "[ payload load 1b @ network header + 7 => reg 1 ]"); /* hop limit */
+	assert_contains(c.exprs[10], "[ cmp eq reg 1 0x000000ff ]");
+	assert_contains(c.comments[11], "default deny");
+	assert_contains(c.exprs[11], "[ immediate reg 0 jump -> refuse_ingress ]");
 }
 
 static void test_logging_rules(void **state)

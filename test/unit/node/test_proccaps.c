@@ -1,6 +1,6 @@
 /* Who in a pod's namespace could get around the ruleset (verify's
  * capabilities row): /proc parsing, the reach of a capability, and which
- * process is taken as the pod's infra process. */
+ * process is the one --sandbox-pid names. */
 #include "testutil.h"
 
 #include "node/proccaps.h"
@@ -72,6 +72,8 @@ static void test_reach(void **state)
 	assert_int_equal(ng_proc_cap_reach(&admin_only, NG_CAP_NET_ADMIN), NG_CAP_NOW);
 }
 
+/* Issue 13 item 7: only the pid the runtime names is the infra process.
+ * The oldest process calling itself pause is not exempt by that. */
 static void test_infra(void **state)
 {
 	(void)state;
@@ -79,19 +81,14 @@ static void test_infra(void **state)
 			       {.pid = 100, .name = "pause", .start = 100},
 			       {.pid = 200, .name = "pause", .start = 400}};
 
-	/* The oldest, named pause. */
-	assert_int_equal(ng_proc_infra(v, 3), 1);
-	/* Only the oldest can be it: v[1] made younger, v[2] is the oldest now. */
-	v[1].start = 600;
-	assert_int_equal(ng_proc_infra(v, 3), 2);
-	/* The oldest is not named pause (CRI-O without an infra container):
-	 * none, even though a younger process calls itself pause. */
-	snprintf(v[2].name, sizeof(v[2].name), "sh");
-	assert_int_equal(ng_proc_infra(v, 3), -1);
-	/* Same start: the lower pid is older. */
-	struct ng_proc w[2] = {{.pid = 9, .name = "sh", .start = 5}, {.pid = 8, .name = "pause", .start = 5}};
-	assert_int_equal(ng_proc_infra(w, 2), 1);
-	assert_int_equal(ng_proc_infra(NULL, 0), -1);
+	/* No --sandbox-pid: none, however old and well named. */
+	assert_int_equal(ng_proc_infra(v, 3, 0), -1);
+	/* The runtime's pid: that one, and only it. */
+	assert_int_equal(ng_proc_infra(v, 3, 100), 1);
+	assert_int_equal(ng_proc_infra(v, 3, 200), 2);
+	/* A pid that is not in the namespace exempts nothing. */
+	assert_int_equal(ng_proc_infra(v, 3, 999), -1);
+	assert_int_equal(ng_proc_infra(NULL, 0, 100), -1);
 }
 
 int main(void)

@@ -143,6 +143,23 @@ static void test_grant_syntax_refused(void **state)
 	free(many);
 }
 
+/* Issue 13 item 6: a key equal to ours but for case is refused (101), never
+ * skipped as "not ours"; foreign keys that merely look alike still pass. */
+static void test_key_case_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct ng_annotations a;
+	struct ng_err err;
+
+	ann_refused(f, "{\"Netguard.Boxxkite.io/enforce\":\"true\"}", NG_E_ANNOTATION, "only in case");
+	ann_refused(f, "{\"NETGUARD.BOXXKITE.IO/EGRESS\":\"10.1.2.3:443\"}", NG_E_ANNOTATION, "only in case");
+	ann_refused(f, "{\"app\":\"x\",\"netguard.boxxkite.IO/whatever\":\"1\"}", NG_E_ANNOTATION,
+		    "only in case");
+	assert_int_equal(ann(f, "{\"netguard.boxxkite.io.example/enforce\":\"true\"}", &a, &err), 0);
+	assert_int_equal(a.enforce, -1);
+	ng_annotations_free(&a);
+}
+
 static void test_unknown_and_enforce_values(void **state)
 {
 	struct fixture *f = *state;
@@ -231,6 +248,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_grants_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_grant_syntax_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_and_enforce_values, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_key_case_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_selection, setup, teardown),
 	};
 	/* clang-format on */

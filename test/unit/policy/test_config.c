@@ -40,8 +40,9 @@ static void test_base_parses(void **state)
 	assert_int_equal(cfg.nflog_group, -1);               /* no logging unless asked */
 	assert_true(cfg.raw_guard);                          /* packet sockets held unless said otherwise */
 	assert_int_equal(cfg.host_mirror, NG_HOST_REQUIRED); /* the host side, unless said otherwise */
-	/* 10 built-in endpoints + IPv4-mapped and NAT64 forms of the 5 IPv4 ones. */
-	assert_int_equal(cfg.metadata.n, 20);
+	/* 14 built-in endpoints (8 IPv4) + the 4 single-address IPv6 forms of
+	 * each IPv4 one (mapped, compatible, translated, NAT64). */
+	assert_int_equal(cfg.metadata.n, 46);
 	ng_config_free(&cfg);
 	json_decref(root);
 }
@@ -119,13 +120,14 @@ static void test_metadata_refusals(void **state)
 static void test_metadata_extra_forms(void **state)
 {
 	(void)state;
-	static const char *const want[] = {"192.0.2.80", "::ffff:192.0.2.80", "64:ff9b::c000:250", NULL};
+	static const char *const want[] = {"192.0.2.80",          "::ffff:192.0.2.80", "::192.0.2.80",
+					   "::ffff:0:192.0.2.80", "64:ff9b::c000:250", NULL};
 	struct ng_config cfg;
 	struct ng_err err = {0};
 	json_t *root = tu_conf_with("metadata", "{\"extra\":[\"192.0.2.80\"]}");
 
 	assert_int_equal(ng_config_parse(root, &cfg, &err), 0);
-	assert_int_equal(cfg.metadata.n, 23);
+	assert_int_equal(cfg.metadata.n, 51);
 	for (int i = 0; want[i]; i++) {
 		struct ng_ip ip;
 		bool found = false;

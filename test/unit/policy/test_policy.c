@@ -3,13 +3,16 @@
 #include "testutil.h"
 
 #include "policy/annotations.h"
+#include "policy/metadata.h"
 #include "policy/normalize.h"
 #include "policy/policy.h"
 #include "cni/prevresult.h"
 
 #define PREV                                                                                             \
 	"{\"cniVersion\":\"1.0.0\",\"ips\":[{\"address\":\"10.244.1.5/24\",\"gateway\":\"10.244.1.1\"}," \
-	"{\"address\":\"fd00:244:1::5/64\",\"gateway\":\"fd00:244:1::1\"}]}"
+	"{\"address\":\"fd00:244:1::5/64\",\"gateway\":\"fd00:244:1::1\"}],"                             \
+	"\"interfaces\":[{\"name\":\"br0\",\"mac\":\"aa:aa:aa:aa:aa:aa\"},"                              \
+	"{\"name\":\"eth0\",\"mac\":\"e2:1f:70:28:c5:85\",\"sandbox\":\"/run/netns/p\"}]}"
 
 struct fx {
 	json_t *root;
@@ -93,8 +96,21 @@ static void test_compile_full(void **state)
 	fx_answer(&f, "s3.example.com", "fd00:50::1", 7200);
 	assert_int_equal(ng_policy_compile(&f.cfg, &f.ann, &f.prev, &f.res, NULL, &f.pol, &err), 0);
 
-	assert_int_equal(f.pol.metadata[0].n, 5);
-	assert_int_equal(f.pol.metadata[1].n, 15);
+	assert_int_equal(f.pol.metadata[0].n, 8);
+	assert_int_equal(f.pol.metadata[1].n, 6 + 8 * 4);
+	/* every form with free bits, of every IPv4 address */
+	assert_int_equal(f.pol.metadata6_embedded.n, NG_V6_FORMS * 8);
+	/* MLD (issue 13): the solicited-node groups of fd00:244:1::5 and of the
+	 * EUI-64 link-local of the sandbox's MAC; not the bridge's. */
+	{
+		struct ng_ip g1, g2;
+
+		assert_int_equal(f.pol.mld6.n, 2);
+		ng_ip_parse("ff02::1:ff00:5", &g1);
+		ng_ip_parse("ff02::1:ff28:c585", &g2);
+		assert_true(ng_ip_eq(&f.pol.mld6.v[0], &g1));
+		assert_true(ng_ip_eq(&f.pol.mld6.v[1], &g2));
+	}
 	assert_int_equal(f.pol.dns[0].n, 2);
 	assert_true(has_elem(&f.pol.dns[0], "10.96.0.10", "10.96.0.10", NG_PROTO_UDP, 53, 53));
 	assert_true(has_elem(&f.pol.dns[0], "10.96.0.10", "10.96.0.10", NG_PROTO_TCP, 53, 53));
@@ -114,9 +130,11 @@ static void test_compile_full(void **state)
 	assert_int_equal(f.pol.names[1].v[0].timeout, 0);
 	assert_int_equal(f.pol.name_ports.n, 1);
 
-	/* ND: link scope, MLD reports, the pod's own /64 and v6 gateway. */
+	/* ND: link scope, the pod's own /64 and v6 gateway; MLD reports are
+	 * not here (any report to ff02::16 was: issue 13), but in mld6. */
 	assert_true(has_elem(&f.pol.nd6, "fe80::", "febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff", 0, 135, 136));
-	assert_true(has_elem(&f.pol.nd6, "ff02::16", "ff02::16", 0, 143, 143));
+	for (size_t i = 0; i < f.pol.nd6.n; i++)
+		assert_true(f.pol.nd6.v[i].p_hi < 143);
 	assert_true(has_elem(&f.pol.nd6, "fd00:244:1::", "fd00:244:1::ffff:ffff:ffff:ffff", 0, 135, 136));
 
 	assert_int_equal(f.pol.ingress[0].n, 1);
@@ -183,6 +201,13 @@ static void test_name_resolving_to_metadata(void **state)
 	} cases[] = {
 		{NULL, "s3.example.com", "169.254.169.254", NG_E_CONFIG},
 		{NULL, "s3.example.com", "::ffff:169.254.169.254", NG_E_CONFIG},
+		/* issue 13: the IPv6 forms with free bits, as DNS answers */
+		{NULL, "s3.example.com", "64:ff9b:1:a9fe:a9:fe00::", NG_E_CONFIG},
+		{NULL, "s3.example.com", "64:ff9b:1:77::a9fe:a9fe", NG_E_CONFIG},
+		{NULL, "s3.example.com", "2002:a9fe:a9fe:1::5", NG_E_CONFIG},
+		{NULL, "s3.example.com", "2001:0:4136:e378:8000:63bf:5601:5601", NG_E_CONFIG},
+		{NULL, "s3.example.com", "2001:db8:1:2:200:5efe:a9fe:a9fe", NG_E_CONFIG},
+		{NULL, "s3.example.com", "::169.254.169.254", NG_E_CONFIG},
 		{"{\"netguard.boxxkite.io/egress\":\"a.example.com:443\"}", "a.example.com",
 		 "169.254.169.254", NG_E_ENVELOPE},
 	};
