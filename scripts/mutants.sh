@@ -45,7 +45,7 @@ mutant default-deny-skipped plugin/nft/render.c \
 mutant envelope-always-passes plugin/policy/annotations.c 's/if (ng_dest_within(/if (1 || ng_dest_within(/' traffic.sh \
 	"grant outside the envelope: 100, no table"
 # DEL succeeds without removing the table.
-mutant del-does-nothing plugin/cni/cni.c 's/rc = ng_ruleset_delete(&nl, NG_TABLE, &v->err);/rc = 0;/' traffic.sh \
+mutant del-does-nothing plugin/cni/hostmirror.c 's/^\treturn ng_ruleset_delete(pod, NG_TABLE, err);/\treturn 0;/' traffic.sh \
 	"1.0.0: table gone after DEL" "no table left anywhere in the world"
 # CHECK never compares.
 mutant check-always-succeeds plugin/cni/cni.c 's/rc = ng_ruleset_check(&nl, &v->pod.policy, NG_TABLE, NULL, &v->err);/rc = 0;/' \
@@ -54,7 +54,7 @@ mutant check-always-succeeds plugin/cni/cni.c 's/rc = ng_ruleset_check(&nl, &v->
 # The name rules look up the TTL twin only, not the pinned names set (in
 # both tables: the rule builder is shared): an element added by hand to
 # names_v4_ttl opens traffic.
-mutant names-ttl-only plugin/nft/render_objs.c 's/^\tng_rb_lookup(&rb, s->name, s->id);/\tif (!r->also)\n\t\tng_rb_lookup(\&rb, s->name, s->id);/' \
+mutant names-ttl-only plugin/nft/render_objs.c 's/^\t\tng_rb_lookup(&rb, s->name, s->id);/\t\tng_rb_lookup(\&rb, r->also ? r->also->name : s->name, r->also ? r->also->id : s->id);/' \
 	faults.sh "names_v4_ttl + 10.50.0.9: still refused" "names_v6_ttl + [fd00:50::9]: still refused"
 # The plugin's own namespace is not recognised as the node's (the PID 1
 # check stays, so the machine's namespace is never at risk here).
@@ -77,7 +77,7 @@ mutant arp-any-sender plugin/nft/render_raw.c 's/ng_rb_cmp(&rb, NFT_CMP_EQ, pod-
 	"ARP reply claiming the gateway's address: held"
 # The agent lets answers through without committing what they teach: the
 # first connect after an answer is refused.
-mutant agent-commit-skipped plugin/agent/pod.c 's/if (a->pending.n == 0)/if (1)/' agent.sh \
+mutant agent-commit-skipped plugin/agent/commit.c 's/if (a->pending.n == 0)/if (1)/' agent.sh \
 	"UDP: first connect after each answer, 1000 of 1000" "TCP: first connect after each answer, 1000 of 1000"
 # The queue rule carries the bypass flag: with no agent, answers pass unlearned (fail open).
 mutant queue-bypass plugin/nft/rulebuild.c 's/.queues_total = 1, .flags = 0}/.queues_total = 1, .flags = NFQ_FLAG_BYPASS}/' \
