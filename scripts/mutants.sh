@@ -48,7 +48,7 @@ mutant envelope-always-passes plugin/policy/annotations.c 's/if (ng_dest_within(
 mutant del-does-nothing plugin/cni/hostmirror.c 's/^\treturn ng_ruleset_delete(pod, NG_TABLE, err);/\treturn 0;/' traffic.sh \
 	"1.0.0: table gone after DEL" "no table left anywhere in the world"
 # CHECK never compares.
-mutant check-always-succeeds plugin/cni/cni.c 's/rc = ng_ruleset_check(&nl, &v->pod.policy, NG_TABLE, NULL, &v->err);/rc = 0;/' \
+mutant check-always-succeeds plugin/cni/cni_del_check.c 's/rc = ng_ruleset_check(&nl, &v->pod.policy, NG_TABLE, NULL, &v->err);/rc = 0;/' \
 	faults.sh "table deleted: CHECK fails naming it missing" "rule added: CHECK fails naming it" \
 	"names_v4_ttl flushed: CHECK fails"
 # The name rules look up the TTL twin only, not the pinned names set (in
@@ -111,7 +111,7 @@ mutant source-routes-let-out plugin/nft/render_guard.c \
 mutant mld-any-group plugin/nft/render_guard.c 's/nh_is(&rb, 60, groups->v\[i\].a, 16);//' hardening.sh \
 	"the same report naming ff0e::6e67:6c65:616b:2121: dropped"
 # The gateways are not pinned.
-mutant gateways-not-pinned plugin/cni/cni.c 's/if (pin_gateways(v) < 0) {/if (0 \&\& pin_gateways(v) < 0) {/' hardening.sh \
+mutant gateways-not-pinned plugin/cni/cni_add.c 's/if (pin_gateways(v) < 0) {/if (0 \&\& pin_gateways(v) < 0) {/' hardening.sh \
 	"enforced: gateway 10.244.1.1 is PERMANENT at the bridge's MAC"
 # CHECK takes any range in a name set (as before issue 13).
 mutant name-set-ranges-accepted plugin/nft/snapnames.c 's/if (end \&\& memcmp(key, end, alen) != 0) {/if (0) {/' \

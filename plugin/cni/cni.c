@@ -1,5 +1,7 @@
 #include "cni/cni.h"
 
+#include "cni/inv.h"
+
 #include <errno.h>
 #include <jansson.h>
 #include <stdbool.h>
@@ -35,24 +37,7 @@
 #include <linux/netfilter.h>
 #include <sys/stat.h>
 
-/* Everything one invocation knows; filled step by step, freed once. */
-struct inv {
-	const char *verb;
-	const char *container_id, *netns_path, *ifname;
-	json_t *root;
-	struct ng_config cfg;
-	struct ng_cni_args args;
-	struct ng_prev prev;
-	struct ng_pod_policy pod; /* the decision and, when enforced, the policy */
-	struct ng_log log;
-	struct ng_err err;
-	FILE *out;
-	struct ng_podrecord record; /* egress.names "learn" (conf borrowed from root) */
-	bool recorded;
-	char host_table[256]; /* the attachment's host-side table (nft/render_host.h) */
-};
-
-static const char *env(const char *name)
+const char *ng_inv_env(const char *name)
 {
 	const char *v = getenv(name);
 
@@ -79,7 +64,7 @@ static void print_json(FILE *out, json_t *j)
 }
 
 /* The spec's error object on stdout; the exit status is non-zero. */
-static int fail(struct inv *v, const char *decision)
+int ng_inv_fail(struct inv *v, const char *decision)
 {
 	json_t *e = json_object();
 
@@ -127,11 +112,11 @@ static int read_stdin(FILE *in, json_t **root, struct ng_err *err)
 	return 0;
 }
 
-static int need_env(struct inv *v, bool netns)
+int ng_inv_need_env(struct inv *v, bool netns)
 {
-	v->container_id = env("CNI_CONTAINERID");
-	v->netns_path = env("CNI_NETNS");
-	v->ifname = env("CNI_IFNAME");
+	v->container_id = ng_inv_env("CNI_CONTAINERID");
+	v->netns_path = ng_inv_env("CNI_NETNS");
+	v->ifname = ng_inv_env("CNI_IFNAME");
 	v->log.container_id = v->container_id;
 	v->log.netns = v->netns_path;
 	if (!v->container_id)
@@ -150,7 +135,7 @@ static int need_env(struct inv *v, bool netns)
 }
 
 /* stdin, config, CNI_ARGS: the common front of every verb but VERSION. */
-static int load(struct inv *v, FILE *in)
+int ng_inv_load(struct inv *v, FILE *in)
 {
 	const char *log_file;
 
@@ -171,7 +156,7 @@ static int load(struct inv *v, FILE *in)
 	return 0;
 }
 
-static int load_prev(struct inv *v)
+int ng_inv_load_prev(struct inv *v)
 {
 	const json_t *prev = json_object_get(v->root, "prevResult");
 
@@ -182,31 +167,16 @@ static int load_prev(struct inv *v)
 	return ng_prev_parse(prev, &v->prev, &v->err);
 }
 
-static struct ng_pod_id pod_id(const struct inv *v)
+struct ng_pod_id ng_inv_pod_id(const struct inv *v)
 {
 	struct ng_pod_id id = {v->args.pod_namespace, v->args.pod_name, v->container_id, v->ifname};
 
 	return id;
 }
 
-/* The packet-socket guard needs the netdev egress hook as it is since
- * 5.17; an older kernel would leave packet sockets open without a word. */
-static int guard_kernel(struct inv *v)
-{
-	struct utsname u = {.release = "(unknown)"};
-
-	if (uname(&u) == 0 && ng_kernel_at_least(u.release, NG_RAW_GUARD_MAJOR, NG_RAW_GUARD_MINOR))
-		return 0;
-	return ng_fail(&v->err, NG_E_KERNEL,
-		       "kernel %s is older than %d.%d: its netdev egress hook does not hold packet sockets "
-		       "(rawPacketGuard); upgrade, or drop NET_RAW from sandbox pods and set rawPacketGuard "
-		       "to false",
-		       u.release, NG_RAW_GUARD_MAJOR, NG_RAW_GUARD_MINOR);
-}
-
 /* ng_netns_open, its errors naming where the path came from (the node-side
  * commands name their --netns/--pid instead). */
-static int open_netns(struct inv *v, int *fd, enum ng_netns_status *st)
+int ng_inv_open_netns(struct inv *v, int *fd, enum ng_netns_status *st)
 {
 	if (ng_netns_open(v->netns_path, fd, st, &v->err) < 0) {
 		ng_err_prefix(&v->err, "CNI_NETNS ");
@@ -219,12 +189,12 @@ static int open_netns(struct inv *v, int *fd, enum ng_netns_status *st)
  * DEL has its own rules for a namespace that is gone), and so must the
  * interface the packet-socket guard hooks. With `plan`, the pod's link is
  * read there first and both sides planned (hostMirror). */
-static int open_pod_socket(struct inv *v, struct ng_nl *nl, bool plan)
+int ng_inv_open_pod_socket(struct inv *v, struct ng_nl *nl, bool plan)
 {
 	enum ng_netns_status st;
 	int fd, rc = 0;
 
-	if (open_netns(v, &fd, &st) < 0)
+	if (ng_inv_open_netns(v, &fd, &st) < 0)
 		return -1;
 	if (st == NG_NETNS_GONE)
 		return ng_fail(&v->err, NG_E_NETNS, "CNI_NETNS %s is not a network namespace", v->netns_path);
@@ -241,7 +211,7 @@ static int open_pod_socket(struct inv *v, struct ng_nl *nl, bool plan)
 
 /* The host-side table, in the node's namespace, when the pod has one: the
  * agent writes what it learns there too, and the drift watch reads it. */
-static int push_host_table(const struct inv *v, ng_record_table_vec *tables)
+int ng_inv_push_host_table(const struct inv *v, ng_record_table_vec *tables)
 {
 	struct ng_record_table t = {.in_node = true, .family = NFPROTO_NETDEV};
 
@@ -251,69 +221,9 @@ static int push_host_table(const struct inv *v, ng_record_table_vec *tables)
 	return ng_vec_push(tables, &t);
 }
 
-/* ADD: the record of a pod whose names the agent learns (podrecord.h). */
-static int record_pod(struct inv *v)
-{
-	struct ng_podrecord *r = &v->record;
-	struct ng_record_table t = {.family = NFPROTO_INET};
-	struct stat st;
-
-	if (ng_record_key(v->container_id, v->ifname, r->key, sizeof(r->key), &v->err) < 0)
-		return -1;
-	if (stat(v->netns_path, &st) < 0)
-		return ng_fail(&v->err, NG_E_NETNS, "CNI_NETNS %s: %s", v->netns_path, strerror(errno));
-	snprintf(r->container_id, sizeof(r->container_id), "%s", v->container_id);
-	snprintf(r->ifname, sizeof(r->ifname), "%s", v->ifname);
-	snprintf(r->netns, sizeof(r->netns), "%s", v->netns_path);
-	snprintf(r->cni_args, sizeof(r->cni_args), "%s", env("CNI_ARGS") ? env("CNI_ARGS") : "");
-	r->netns_dev = (uint64_t)st.st_dev;
-	r->netns_ino = (uint64_t)st.st_ino;
-	r->conf = v->root;
-	snprintf(t.name, sizeof(t.name), "%s", NG_TABLE);
-	if (ng_vec_push(&r->tables, &t) < 0)
-		return ng_fail(&v->err, NG_E_INTERNAL, "out of memory");
-	if (v->pod.policy.raw_guard) {
-		t.family = NFPROTO_NETDEV;
-		if (ng_vec_push(&r->tables, &t) < 0)
-			return ng_fail(&v->err, NG_E_INTERNAL, "out of memory");
-	}
-	if (push_host_table(v, &r->tables) < 0)
-		return ng_fail(&v->err, NG_E_INTERNAL, "out of memory");
-	if (ng_record_write(v->cfg.state_dir, r, &v->err) < 0)
-		return -1;
-	v->recorded = true;
-	return 0;
-}
-
-/* A failed ADD leaves no record behind (the table is gone or never was). */
-static int unrecord_fail(struct inv *v)
-{
-	if (v->recorded)
-		ng_record_remove(v->cfg.state_dir, v->record.key, 0, NULL);
-	return fail(v, "error");
-}
-
-/* Permanent neighbour entries for the gateways the node holds, so that a
- * neighbour poisoning the pod's ARP/ND cannot pose as the node (README
- * "Neighbours"). */
-static int pin_gateways(struct inv *v)
-{
-	enum ng_netns_status st;
-	size_t pinned = 0;
-	int fd, rc;
-
-	if (ng_netns_open(v->netns_path, &fd, &st, &v->err) < 0)
-		return -1;
-	rc = ng_neigh_pin_gateways(fd, v->pod.policy.ifname, v->prev.gateways.v, v->prev.gateways.n, &pinned,
-				   &v->err);
-	close(fd);
-	ng_log_set(&v->log, "pinned_gateways", json_integer((json_int_t)pinned));
-	return rc;
-}
-
 /* ---- verbs ---------------------------------------------------------------- */
 
-static int print_prev(struct inv *v)
+int ng_inv_print_prev(struct inv *v)
 {
 	json_t *res = ng_prev_convert(json_object_get(v->root, "prevResult"), v->cfg.cni_version, &v->err);
 
@@ -324,217 +234,17 @@ static int print_prev(struct inv *v)
 	return 0;
 }
 
-/* ADD resolves the policy's DNS names from the node's namespace (where the
- * plugin runs), within one budget for all of them. */
-static int resolve_names(const ng_name_list *names, ng_resolved *out, void *ctx, struct ng_err *err)
-{
-	(void)ctx;
-	return ng_resolve_all(names, ng_resolve_system, NG_RESOLVE_BUDGET_MS, out, err);
-}
-
 /* The pod's decision and policy (policy/pod_policy.h), the same for ADD,
  * CHECK and verify; logs refusals and errors under their own word. */
-static int decide(struct inv *v, ng_names_fn resolve)
+int ng_inv_decide(struct inv *v, ng_names_fn resolve)
 {
-	struct ng_pod_id pod = pod_id(v);
+	struct ng_pod_id pod = ng_inv_pod_id(v);
 	int rc = ng_pod_policy_build(v->root, &v->cfg, &v->prev, &pod, resolve, NULL, &v->pod, &v->err);
 
 	if (rc == NG_POD_ERROR)
-		return fail(v, "error");
+		return ng_inv_fail(v, "error");
 	if (rc < 0)
-		return fail(v, "refused");
-	return 0;
-}
-
-static json_int_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (json_int_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-static int cmd_add(struct inv *v, FILE *in)
-{
-	json_int_t t_rec, t_wait;
-	int rc;
-	struct ng_nl nl;
-
-	if (need_env(v, true) < 0)
-		return fail(v, "error");
-	if (load(v, in) < 0 || load_prev(v) < 0)
-		return fail(v, "refused");
-	if ((rc = decide(v, v->cfg.learn ? NULL : resolve_names)) != 0)
-		return rc;
-	if (!v->pod.enforced) {
-		if (print_prev(v) < 0)
-			return fail(v, "error");
-		ng_log_emit(&v->log, "skipped", v->pod.reason, 0);
-		return 0;
-	}
-	v->pod.policy.names_at = time(NULL); /* for the pinned name sets' expiry comments */
-	if (v->pod.policy.raw_guard && guard_kernel(v) < 0)
-		return fail(v, "error");
-
-	if (ng_hostmirror_table(v->container_id, v->ifname, v->host_table, sizeof(v->host_table), &v->err) <
-	    0)
-		return fail(v, "error");
-	/* Both sides planned first (the pod's link, its host peer), so the
-	 * agent's record lists every table that enforces the pod. */
-	if (open_pod_socket(v, &nl, true) < 0)
-		return fail(v, v->err.code == NG_E_NO_HOST ? "refused" : "error");
-	/* The record next: the agent binds the pod's queue while the tables
-	 * are built, so waiting for it afterwards costs next to nothing. */
-	t_rec = now_us();
-	if (v->pod.policy.learn && record_pod(v) < 0) {
-		ng_nl_close(&nl);
-		return fail(v, "error");
-	}
-	t_rec = now_us() - t_rec;
-	rc = ng_hostmirror_add(&nl, &v->pod.policy, v->host_table, &v->log, &v->err);
-	ng_nl_close(&nl);
-	if (rc < 0) {
-		if (v->err.code == NG_E_ATTACHED) {
-			if (v->recorded)
-				ng_record_remove(v->cfg.state_dir, v->record.key, 0, NULL);
-			return fail(v, "refused");
-		}
-		return unrecord_fail(v);
-	}
-	t_wait = now_us();
-	if (v->pod.policy.learn && ng_record_wait_ready(v->cfg.state_dir, v->record.key, v->record.nonce,
-							NG_AGENT_PICKUP_MS, &v->err) < 0) {
-		/* No agent, no pod: leave neither side behind (answers would
-		 * only be dropped), as any failed ADD does. */
-		struct ng_err e2 = {0};
-		const char *what = "";
-
-		ng_hostmirror_del(v->netns_path, v->container_id, v->ifname, v->host_table, &v->log, &what,
-				  &e2);
-		return unrecord_fail(v);
-	}
-	t_wait = now_us() - t_wait;
-	if (pin_gateways(v) < 0) {
-		struct ng_err e2 = {0};
-		const char *what = "";
-
-		ng_hostmirror_del(v->netns_path, v->container_id, v->ifname, v->host_table, &v->log, &what,
-				  &e2);
-		return unrecord_fail(v);
-	}
-	if (print_prev(v) < 0)
-		return unrecord_fail(v);
-	if (v->pod.policy.learn) { /* what the agent costs ADD (README "The node agent") */
-		ng_log_set(&v->log, "agent_record_us", json_integer(t_rec));
-		ng_log_set(&v->log, "agent_wait_us", json_integer(t_wait));
-	}
-	ng_log_set(&v->log, "allow_elements",
-		   json_integer((json_int_t)v->pod.policy.allow[0].n + (json_int_t)v->pod.policy.allow[1].n));
-	ng_log_set(&v->log, "name_elements",
-		   json_integer((json_int_t)v->pod.policy.names[0].n + (json_int_t)v->pod.policy.names[1].n));
-	ng_log_emit(&v->log, "enforced", v->pod.reason, 0);
-	return 0;
-}
-
-/* DEL: the agent's record goes first, whatever else is left, and the agent
- * gets a moment to close the pod's sockets (they would keep its namespace,
- * veth and address alive). */
-static int forget_pod(struct inv *v)
-{
-	char key[256];
-	struct ng_err e = {0};
-
-	if (ng_record_key(v->container_id, v->ifname, key, sizeof(key), &e) < 0)
-		return 0; /* no ADD could have recorded such a pod */
-	return ng_record_remove(v->cfg.state_dir, key, NG_AGENT_RELEASE_MS, &v->err);
-}
-
-/* The decision record first (cni/handoff.h): the drift watch must not
- * take this DEL's table removal for tampering. */
-static void forget_decision(struct inv *v)
-{
-	struct ng_handoff h = {.state_dir = v->cfg.state_dir,
-			       .root = v->root,
-			       .container_id = v->container_id,
-			       .ifname = v->ifname};
-
-	ng_handoff_forget(&h);
-}
-
-static int cmd_del(struct inv *v, FILE *in)
-{
-	const char *what = "";
-
-	if (need_env(v, false) < 0)
-		return fail(v, "error");
-	/* DEL must work when the config has since become invalid: the tables
-	 * are removed either way, and the problem is logged, not returned. */
-	if (load(v, in) < 0) {
-		ng_log_set(&v->log, "config_error", json_string(v->err.msg));
-		memset(&v->err, 0, sizeof(v->err));
-		forget_decision(v);
-	} else if (forget_decision(v), forget_pod(v) < 0) {
-		/* Never a stuck pod for it: the agent also drops a pod whose
-		 * namespace is gone. */
-		ng_log_set(&v->log, "state_error", json_string(v->err.msg));
-		memset(&v->err, 0, sizeof(v->err));
-	}
-	/* The host side by name, whatever the config says now and whether or
-	 * not the namespace and prevResult are still there (containerd's
-	 * second DEL has neither). */
-	if (ng_hostmirror_table(v->container_id, v->ifname, v->host_table, sizeof(v->host_table), &v->err) <
-		    0 ||
-	    ng_hostmirror_del(v->netns_path, v->container_id, v->ifname, v->host_table, &v->log, &what,
-			      &v->err) < 0)
-		return fail(v, "error");
-	ng_log_emit(&v->log, "deleted", what, 0);
-	return 0;
-}
-
-static int cmd_check(struct inv *v, FILE *in)
-{
-	struct ng_snapshot snap = {0};
-	struct ng_nl nl;
-	bool enforced;
-	int rc;
-
-	if (need_env(v, true) < 0 || load(v, in) < 0)
-		return fail(v, "error");
-	if (ng_version_cmp(v->cfg.cni_version, "0.4.0") < 0) {
-		ng_fail(&v->err, NG_E_VERSION, "CHECK needs cniVersion 0.4.0 or later (config says %s)",
-			v->cfg.cni_version);
-		return fail(v, "error");
-	}
-	if (load_prev(v) < 0)
-		return fail(v, "refused");
-	if ((rc = decide(v, NULL)) != 0)
-		return rc;
-	enforced = v->pod.enforced;
-	if (ng_hostmirror_table(v->container_id, v->ifname, v->host_table, sizeof(v->host_table), &v->err) <
-	    0)
-		return fail(v, "error");
-	if (open_pod_socket(v, &nl, enforced) < 0)
-		return fail(v, "error");
-	if (enforced) {
-		rc = ng_ruleset_check(&nl, &v->pod.policy, NG_TABLE, NULL, &v->err);
-		if (rc == 0)
-			rc = ng_ruleset_check_answers(&nl, &v->pod.policy, NG_TABLE, &v->err);
-		if (rc == 0 && v->pod.policy.host)
-			rc = ng_hostmirror_check(&v->pod.policy, v->host_table, &v->err);
-	} else {
-		rc = ng_ruleset_snapshot(&nl, NG_TABLE, &snap, &v->err);
-		if (rc == 0)
-			rc = ng_fail(&v->err, NG_E_CHECK,
-				     "table inet %s is present but the pod is not enforced: %s", NG_TABLE,
-				     v->pod.reason);
-		else if (rc == -ENOENT)
-			rc = 0;
-		ng_snapshot_free(&snap);
-	}
-	ng_nl_close(&nl);
-	if (rc < 0)
-		return fail(v, "differs");
-	ng_log_emit(&v->log, "verified", enforced ? "ruleset matches the policy" : v->pod.reason, 0);
+		return ng_inv_fail(v, "refused");
 	return 0;
 }
 
@@ -561,17 +271,17 @@ static int cmd_status_gc(struct inv *v, FILE *in)
 	 * the agent serves. GC: the pod's tables live and die with its
 	 * namespace; the host-side tables do not, and go when their attachment
 	 * is not in cni.dev/valid-attachments. */
-	if (load(v, in) < 0)
-		return fail(v, "error");
+	if (ng_inv_load(v, in) < 0)
+		return ng_inv_fail(v, "error");
 	if (!gc && needs_agent(&v->cfg) && ng_agent_serving(v->cfg.state_dir) != 1) {
 		ng_fail(&v->err, NG_E_PLUGIN_UNAVAILABLE,
 			"egress.names is \"learn\" and no boxxkite-netguard agent serves stateDir %s: "
 			"answers to pods are dropped until it runs",
 			v->cfg.state_dir);
-		return fail(v, "not ready");
+		return ng_inv_fail(v, "not ready");
 	}
 	if (gc && ng_hostmirror_gc(v->root, v->cfg.name, &v->log, &v->err) < 0)
-		return fail(v, "error");
+		return ng_inv_fail(v, "error");
 	ng_log_emit(&v->log, gc ? "collected" : "ready",
 		    gc ? "host-side tables of invalid attachments removed" : "configuration valid", 0);
 	return 0;
@@ -627,7 +337,7 @@ static void hand_off(struct inv *v)
 		t.family = NFPROTO_NETDEV;
 		if (v->pod.policy.raw_guard && ng_vec_push(&v->record.tables, &t) < 0)
 			return;
-		if (push_host_table(v, &v->record.tables) < 0)
+		if (ng_inv_push_host_table(v, &v->record.tables) < 0)
 			return;
 	}
 	ng_handoff(&h);
@@ -636,7 +346,7 @@ static void hand_off(struct inv *v)
 int ng_cni_main(FILE *in, FILE *out)
 {
 	struct inv v;
-	const char *cmd = env("CNI_COMMAND");
+	const char *cmd = ng_inv_env("CNI_COMMAND");
 	int rc;
 
 	memset(&v, 0, sizeof(v));
@@ -646,13 +356,13 @@ int ng_cni_main(FILE *in, FILE *out)
 
 	if (!cmd) {
 		ng_fail(&v.err, NG_E_ENV, "CNI_COMMAND is not set");
-		rc = fail(&v, "error");
+		rc = ng_inv_fail(&v, "error");
 	} else if (!strcmp(cmd, "ADD")) {
-		rc = cmd_add(&v, in);
+		rc = ng_cmd_add(&v, in);
 	} else if (!strcmp(cmd, "DEL")) {
-		rc = cmd_del(&v, in);
+		rc = ng_cmd_del(&v, in);
 	} else if (!strcmp(cmd, "CHECK")) {
-		rc = cmd_check(&v, in);
+		rc = ng_cmd_check(&v, in);
 	} else if (!strcmp(cmd, "STATUS") || !strcmp(cmd, "GC")) {
 		rc = cmd_status_gc(&v, in);
 	} else if (!strcmp(cmd, "VERSION")) {
@@ -661,7 +371,7 @@ int ng_cni_main(FILE *in, FILE *out)
 		ng_fail(&v.err, NG_E_ENV,
 			"CNI_COMMAND \"%.32s\" is not a CNI verb (ADD, DEL, CHECK, GC, STATUS, VERSION)",
 			cmd);
-		rc = fail(&v, "error");
+		rc = ng_inv_fail(&v, "error");
 	}
 
 	hand_off(&v);
