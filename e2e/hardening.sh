@@ -223,7 +223,7 @@ ng_stdin nm >"$W_TMP/nm.json"
 # The plugin's own tables for this pod, to the byte, but for one name-set
 # element covering every address: what a process with NET_ADMIN can write.
 widen() {
-	"$NGWIDEN" "$(pod_netns_path nm)" eth0 "$ENFORCED_NS" nm "$(_pod_var nm id)" <"$W_TMP/nm.json" |
+	node_exec "$NGWIDEN" "$(pod_netns_path nm)" eth0 "$ENFORCED_NS" nm "$(_pod_var nm id)" <"$W_TMP/nm.json" |
 		grep -qx rewritten
 }
 t_check "tables rewritten: names_v4 holds 0.0.0.0/0 . tcp . 443 (and names_v6 ::/0)" widen

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cni/hostmirror.h"
 #include "kernel/netns.h"
 #include "kernel/nl.h"
 #include "kernel/nl_netns.h"
@@ -45,6 +46,7 @@ int main(int argc, char **argv)
 	struct ng_pod_id id;
 	struct ng_batch b;
 	struct ng_nl nl;
+	struct ng_log log = {0};
 	enum ng_netns_status st;
 	json_error_t je;
 	json_t *root;
@@ -60,12 +62,17 @@ int main(int argc, char **argv)
 	if (!root || ng_config_parse(root, &cfg, &err) < 0 ||
 	    ng_prev_parse(json_object_get(root, "prevResult"), &prev, &err) < 0 ||
 	    ng_pod_policy_build(root, &cfg, &prev, &id, NULL, NULL, &pp, &err) < 0 || !pp.enforced ||
+	    ng_netns_open(argv[1], &fd, &st, &err) < 0 || st != NG_NETNS_OK ||
+	    /* the pod's link as ADD read it (link-local sources), so that the
+	     * name sets are the only difference */
+	    ng_hostmirror_plan(&cfg, fd, argv[2], json_object_get(root, "prevResult"), &pp.policy, &log,
+			       &err) < 0 ||
 	    widen(&pp.policy) < 0 || ng_batch_init(&b, NG_TABLE, 1, &err) < 0) {
 		fprintf(stderr, "ngwiden: %s\n", root ? err.msg : je.text);
 		return 1;
 	}
-	if (ng_render_replace(&pp.policy, &b, &err) == 0 && ng_netns_open(argv[1], &fd, &st, &err) == 0 &&
-	    ng_nl_open_netns(fd, argv[2], &nl, &err) == 0) {
+	json_decref(log.extra);
+	if (ng_render_replace(&pp.policy, &b, &err) == 0 && ng_nl_open_netns(fd, argv[2], &nl, &err) == 0) {
 		rc = ng_nl_commit(&nl, &b, &err) == 0 ? 0 : 1;
 		ng_nl_close(&nl);
 	}
