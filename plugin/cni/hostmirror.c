@@ -85,7 +85,7 @@ int ng_hostmirror_add(struct ng_nl *pod_nl, const struct ng_policy *p, const cha
 int ng_hostmirror_add_on(struct ng_nl *pod_nl, struct ng_nl *node_nl, const struct ng_policy *p,
 			 const char *host_table, struct ng_log *log, struct ng_err *err)
 {
-	struct ng_nl own, *node = node_nl ? node_nl : &own;
+	struct ng_nl own = {0}, *node = node_nl ? node_nl : &own;
 	size_t stale = 0;
 	int rc;
 
