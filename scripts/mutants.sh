@@ -141,7 +141,7 @@ build() { # DIR: builds DIR/build/boxxkite-netguard from DIR's sources
 # Shorter loops than CI's: only the named rows matter here.
 run_script() {
 	: >"$3"
-	E2E_PREFIX=nge- E2E_RESULTS_FILE=$3 NG_BIN=$2 NG_KILL_ITERS=20 NG_CONC_PODS=5 \
+	E2E_PREFIX=nge- E2E_RESULTS_FILE=$3 NG_BIN=$2 NG_KILL_ITERS=20 NG_CONC_PODS=5 E2E_QUICK=1 \
 		setsid timeout -k 20 600 bash "e2e/$1" >"$3.log" 2>&1 &
 	CHILD=$!
 	wait "$CHILD" || true
