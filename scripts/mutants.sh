@@ -79,6 +79,10 @@ mutant arp-any-sender plugin/nft/render_raw.c 's/ng_rb_cmp(&rb, NFT_CMP_EQ, pod-
 # first connect after an answer is refused.
 mutant agent-commit-skipped plugin/agent/commit.c 's/if (a->pending.n == 0)/if (1)/' agent.sh \
 	"UDP: first connect after each answer, 1000 of 1000" "TCP: first connect after each answer, 1000 of 1000"
+# Answers over loopback are queued: a process with NET_RAW forges one "from"
+# the resolver to its own address and teaches the agent any address.
+mutant lo-answers-queued plugin/nft/render.c 's/uint32_t lo_if = 1;/uint32_t lo_if = 0x7fffffff;/' agent.sh \
+	"... teaches nothing: 10.50.0.9 not in names_v4" "... and 10.50.0.9:443 stays refused"
 # The queue rule carries the bypass flag: with no agent, answers pass unlearned (fail open).
 mutant queue-bypass plugin/nft/rulebuild.c 's/.queues_total = 1, .flags = 0}/.queues_total = 1, .flags = NFQ_FLAG_BYPASS}/' \
 	agent.sh "agent gone (no listener): an answer is dropped, not passed"

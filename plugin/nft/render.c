@@ -92,15 +92,35 @@ static int rule_common_head(struct ng_batch *b, const char *chain, bool egress,
 /* ---- the inet table: the policy ------------------------------------------- */
 
 /* egress.names "learn": chain dns_answers { type filter hook input priority
- * -10; policy accept; ip saddr . meta l4proto . th sport @dns_v4 queue num
- * 5353 (and ip6) }. Every packet from a configured resolver's port 53 goes
+ * -10; policy accept; iif lo accept; ct state != established accept;
+ * ip saddr . meta l4proto . th sport @dns_v4 queue num 5353 (and ip6) }. Every packet from a configured resolver's port 53 goes
  * to the agent before the ingress chain, which the agent lets it reach
  * only after the answer's addresses are in the name sets. No bypass flag:
  * with no agent bound to the queue the kernel drops them (fail closed). */
 static int render_dns_answers(struct ng_batch *b, const struct ng_set_spec *sets)
 {
+	uint32_t lo_if = 1; /* the loopback device is ifindex 1 in every netns */
+	struct ng_rb rb;
 	int rc = ng_render_base_chain(b, NG_CHAIN_DNS_ANSWERS, NF_INET_LOCAL_IN, NULL,
 				      NG_DNS_ANSWERS_PRIORITY, NF_ACCEPT);
+
+	/* Only answers the pod's interface brought in teach the agent. A
+	 * process with NET_RAW can write a packet "from" a resolver's port 53
+	 * to its own address, and the egress chain lets loopback out first;
+	 * such a packet goes on (accept ends this chain only) to the ingress
+	 * chain unlearned. */
+	ng_rb_begin(&rb, b, NG_CHAIN_DNS_ANSWERS);
+	ng_rb_meta(&rb, NFT_META_IIF, NG_W0);
+	ng_rb_cmp(&rb, NFT_CMP_EQ, &lo_if, 4);
+	ng_rb_verdict(&rb, NF_ACCEPT, NULL);
+	rc |= ng_rb_end(&rb, b, "loopback never teaches: not queued");
+	/* And only replies to a query the pod's own stack sent (conntrack saw
+	 * it leave): a packet from a resolver's address that answers nothing
+	 * is not queued, and the ingress chain drops it. */
+	ng_rb_begin(&rb, b, NG_CHAIN_DNS_ANSWERS);
+	ng_rb_ct_state_none(&rb, NF_CT_STATE_BIT(IP_CT_ESTABLISHED));
+	ng_rb_verdict(&rb, NF_ACCEPT, NULL);
+	rc |= ng_rb_end(&rb, b, "not a reply to the pod's own query: not queued");
 
 	for (int f = 0; f < 2 && rc == 0; f++)
 		rc = ng_render_lookup_rule(

@@ -144,7 +144,7 @@ void ng_rb_masked_cmp(struct ng_rb *rb, uint32_t op, const void *mask, const voi
 }
 
 /* ct state & mask != 0 */
-void ng_rb_ct_state(struct ng_rb *rb, uint32_t mask)
+static void ct_state(struct ng_rb *rb, uint32_t mask, uint32_t op)
 {
 	struct nftnl_expr *e = ng_rb_add(rb, "ct");
 	uint32_t zero = 0;
@@ -153,7 +153,17 @@ void ng_rb_ct_state(struct ng_rb *rb, uint32_t mask)
 		return;
 	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_STATE);
 	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, ng_reg(NG_W0));
-	ng_rb_masked_cmp(rb, NFT_CMP_NEQ, &mask, &zero, 4);
+	ng_rb_masked_cmp(rb, op, &mask, &zero, 4);
+}
+
+void ng_rb_ct_state(struct ng_rb *rb, uint32_t mask)
+{
+	ct_state(rb, mask, NFT_CMP_NEQ);
+}
+
+void ng_rb_ct_state_none(struct ng_rb *rb, uint32_t mask)
+{
+	ct_state(rb, mask, NFT_CMP_EQ);
 }
 
 void ng_rb_counter(struct ng_rb *rb, const char *name)

@@ -40,6 +40,8 @@ void ng_rb_mask(struct ng_rb *rb, const void *mask, uint32_t len);
 void ng_rb_masked_cmp(struct ng_rb *rb, uint32_t op, const void *mask, const void *value, uint32_t len);
 /* ct state & mask != 0 */
 void ng_rb_ct_state(struct ng_rb *rb, uint32_t mask);
+/* ct state & mask == 0 */
+void ng_rb_ct_state_none(struct ng_rb *rb, uint32_t mask);
 /* counter name NAME (a reference to a named counter object) */
 void ng_rb_counter(struct ng_rb *rb, const char *name);
 void ng_rb_reject(struct ng_rb *rb, uint32_t type, uint8_t code);
