@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kernel/ruleset.h"
 #include "nft/render_host.h"
@@ -90,7 +91,7 @@ static int dump_all(struct ng_nl *nl, uint16_t type, ng_nl_dump_cb cb, void *dat
 	return ng_nl_dump(nl, nlh, cb, data, err);
 }
 
-int ng_host_scan(struct ng_nl *nl, ng_host_tables *out, struct ng_err *err)
+static int scan_once(struct ng_nl *nl, ng_host_tables *out, struct ng_err *err)
 {
 	int rc;
 
@@ -103,6 +104,32 @@ int ng_host_scan(struct ng_nl *nl, ng_host_tables *out, struct ng_err *err)
 			rc = dump_all(nl, NFT_MSG_GETCHAIN, chain_cb, out, err);
 			break;
 		}
+	return rc;
+}
+
+/* How often a listing interrupted by another writer is read again. */
+#define SCAN_TRIES 50
+
+int ng_host_scan(struct ng_nl *nl, ng_host_tables *out, struct ng_err *err)
+{
+	int rc = 0;
+
+	/* The kernel marks a dump interrupted (NLM_F_DUMP_INTR) when anyone
+	 * commits while it runs, and on a node many ADDs commit at once (each
+	 * its own host-side table: 50 concurrent pods did it). The listing is
+	 * only read, so read it again, after a short pause that grows, before
+	 * giving up with code 11. */
+	for (int attempt = 0; attempt < SCAN_TRIES; attempt++) {
+		if (attempt > 0) {
+			struct timespec ts = {0, (long)(1 + attempt % 10) * 1000000L};
+
+			memset(err, 0, sizeof(*err));
+			nanosleep(&ts, NULL);
+		}
+		rc = scan_once(nl, out, err);
+		if (rc == 0 || rc == -ENOENT || err->code != NG_E_TRY_AGAIN)
+			break;
+	}
 	if (rc == -ENOENT)
 		rc = 0;
 	if (rc < 0)
