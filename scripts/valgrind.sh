@@ -28,11 +28,13 @@ conf() { # conf [extra json members]: the plugin entry on stdin, with prevResult
  "dns":{"servers":["10.96.0.10"]},
  "egress":{"allow":["10.20.0.0/16:443","udp://[fd00:20::/64]:53"],"envelope":["10.0.0.0/8:443"]},
  "ingress":{"ports":[8080],"sources":["10.244.0.0/16"],"allowNode":true},
- "log":{"nflogGroup":5}${1:-},
+ "log":{"nflogGroup":5},"hostMirror":"off"${1:-},
  "prevResult":{"cniVersion":"1.0.0","ips":[{"address":"10.244.1.5/24","gateway":"10.244.1.1"}]}}
 JSON
 }
 
+# (hostMirror "off": the pod namespace here has its veth peer inside it, no
+# per-pod device on the node; the host side is tested in e2e/hostside.sh.)
 # case NAME EXPECTED_STATUS VERB NETNS STDIN-FILE [ARGS...]; with IN_NS set,
 # the plugin itself runs in that (scratch) namespace.
 run() {
