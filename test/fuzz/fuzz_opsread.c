@@ -43,7 +43,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!buf)
 			return 0;
 		memcpy(buf, data + 1, size - 1);
-		for (const struct nlmsghdr *h = (const struct nlmsghdr *)buf; mnl_nlmsg_ok(h, n);
+		/* The kernel frames the messages it sends; libmnl's mnl_nlmsg_ok
+		 * compares nlmsg_len as a signed int and so takes a length over
+		 * INT_MAX: the harness frames as the kernel does (the parser of
+		 * each message is what is fuzzed here). */
+		for (const struct nlmsghdr *h = (const struct nlmsghdr *)buf;
+		     n >= (int)sizeof(*h) && h->nlmsg_len <= (uint32_t)n && mnl_nlmsg_ok(h, n);
 		     h = mnl_nlmsg_next(h, &n))
 			ng_nft_event_parse(h, &ev);
 		free(buf);
