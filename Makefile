@@ -108,16 +108,8 @@ e2e-cri: $(BIN)
 # lint, short fuzzing). The root-only parts say SKIPPED without root.
 test:
 	@scripts/deps.sh --e2e --cri --manifests --lint --fuzz --valgrind
-	@$(MAKE) --no-print-directory unit
-	@$(MAKE) --no-print-directory manifests
-	@$(MAKE) --no-print-directory static-check
-	@$(MAKE) --no-print-directory e2e
-	@$(MAKE) --no-print-directory e2e-cri
-	@$(MAKE) --no-print-directory mutants
-	@$(MAKE) --no-print-directory asan
-	@$(MAKE) --no-print-directory valgrind
-	@$(MAKE) --no-print-directory lint
-	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CI_FUZZ_SECONDS)
+	@MAKE="$(MAKE)" scripts/stages.sh unit manifests static-check e2e e2e-cri mutants asan valgrind lint \
+		fuzz:FUZZ_SECONDS=$(CI_FUZZ_SECONDS)
 
 CI_FUZZ_SECONDS ?= 10
 

@@ -242,31 +242,31 @@ t_row "a pod never learns another pod's name (m1 asks m0's)" "$out" "$([[ $out =
 # event and query sockets (drift watch, metrics: agent/ops.h).
 # The ops thread takes pods on from their decision records on its own
 # schedule (inotify, then a scan): give it up to 5 s on a loaded machine.
-fds_settle() { # WANT: the agent's fd count reaches WANT within 5 s
-	local i
-	for ((i = 0; i < 50; i++)); do
-		(($(agent_fds) == $1)) && return 0
-		sleep 0.1
-	done
-	echo "the agent holds $(agent_fds) fds, not $1 (base $base + 4 x $N)"
+fds_are() { # WANT: the agent holds WANT fds
+	(($(agent_fds) == $1)) && return 0
+	echo "the agent holds $(agent_fds) fds, not $1 (base $base, $N pods):"
+	find "/proc/$AGENT_PID/fd" -mindepth 1 -maxdepth 1 -printf '%l\n' | sed 's/:\[.*//' | sort | uniq -c
+	grep -v '"level":"info"' "$W_TMP/log/agent.log" | tail -5
 	return 1
 }
-t_check "the agent holds four sockets per pod" fds_settle $((base + 4 * N))
+t_check "the agent holds four sockets per pod" within 10000 fds_are $((base + 4 * N))
 for ((p = 0; p < N; p += 10)); do
 	pids=()
 	for ((q = p; q < p + 10; q++)); do POD_NO_LOOPBACK=1 pod_del "m$q" >/dev/null 2>&1 & pids+=("$!"); done
 	wait "${pids[@]}" || true
 done
-t_check "after DEL of the 100: the agent's sockets are closed" test "$(agent_fds)" -eq "$base"
+t_check "after DEL of the 100: the agent's sockets are closed" within 10000 fds_are "$base"
 t_check "... no record and no ready file left for them" \
 	sh -c "! ls $STATE/pods $STATE/ready | grep -v '^$(_pod_var web id)' | grep -q @"
 veth=$(host_veth web)
 t_check "web: host veth $veth there" ip -n "$W_NODE" link show "$veth"
 pod_netns_rm web
-sleep 1.5
 t_check "namespace removed without DEL: the agent lets go (logged)" \
-	sh -c "grep -q 'its network namespace is gone' $W_TMP/log/agent.log"
-t_check_not "... so the namespace and its veth are gone" ip -n "$W_NODE" link show "$veth"
+	within 10000 grep -q 'its network namespace is gone' "$W_TMP/log/agent.log"
+veth_gone() { ! ip -n "$W_NODE" link show "$1"; }
+# The kernel frees a namespace (and its veth pair) in a work queue once the
+# last socket in it is closed: not at once.
+t_check "... so the namespace and its veth are gone" within 10000 veth_gone "$veth"
 t_check "DEL afterwards succeeds and removes the record" pod_del web
 t_check_not "... record gone" test -e "$STATE/pods/$(_pod_var web id)@eth0.json"
 t_check "the agent's log is JSON lines" "$PY" -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$W_TMP/log/agent.log"

@@ -137,8 +137,11 @@ row() { printf '%-34s %s\n' "$1" "$2"; }
 # The pristine sources and the Makefile, as they are in the repository now.
 mkdir -p "$T/src"
 cp -a plugin Makefile "$T/src/"
+# A relative BUILD, so that the dependency files hold relative paths: each
+# mutant is a copy of the built baseline whose make rebuilds the one object
+# the sed touched (and whatever includes a touched header), then links.
 build() { # DIR: builds DIR/build/boxxkite-netguard from DIR's sources
-	make -C "$1" --no-print-directory -j2 BUILD="$1/build" "$1/build/boxxkite-netguard" >"$1/build.log" 2>&1
+	make -C "$1" --no-print-directory -j2 BUILD=build build/boxxkite-netguard >"$1/build.log" 2>&1
 }
 
 # run_script SCRIPT BIN OUT: the e2e script against BIN; rows to OUT.
@@ -179,12 +182,14 @@ for ((k = 0; k < ${#M_NAME[@]}; k++)); do
 	done
 
 	d=$T/m-$name
-	cp -a "$T/src" "$d"
+	cp -a "$T/base" "$d"
 	sed -i -e "$sedx" "$d/$file"
 	if cmp -s "$T/src/$file" "$d/$file"; then
 		bad+=("the mutation no longer applies to $file: update its sed")
 	elif ! build "$d"; then
 		bad+=("the mutant does not build: $(grep -m1 -E 'error' "$d/build.log")")
+	elif cmp -s "$T/base/build/boxxkite-netguard" "$d/build/boxxkite-netguard"; then
+		bad+=("the mutant's binary is the baseline's: make did not rebuild $file")
 	fi
 	if ((${#bad[@]} == 0)); then
 		run_script "$script" "$d/build/boxxkite-netguard" "$d/results"

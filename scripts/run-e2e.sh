@@ -50,18 +50,23 @@ settle() {
 trap 'STOP=1; [[ -n $CHILD ]] && kill -TERM "$CHILD" 2>/dev/null' INT TERM
 
 SUMMARY=$(mktemp /tmp/nge-summary.XXXXXX)
+ROWS=$(mktemp /tmp/nge-rows.XXXXXX)
 RESULTS=()
+# The rows that failed, by script: repeated under the summary, since a CI log
+# is often read from its tail only.
+FAILED_ROWS=()
 failed=0
 for s in "${scripts[@]}"; do
 	[[ -z $STOP ]] || break
 	echo "--- $s"
 	: >"$SUMMARY"
+	: >"$ROWS"
 	start=$(date +%s%N)
 	# Backgrounded so the trap above can run while it works; a session of
 	# its own (setsid execs: a background job is no group leader) so that
 	# whatever it leaves running can be found afterwards; a hung script gets
 	# TERM (so its cleanup runs) after 10 minutes.
-	E2E_PREFIX=nge- E2E_SUMMARY_FILE=$SUMMARY setsid timeout --foreground -k 20 600 bash "$s" &
+	E2E_PREFIX=nge- E2E_SUMMARY_FILE=$SUMMARY E2E_RESULTS_FILE=$ROWS setsid timeout --foreground -k 20 600 bash "$s" &
 	CHILD=$!
 	rc=0
 	while :; do
@@ -86,11 +91,15 @@ for s in "${scripts[@]}"; do
 	[[ -n $line ]] || line="no summary (the script stopped early)"
 	if ((rc == 0)); then verdict=ok; else verdict="FAILED (exit $rc)" && failed=$((failed + 1)); fi
 	RESULTS+=("$(printf '%-24s %-26s %6d ms  %s' "$s" "$line" "$ms" "$verdict")")
+	while IFS=$'\t' read -r v label; do
+		if [[ $v == FAIL ]]; then FAILED_ROWS+=("$s: $label"); fi
+	done <"$ROWS"
 done
-rm -f "$SUMMARY"
+rm -f "$SUMMARY" "$ROWS"
 
 echo "--- e2e summary"
 for r in "${RESULTS[@]}"; do echo "$r"; done
+for r in "${FAILED_ROWS[@]}"; do echo "failed row: $r"; done
 if [[ -n $STOP ]]; then
 	echo "e2e: INTERRUPTED"
 	exit 130

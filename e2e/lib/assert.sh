@@ -30,6 +30,20 @@ _t_run() {
 	return 0
 }
 
+# within MS CMD...: CMD succeeds within MS milliseconds (tried every 50 ms,
+# and once more at the end). For what the agent or the kernel does on its
+# own schedule: a fixed sleep is either slow or, on a loaded machine, flaky.
+within() {
+	local ms=$1 t0
+	shift
+	t0=$(date +%s%N)
+	while (($(date +%s%N) - t0 < ms * 1000000)); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.05
+	done
+	"$@"
+}
+
 # Without a middle column a long label may use its width (same layout).
 _row() {
 	if [[ -z $2 ]]; then

@@ -179,6 +179,29 @@ void ng_dns_chain(const struct ng_dns_msg *m, struct ng_dns_chain *c)
 	}
 }
 
+void ng_dns_chain_aliases(const struct ng_dns_msg *m, const struct ng_dns_chain *c, unsigned on,
+			  bool by[NG_DNS_MAX_CHAIN + 1])
+{
+	bool grew = true;
+
+	memset(by, 0, sizeof(bool) * (NG_DNS_MAX_CHAIN + 1));
+	by[on] = true;
+	/* Each round marks at least one more chain name or stops. */
+	while (grew) {
+		grew = false;
+		for (uint16_t i = 0; i < m->n_rrs; i++) {
+			const struct ng_dns_rr *rr = &m->rrs[i];
+			int from, to;
+
+			if (rr->type != NG_DNS_T_CNAME || (to = ng_dns_chain_find(m, c, rr->target)) < 0 ||
+			    !by[to] || (from = ng_dns_chain_find(m, c, rr->owner)) < 0 || by[from])
+				continue;
+			by[from] = true;
+			grew = true;
+		}
+	}
+}
+
 int ng_dns_parse_answers(const uint8_t *msg, size_t len, uint16_t qtype, struct ng_resolved_name *out)
 {
 	struct ng_dns_msg *m = malloc(sizeof(*m));

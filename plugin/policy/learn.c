@@ -7,12 +7,13 @@ bool ng_name_entry_matches(const struct ng_name_entry *e, const char *name)
 	return e->wildcard ? ng_name_under(name, e->name, true) : strcmp(e->name, name) == 0;
 }
 
-/* Does entry e match any name on the chain? */
+/* Does entry e match a name on the chain (every one, or those marked in
+ * `only`)? */
 static bool entry_on_chain(const struct ng_name_entry *e, const struct ng_dns_msg *m,
-			   const struct ng_dns_chain *c)
+			   const struct ng_dns_chain *c, const bool *only)
 {
 	for (unsigned i = 0; i < c->n; i++)
-		if (ng_name_entry_matches(e, m->names[c->name[i]]))
+		if ((!only || only[i]) && ng_name_entry_matches(e, m->names[c->name[i]]))
 			return true;
 	return false;
 }
@@ -53,7 +54,7 @@ int ng_learn(const struct ng_policy *p, const struct ng_dns_msg *m, struct ng_le
 	r->first_entry = -1;
 	ng_dns_chain(m, &c);
 	for (size_t i = 0; i < ne; i++) {
-		matched[i] = entry_on_chain(&p->name_entries.v[i], m, &c);
+		matched[i] = entry_on_chain(&p->name_entries.v[i], m, &c, NULL);
 		if (matched[i] && r->first_entry < 0)
 			r->first_entry = (int)i;
 		any |= matched[i];
@@ -62,6 +63,7 @@ int ng_learn(const struct ng_policy *p, const struct ng_dns_msg *m, struct ng_le
 		return 0;
 	for (uint16_t k = 0; k < m->n_rrs; k++) {
 		const struct ng_dns_rr *rr = &m->rrs[k];
+		bool by[NG_DNS_MAX_CHAIN + 1];
 		int on;
 
 		if (rr->type != NG_DNS_T_A && rr->type != NG_DNS_T_AAAA)
@@ -77,10 +79,13 @@ int ng_learn(const struct ng_policy *p, const struct ng_dns_msg *m, struct ng_le
 		uint32_t life = ng_learn_lifetime(p, ttl);
 		int f = NG_FAM_IDX(rr->ip.fam);
 
+		/* For the entries that match the owner or a name aliased to it:
+		 * never for one that only matches a CNAME target downstream. */
+		ng_dns_chain_aliases(m, &c, (unsigned)on, by);
 		for (size_t i = 0; i < ne; i++) {
 			const struct ng_name_entry *e = &p->name_entries.v[i];
 
-			if (!matched[i])
+			if (!matched[i] || !entry_on_chain(e, m, &c, by))
 				continue;
 			r->addresses++;
 			for (size_t j = 0; j < p->name_pieces.n; j++) {

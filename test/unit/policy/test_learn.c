@@ -287,6 +287,30 @@ static void test_learn_cname_chains(void **state)
 	learn(&pol, &m, &r);
 	assert_true(has(&r.single[0], "10.50.0.5", 443, 443, 0));
 
+	/* Asked for a name of the pod's own choosing, aliased to the allowed
+	 * one: the allowed name's addresses are learned, never those the
+	 * answer gives the question itself nor those of a sibling branch
+	 * (a name whose authority the pod controls can say anything of itself). */
+	head(&m, "evil.example.org", 5);
+	size_t f = rr_cname(&m, 12, 60, "files.example.com");
+	rr_a(&m, 12, 60, "10.66.0.1");
+	size_t o = rr_cname(&m, 12, 60, "other.example.org");
+	rr_a(&m, o, 60, "10.66.0.2");
+	rr_a(&m, f, 60, "10.50.0.9");
+	learn(&pol, &m, &r);
+	assert_true(has(&r.single[0], "10.50.0.9", 443, 443, 0));
+	assert_int_equal(r.single[0].n, 1);
+	/* ... and an alias two links away: evil -> mid -> files -> blob. */
+	head(&m, "evil.example.org", 5);
+	size_t mid = rr_cname(&m, 12, 60, "mid.example.org");
+	f = rr_cname(&m, mid, 60, "files.example.com");
+	size_t bl = rr_cname(&m, f, 60, "blob.cdn.example.net");
+	rr_a(&m, mid, 60, "10.66.0.3");
+	rr_a(&m, bl, 60, "10.50.0.10");
+	learn(&pol, &m, &r);
+	assert_true(has(&r.single[0], "10.50.0.10", 443, 443, 0));
+	assert_int_equal(r.single[0].n, 1);
+
 	/* A chain longer than NG_DNS_MAX_CHAIN: the far end is not followed. */
 	head(&m, "files.example.com", NG_DNS_MAX_CHAIN + 2);
 	size_t owner = 12;
