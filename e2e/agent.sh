@@ -121,6 +121,55 @@ t_check_not "... teaches nothing: $FORBID4 not in names_v4" set_has web inet nam
 t_check_not "... nor in the guard's set" set_has web netdev names_v4 "$FORBID4"
 expect "... and $FORBID4:443 stays refused" refused 1000 pod:web -- tcp "$FORBID4" 443 2000
 
+# A process with NET_ADMIN in the pod's namespace can send netlink messages
+# to any socket there, the agent's queue socket among them: a forged queue
+# "packet" (an answer teaching $FORBID4 for a covered name) must be read as
+# nobody's, not learned into the pod's sets nor the node-side table.
+forge_nfq() { # POD ADDR: the forged message, sent to every netfilter socket in POD
+	pod_exec "$1" "$PY" -c '
+import socket, struct, sys
+src, dst, addr = sys.argv[1], sys.argv[2], sys.argv[3]
+name = b"".join(bytes([len(l)]) + l.encode() for l in "forged.race.world.test".split(".")) + b"\0"
+dns = struct.pack("!HHHHHH", 0x4321, 0x8180, 1, 1, 0, 0) + name + struct.pack("!HH", 1, 1)
+dns += struct.pack("!HHHIH", 0xC00C, 1, 1, 300, 4) + socket.inet_aton(addr)
+udp = struct.pack("!HHHH", 53, 40001, 8 + len(dns), 0) + dns
+ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0,
+                 socket.inet_aton(src), socket.inet_aton(dst)) + udp
+def attr(t, v):
+    return struct.pack("=HH", 4 + len(v), t) + v + b"\0" * (-len(v) % 4)
+body = struct.pack("=BBH", socket.AF_INET, 0, socket.htons(5353))
+body += attr(1, struct.pack("!IHB", 77, 0x0800, 1)) + attr(10, ip)  # PACKET_HDR, PAYLOAD
+msg = struct.pack("=IHHII", 16 + len(body), 3 << 8, 0, 0, 0) + body  # NFQNL_MSG_PACKET
+s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 12)
+s.bind((0, 0))
+me, sent = s.getsockname()[0], 0
+for line in open("/proc/net/netlink").read().splitlines()[1:]:
+    f = line.split()
+    if int(f[1]) == 12 and int(f[2]) not in (0, me):
+        s.sendto(msg, (int(f[2]), 0))
+        sent += 1
+print("sent to", sent, "sockets")
+sys.exit(0 if sent else 1)' "$DNSL" "$(pod_ip "$1")" "$2"
+}
+t_check "forged queue message (NET_ADMIN in the pod, to the agent's sockets): sent" forge_nfq web "$FORBID4"
+sleep 0.3
+t_check_not "... the forged message teaches nothing: $FORBID4 not in names_v4" set_has web inet names_v4 "$FORBID4"
+t_check_not "... nor in the node-side table" sh -c \
+	"nsenter --net=$(_ns_path "$W_NODE") nft list table netdev $(pod_host_table web) | grep -q '$FORBID4'"
+t_check "... and the agent still serves" agent_ready 2000
+
+# NET_ADMIN in the pod: a queue rule of its own (output hook) hands the
+# agent a forged answer the pod wrote itself; only packets our dns_answers
+# chain queued (input, the pod's interface) are read.
+EVIL=(OUTPUT -s "$DNSL" -p udp --sport 53 -j NFQUEUE --queue-num 5353)
+t_check "pod's own NFQUEUE rule (output hook)" pod_exec web iptables-nft -t raw -I "${EVIL[@]}"
+t_check "... and a forged answer through it: sent" spoof_lo web 10.66.0.66
+sleep 0.3
+pod_exec web iptables-nft -t raw -D "${EVIL[@]}" || true
+t_check_not "... its answer teaches nothing: 10.66.0.66 not in names_v4" set_has web inet names_v4 10.66.0.66
+t_check_not "... nor the node-side table" sh -c \
+	"nsenter --net=$(_ns_path "$W_NODE") nft list table netdev $(pod_host_table web) | grep -q 10.66.0.66"
+
 # ---- lifetimes ----------------------------------------------------------------
 # minNameTTL 30 s: exp.world.test is learned and left alone; live.world.test
 # carries a connection (an echo every second) across its expiry.
@@ -269,6 +318,14 @@ veth_gone() { ! ip -n "$W_NODE" link show "$1"; }
 t_check "... so the namespace and its veth are gone" within 10000 veth_gone "$veth"
 t_check "DEL afterwards succeeds and removes the record" pod_del web
 t_check_not "... record gone" test -e "$STATE/pods/$(_pod_var web id)@eth0.json"
+# Nothing here tampers with a table: every drift event would be false (a
+# DEL's own deletions, a busy node's interrupted reads), and every pod's
+# policy must plan (the ops thread's namespace is its own, not the
+# learner's of the moment).
+no_false_alarms() {
+	! grep -E '"level":"error"|"event":"drift(_check)?"' "$W_TMP/log/agent.log" | head -5 | grep .
+}
+t_check "no drift reported, every policy planned (nothing was tampered with)" no_false_alarms
 t_check "the agent's log is JSON lines" "$PY" -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$W_TMP/log/agent.log"
 
 t_summary

@@ -21,7 +21,9 @@ build_pkgs=(gcc make pkg-config libc6-dev libjansson-dev libnftnl-dev libmnl-dev
 # Prometheus text format that `stats --prometheus` prints; the values are
 # read back with the Prometheus project's Python parser; the node agent's
 # /metrics scrape passes it too (e2e/ops.sh, test/unit/agent/test_metrics.c).
-e2e_pkgs=(iproute2 nftables containernetworking-plugins dnsmasq-base socat util-linux procps python3 prometheus python3-prometheus-client)
+# iptables: a hostile pod's own NFQUEUE rule (e2e/agent.sh; this kernel's nft
+# has no queue expression, only the xt target).
+e2e_pkgs=(iproute2 nftables containernetworking-plugins dnsmasq-base socat util-linux procps python3 prometheus python3-prometheus-client iptables)
 # test/manifests: YAML (python3-yaml), the Kubernetes API's field names
 # (python3-kubernetes models), kustomize (kubectl kustomize).
 manifests_pkgs=(python3 python3-yaml python3-kubernetes kubernetes-client:kubectl)

@@ -58,7 +58,7 @@ mutant names-ttl-only plugin/nft/render_objs.c 's/^\t\tng_rb_lookup(&rb, s->name
 	faults.sh "names_v4_ttl + 10.50.0.9: still refused" "names_v6_ttl + [fd00:50::9]: still refused"
 # The plugin's own namespace is not recognised as the node's (the PID 1
 # check stays, so the machine's namespace is never at risk here).
-mutant node-netns-accepted plugin/kernel/netns.c 's|same_ns(&st, "/proc/self/ns/net")|0|' hostile.sh \
+mutant node-netns-accepted plugin/kernel/netns.c 's|same_ns(&st, "/proc/thread-self/ns/net")|0|' hostile.sh \
 	"CNI_NETNS the node's netns: code 4, node untouched" "CNI_NETNS the plugin's own namespace"
 # Duplicate keys are accepted (the last one wins).
 mutant duplicate-keys-accepted plugin/cni/cni.c 's/JSON_REJECT_DUPLICATES/0/' hostile.sh \

@@ -14,7 +14,7 @@ fi
 # Everything the world needs; a missing piece is a failure, not a skip: a
 # root run that silently tested nothing would read as green.
 missing=()
-for tool in ip nsenter unshare mount sysctl socat dnsmasq nft timeout awk sha256sum promtool; do
+for tool in ip nsenter unshare mount sysctl socat dnsmasq nft timeout awk sha256sum promtool iptables-nft; do
 	command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
 done
 for p in /usr/lib/cni/loopback /usr/lib/cni/bridge /usr/lib/cni/host-local /usr/bin/python3 \

@@ -55,6 +55,8 @@ struct ng_pod {
 	char nonce[NG_NONCE_LEN + 1];
 	char *netns;
 	uint64_t netns_dev, netns_ino;
+	char ifname[16];
+	uint32_t ifindex; /* of ifname, in the pod's namespace: answers come in there */
 	struct ng_policy policy;
 	struct ng_set_spec sets[NG_S_COUNT];
 	ng_record_table_vec tables;

@@ -88,6 +88,35 @@ static bool refused_stale(struct ng_ops *o, const struct ng_opod *p, int64_t now
 	return false;
 }
 
+/* Reads the directory's events. A pod whose decision record was removed
+ * (DEL removes it before the tables) is dropped at once: scan() reads the
+ * node's events before anything else, and DEL's own deletion of the
+ * host-side table must not count as drift (nor be repaired). */
+static void forget_deleted(struct ng_ops *o)
+{
+	char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n;
+
+	while ((n = read(o->inotify_fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t off = 0; off + (ssize_t)sizeof(struct inotify_event) <= n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)(buf + off);
+			char key[256];
+			bool refused;
+
+			off += (ssize_t)(sizeof(*ev) + ev->len);
+			if (!(ev->mask & (IN_DELETE | IN_MOVED_FROM)) || ev->len == 0 ||
+			    !ng_decision_name(ev->name, key, sizeof(key), &refused))
+				continue;
+			for (size_t i = 0; i < o->pods.n; i++)
+				if (!strcmp(o->pods.v[i]->d.key, key) &&
+				    o->pods.v[i]->d.refused_file == refused) {
+					drop(o, i, "its decision record is gone (DEL)");
+					break;
+				}
+		}
+	}
+}
+
 static void scan(struct ng_ops *o)
 {
 	char dir[4200], path[4600], key[256];
@@ -324,10 +353,7 @@ static void *thread_main(void *data)
 		if (fds[0].revents)
 			break;
 		if (fds[1].revents) {
-			char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
-
-			while (read(o->inotify_fd, buf, sizeof(buf)) > 0) {
-			}
+			forget_deleted(o);
 			scan(o);
 		}
 		if (fds[2].revents)

@@ -13,6 +13,8 @@
 #include "agent/agent.h"
 #include "agent/drift.h"
 #include "agent/ops_int.h"
+#include "base/nlwalk.h"
+#include "kernel/nl.h"
 #include "kernel/netns.h"
 #include "kernel/ruleset.h"
 #include "nft/render.h"
@@ -167,7 +169,7 @@ void ng_opod_events(struct ng_ops *o, int fd, bool node)
 
 	if (!node && !owner)
 		return;
-	while ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) != 0) {
+	while ((n = ng_nl_recv_kernel(fd, buf, sizeof(buf))) != 0) {
 		if (n < 0) {
 			if (errno == ENOBUFS) {
 				/* Events were lost: look at everything this socket
@@ -179,11 +181,10 @@ void ng_opod_events(struct ng_ops *o, int fd, bool node)
 			}
 			break;
 		}
-		/* libmnl's walk: a length that steps past the end ends it. */
-		int left = (int)n;
+		size_t left = (size_t)n;
 
-		for (const struct nlmsghdr *h = (const struct nlmsghdr *)buf; mnl_nlmsg_ok(h, left);
-		     h = mnl_nlmsg_next(h, &left)) {
+		for (const struct nlmsghdr *h = (const struct nlmsghdr *)buf; ng_nlmsg_ok(h, left);
+		     h = ng_nlmsg_next(h, &left)) {
 			struct ng_nft_event ev;
 
 			if (ng_nft_event_parse(h, &ev) < 0)

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,23 +83,43 @@ struct dump_ctx {
 static void learned_one(const struct ng_elem *el, uint64_t left, void *data)
 {
 	struct dump_ctx *c = data;
+	uint64_t cap = (uint64_t)ng_learn_lifetime(&c->p->policy, UINT32_MAX) * 1000;
+	struct ng_elem e = *el;
 
+	/* Never longer than the agent itself would have learned it for: the
+	 * element may not be the agent's. */
+	if (left > cap)
+		left = cap;
+	if (e.timeout > cap / 1000)
+		e.timeout = (uint32_t)(cap / 1000);
 	/* Our view must never outlive the kernel's: a second less. */
 	if (left > 1000)
-		ng_tracker_learned(&c->p->tr, el, c->ranged, c->now + (int64_t)left - 1000);
+		ng_tracker_learned(&c->p->tr, &e, c->ranged, c->now + (int64_t)left - 1000);
 }
 
-/* After a restart: what the kernel still holds is what was learned. */
-static void reread_learned(struct ng_pod *p)
+/* After a restart: what the kernel still holds is what was learned. Read
+ * from the pod's node-side table when it has one: a process in the pod
+ * with NET_ADMIN can add to the pod's own sets, and what the tracker holds
+ * is kept alive (re-added, on both sides) while connections use it. */
+static void reread_learned(struct ng_agent *a, struct ng_pod *p)
 {
 	struct ng_err err = {0};
+	struct ng_nl *nl = &p->nl;
+	const char *table = NG_TABLE;
+	uint8_t family = NFPROTO_INET;
 
+	for (size_t i = 0; i < p->tables.n; i++)
+		if (p->tables.v[i].in_node && a->node_nl_open) {
+			nl = &a->node_nl;
+			table = p->tables.v[i].name;
+			family = p->tables.v[i].family;
+		}
 	for (int f = 0; f < 2; f++)
 		for (int ranged = 0; ranged < 2; ranged++) {
 			struct dump_ctx c = {p, &p->sets[(ranged ? NG_S_TTL4 : NG_S_NAMES4) + f], ranged != 0,
 					     ng_now_ms()};
 
-			ng_learned_each(&p->nl, c.spec, learned_one, &c, &err);
+			ng_learned_each(nl, family, table, c.spec, learned_one, &c, &err);
 		}
 }
 
@@ -113,6 +134,14 @@ static void free_pod(struct ng_agent *a, struct ng_pod *p)
 	ng_vec_free(&p->tables);
 	free(p->netns);
 	free(p);
+}
+
+static int find_ifindex(void *data)
+{
+	struct ng_pod *p = data;
+
+	p->ifindex = if_nametoindex(p->ifname);
+	return 0;
 }
 
 static int open_pod(struct ng_pod *p, const struct ng_podrecord *r, struct ng_err *err)
@@ -130,7 +159,12 @@ static int open_pod(struct ng_pod *p, const struct ng_podrecord *r, struct ng_er
 		close(fd);
 		return ng_fail(err, NG_E_NETNS, "%s is no longer the pod's network namespace", r->netns);
 	}
-	rc = ng_nfq_open_netns(fd, NG_AGENT_QUEUE, &p->q, err);
+	snprintf(p->ifname, sizeof(p->ifname), "%s", r->ifname);
+	rc = ng_netns_run(fd, find_ifindex, p, err);
+	if (rc == 0 && p->ifindex == 0)
+		rc = ng_fail(err, NG_E_NETNS, "the pod has no interface %s", r->ifname);
+	if (rc == 0)
+		rc = ng_nfq_open_netns(fd, NG_AGENT_QUEUE, &p->q, err);
 	if (rc == 0)
 		rc = ng_nl_open_netns(fd, NULL, &p->nl, err);
 	close(fd);
@@ -192,7 +226,7 @@ int ng_pod_load(struct ng_agent *a, const char *name)
 	}
 	ng_record_free(&r);
 	ng_render_set_specs(&p->policy, p->sets);
-	reread_learned(p);
+	reread_learned(a, p);
 
 	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = p};
 	/* the vector holds pointers: &p is the element to copy */
@@ -306,7 +340,11 @@ static uint32_t tcp_verdict(struct ng_agent *a, struct ng_pod *p, const struct n
 		v = NF_DROP; /* a gap or a bound; or the commit did not happen */
 	if (n >= 0)
 		ng_tcp_done(f, v == NF_ACCEPT, &a->tcp_budget);
-	if (v == NF_ACCEPT && (k->tcp_flags & (NG_TCP_FIN | NG_TCP_RST)))
+	/* A FIN ends the flow only in order (after every byte before it): one
+	 * past a dropped segment would leave that segment's retransmission
+	 * with no flow to land in. */
+	if (v == NF_ACCEPT && ((k->tcp_flags & NG_TCP_RST) ||
+			       ((k->tcp_flags & NG_TCP_FIN) && k->seq + (uint32_t)k->payload_len == f->next)))
 		ng_tcp_close(f, &a->tcp_budget);
 	return v;
 }
@@ -321,8 +359,13 @@ static void one_packet(const struct ng_nfq_packet *pk, void *data)
 
 	a->pending.n = 0;
 	c->rc = 0;
-	if (ng_pkt_parse(pk->data, pk->len, &k) < 0) {
-		v = NF_DROP; /* a packet we cannot read is not passed */
+	/* Dropped: a packet not from our dns_answers chain (input, the pod's
+	 * interface: a queue rule of the pod's own, with NET_ADMIN, would hand
+	 * us packets it wrote itself, over loopback or any hook), or one we
+	 * cannot read. */
+	if (pk->hook != NF_INET_LOCAL_IN || pk->indev != p->ifindex ||
+	    ng_pkt_parse(pk->data, pk->len, &k) < 0) {
+		v = NF_DROP;
 	} else if (!from_resolver(p, &k)) {
 		v = NF_ACCEPT; /* the rule queues only resolvers' port 53: nothing to learn */
 	} else if (k.proto == 17) {
@@ -342,7 +385,9 @@ void ng_pod_serve(struct ng_agent *a, struct ng_pod *p)
 {
 	struct msg_ctx c = {a, p, 0};
 
-	if (ng_nfq_read(&p->q, a->rx, 65536 + 4096, one_packet, &c) < 0)
+	/* 64 at a time: one pod's flood of answers (each costing a commit)
+	 * must not keep the others' waiting (the epoll is level-triggered). */
+	if (ng_nfq_read(&p->q, a->rx, 65536 + 4096, 64, one_packet, &c) < 0)
 		ng_alog("error", "queue_read", p, "%s", strerror(errno));
 }
 

@@ -42,7 +42,8 @@ int ng_counters_read(struct ng_nl *nl, const char *table, ng_counter_vec *out, s
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh;
 	struct read_ctx c = {.out = out, .table = table};
-	int rc;
+	size_t n0 = out->n;
+	int rc = -1;
 
 	/* libmnl leaves attribute padding as it finds it: never send stack bytes. */
 	memset(buf, 0, sizeof(buf));
@@ -51,7 +52,16 @@ int ng_counters_read(struct ng_nl *nl, const char *table, ng_counter_vec *out, s
 
 	mnl_attr_put_strz(nlh, NFTA_OBJ_TABLE, table);
 	mnl_attr_put_u32(nlh, NFTA_OBJ_TYPE, htonl(NFT_OBJECT_COUNTER));
-	rc = ng_nl_dump(nl, nlh, obj_cb, &c, err);
+	for (int attempt = 0; attempt < NG_NL_READ_TRIES; attempt++) {
+		if (attempt > 0) { /* interrupted by a commit: again (nl.h) */
+			out->n = n0;
+			memset(err, 0, sizeof(*err));
+			ng_nl_read_pause(attempt);
+		}
+		rc = ng_nl_dump(nl, nlh, obj_cb, &c, err);
+		if (rc != -EINTR)
+			break;
+	}
 	if (rc == 0 && c.oom)
 		return ng_fail(err, NG_E_INTERNAL, "out of memory");
 	/* A dump of a missing table is not an error to the kernel: it is empty. */

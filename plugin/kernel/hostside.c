@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "kernel/ruleset.h"
 #include "nft/render_host.h"
@@ -107,9 +106,6 @@ static int scan_once(struct ng_nl *nl, ng_host_tables *out, struct ng_err *err)
 	return rc;
 }
 
-/* How often a listing interrupted by another writer is read again. */
-#define SCAN_TRIES 50
-
 int ng_host_scan(struct ng_nl *nl, ng_host_tables *out, struct ng_err *err)
 {
 	int rc = 0;
@@ -117,17 +113,14 @@ int ng_host_scan(struct ng_nl *nl, ng_host_tables *out, struct ng_err *err)
 	/* The kernel marks a dump interrupted (NLM_F_DUMP_INTR) when anyone
 	 * commits while it runs, and on a node many ADDs commit at once (each
 	 * its own host-side table: 50 concurrent pods did it). The listing is
-	 * only read, so read it again, after a short pause that grows, before
-	 * giving up with code 11. */
-	for (int attempt = 0; attempt < SCAN_TRIES; attempt++) {
+	 * only read, so read it again (nl.h), before giving up with code 11. */
+	for (int attempt = 0; attempt < NG_NL_READ_TRIES; attempt++) {
 		if (attempt > 0) {
-			struct timespec ts = {0, (long)(1 + attempt % 10) * 1000000L};
-
 			memset(err, 0, sizeof(*err));
-			nanosleep(&ts, NULL);
+			ng_nl_read_pause(attempt);
 		}
 		rc = scan_once(nl, out, err);
-		if (rc == 0 || rc == -ENOENT || err->code != NG_E_TRY_AGAIN)
+		if (rc != -EINTR)
 			break;
 	}
 	if (rc == -ENOENT)

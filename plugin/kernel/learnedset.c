@@ -46,10 +46,10 @@ static int elems_cb(const struct nlmsghdr *nlh, void *data)
 	return 0;
 }
 
-int ng_learned_each(struct ng_nl *nl, const struct ng_set_spec *spec, ng_learned_fn fn, void *data,
-		    struct ng_err *err)
+int ng_learned_each(struct ng_nl *nl, uint8_t family, const char *table, const struct ng_set_spec *spec,
+		    ng_learned_fn fn, void *data, struct ng_err *err)
 {
 	struct each_ctx c = {spec, fn, data};
 
-	return ng_ruleset_dump_set(nl, NFPROTO_INET, NG_TABLE, spec->name, elems_cb, &c, err);
+	return ng_ruleset_dump_set(nl, family, table, spec->name, elems_cb, &c, err);
 }

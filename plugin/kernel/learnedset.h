@@ -15,9 +15,10 @@
 /* el->timeout: the element's timeout in s; left_ms: 0 when it has none. */
 typedef void (*ng_learned_fn)(const struct ng_elem *el, uint64_t left_ms, void *data);
 
-/* Dumps set spec->name of table NG_TABLE (inet) and calls fn per element
- * whose key has the set's layout. 0, -ENOENT, or -1 with err. */
-int ng_learned_each(struct ng_nl *nl, const struct ng_set_spec *spec, ng_learned_fn fn, void *data,
-		    struct ng_err *err);
+/* Dumps set spec->name of table `table` of `family` (NG_TABLE, inet: the
+ * pod's; a host-side netdev table has the same sets) and calls fn per
+ * element whose key has the set's layout. 0, -ENOENT, or -1 with err. */
+int ng_learned_each(struct ng_nl *nl, uint8_t family, const char *table, const struct ng_set_spec *spec,
+		    ng_learned_fn fn, void *data, struct ng_err *err);
 
 #endif

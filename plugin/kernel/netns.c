@@ -28,9 +28,11 @@ bool ng_netns_same(const char *a, const char *b)
 	return stat(a, &x) == 0 && same_ns(&x, b);
 }
 
+/* The calling thread's namespace, not /proc/self (the main thread's): in
+ * the agent another thread may be inside a pod's namespace just now. */
 bool ng_netns_is_node(const char *path)
 {
-	return ng_netns_same(path, "/proc/self/ns/net") || ng_netns_same(path, "/proc/1/ns/net");
+	return ng_netns_same(path, "/proc/thread-self/ns/net") || ng_netns_same(path, "/proc/1/ns/net");
 }
 
 int ng_netns_open(const char *path, int *fd, enum ng_netns_status *status, struct ng_err *err)
@@ -85,7 +87,7 @@ int ng_netns_open(const char *path, int *fd, enum ng_netns_status *status, struc
 		close(f);
 		return ng_fail(err, NG_E_NETNS, "%s: fstat: %s", path, strerror(errno));
 	}
-	if (same_ns(&st, "/proc/self/ns/net") || same_ns(&st, "/proc/1/ns/net")) {
+	if (same_ns(&st, "/proc/thread-self/ns/net") || same_ns(&st, "/proc/1/ns/net")) {
 		close(f);
 		return ng_fail(
 			err, NG_E_ENV,

@@ -11,7 +11,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "base/nlwalk.h"
 #include "kernel/netns.h"
+#include "kernel/nl.h"
 
 #define NFQ_RCVBUF (4 * 1024 * 1024)
 
@@ -39,15 +41,15 @@ static int config(struct ng_nfq *q, struct nlmsghdr *nlh, struct ng_err *err)
 	if (send(q->fd, nlh, nlh->nlmsg_len, 0) < 0)
 		return ng_fail(err, NG_E_KERNEL, "NFQUEUE config: %s", strerror(errno));
 	while (poll(&p, 1, 2000) > 0) {
-		ssize_t n = recv(q->fd, buf, sizeof(buf), MSG_DONTWAIT);
+		ssize_t n = ng_nl_recv_kernel(q->fd, buf, sizeof(buf));
 		const struct nlmsghdr *r = (const struct nlmsghdr *)buf;
-		int left = (int)n;
+		size_t left = n > 0 ? (size_t)n : 0;
 
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n <= 0)
 			break;
-		for (; mnl_nlmsg_ok(r, left); r = mnl_nlmsg_next(r, &left)) {
+		for (; ng_nlmsg_ok(r, left); r = ng_nlmsg_next(r, &left)) {
 			const struct nlmsgerr *e;
 
 			if (r->nlmsg_type != NLMSG_ERROR || r->nlmsg_seq != nlh->nlmsg_seq)
@@ -139,8 +141,13 @@ static void one_packet(const struct nlmsghdr *nlh, ng_nfq_fn fn, void *data)
 
 				p.id = ntohl(h->packet_id);
 				p.hw_protocol = ntohs(h->hw_protocol);
+				p.hook = h->hook;
 				have_hdr = true;
 			}
+			break;
+		case NFQA_IFINDEX_INDEV:
+			if (mnl_attr_get_payload_len(a) >= sizeof(uint32_t))
+				p.indev = ntohl(mnl_attr_get_u32(a));
 			break;
 		case NFQA_PAYLOAD:
 			p.data = mnl_attr_get_payload(a);
@@ -152,14 +159,14 @@ static void one_packet(const struct nlmsghdr *nlh, ng_nfq_fn fn, void *data)
 		fn(&p, data);
 }
 
-int ng_nfq_read(struct ng_nfq *q, uint8_t *buf, size_t len, ng_nfq_fn fn, void *data)
+int ng_nfq_read(struct ng_nfq *q, uint8_t *buf, size_t len, int max, ng_nfq_fn fn, void *data)
 {
 	int count = 0;
 
-	for (;;) {
-		ssize_t n = recv(q->fd, buf, len, MSG_DONTWAIT);
+	for (int reads = 0; reads < max; reads++) {
+		ssize_t n = ng_nl_recv_kernel(q->fd, buf, len);
 		const struct nlmsghdr *nlh = (const struct nlmsghdr *)buf;
-		int left = (int)n;
+		size_t left = n > 0 ? (size_t)n : 0;
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -170,13 +177,14 @@ int ng_nfq_read(struct ng_nfq *q, uint8_t *buf, size_t len, ng_nfq_fn fn, void *
 		}
 		if (n == 0)
 			return count;
-		for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
+		for (; ng_nlmsg_ok(nlh, left); nlh = ng_nlmsg_next(nlh, &left)) {
 			if (nlh->nlmsg_type == ((NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_PACKET)) {
 				one_packet(nlh, fn, data);
 				count++;
 			}
 		}
 	}
+	return count;
 }
 
 int ng_nfq_verdict(struct ng_nfq *q, uint32_t id, uint32_t verdict)

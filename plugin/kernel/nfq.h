@@ -20,6 +20,8 @@ struct ng_nfq {
 struct ng_nfq_packet {
 	uint32_t id;
 	uint16_t hw_protocol; /* ETH_P_IP / ETH_P_IPV6, host order */
+	uint8_t hook;         /* the netfilter hook that queued it (NF_INET_LOCAL_IN, ...) */
+	uint32_t indev;       /* the interface it came in on, 0: none said */
 	const uint8_t *data;  /* from the network header */
 	size_t len;
 };
@@ -35,7 +37,9 @@ void ng_nfq_close(struct ng_nfq *q);
  * error other than EAGAIN/ENOBUFS (the kernel drops what it could not
  * queue to us: fail closed). */
 typedef void (*ng_nfq_fn)(const struct ng_nfq_packet *p, void *data);
-int ng_nfq_read(struct ng_nfq *q, uint8_t *buf, size_t len, ng_nfq_fn fn, void *data);
+/* At most `max` datagrams are read per call: the socket stays readable and
+ * the caller's loop serves the other pods' queues in between. */
+int ng_nfq_read(struct ng_nfq *q, uint8_t *buf, size_t len, int max, ng_nfq_fn fn, void *data);
 
 /* NF_ACCEPT or NF_DROP for packet `id`. */
 int ng_nfq_verdict(struct ng_nfq *q, uint32_t id, uint32_t verdict);

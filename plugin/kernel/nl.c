@@ -12,7 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "base/nlwalk.h"
 
 #ifndef NETLINK_EXT_ACK
 #define NETLINK_EXT_ACK 11
@@ -34,6 +37,33 @@ static ssize_t sock_sendmsg(void *ctx, const struct msghdr *msg)
 	return sendmsg(nl->fd, msg, 0);
 }
 
+ssize_t ng_nl_recv_kernel(int fd, void *buf, size_t len)
+{
+	/* Bounded: a sender flooding the socket gets EAGAIN back to the
+	 * caller's loop, not a reader that never returns. */
+	for (int foreign = 0; foreign < 64; foreign++) {
+		struct sockaddr_nl from = {0};
+		struct iovec iov = {buf, len};
+		struct msghdr msg = {
+			.msg_name = &from, .msg_namelen = sizeof(from), .msg_iov = &iov, .msg_iovlen = 1};
+		ssize_t n = recvmsg(fd, &msg, MSG_DONTWAIT);
+
+		if (n < 0 ||
+		    (msg.msg_namelen >= sizeof(from) && from.nl_family == AF_NETLINK && from.nl_pid == 0))
+			return n;
+		/* Not the kernel's (or no sender address at all): never read. */
+	}
+	errno = EAGAIN;
+	return -1;
+}
+
+void ng_nl_read_pause(int attempt)
+{
+	struct timespec ts = {0, (long)(1 + attempt % 10) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
 static ssize_t sock_recv(void *ctx, void *buf, size_t len)
 {
 	struct ng_nl *nl = ctx;
@@ -49,7 +79,7 @@ static ssize_t sock_recv(void *ctx, void *buf, size_t len)
 	}
 	if (rc < 0)
 		return -1;
-	return recv(nl->fd, buf, len, MSG_DONTWAIT);
+	return ng_nl_recv_kernel(nl->fd, buf, len);
 }
 
 static const struct ng_nl_ops sock_ops = {sock_sendmsg, sock_recv};
@@ -271,7 +301,7 @@ int ng_nl_commit(struct ng_nl *nl, const struct ng_batch *b, struct ng_err *err)
 	while (!done) {
 		ssize_t len = nl->ops->recv(nl->ctx, buf, RECV_BUF);
 		const struct nlmsghdr *nlh = (const struct nlmsghdr *)buf;
-		int left = (int)len;
+		size_t left = len > 0 ? (size_t)len : 0;
 
 		if (len < 0 && errno == EINTR)
 			continue;
@@ -287,11 +317,11 @@ int ng_nl_commit(struct ng_nl *nl, const struct ng_batch *b, struct ng_err *err)
 				errno == EAGAIN ? "no reply from the kernel in time" : strerror(errno));
 			goto out;
 		}
-		if (len == 0 || !mnl_nlmsg_ok(nlh, left)) {
+		if (len == 0 || !ng_nlmsg_ok(nlh, left)) {
 			unknown(nl, err, len == 0 ? "netlink socket closed" : "truncated reply");
 			goto out;
 		}
-		for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
+		for (; ng_nlmsg_ok(nlh, left); nlh = ng_nlmsg_next(nlh, &left)) {
 			struct reply r;
 
 			if (nl->portid && nlh->nlmsg_pid && nlh->nlmsg_pid != nl->portid)
@@ -364,7 +394,7 @@ int ng_nl_dump(struct ng_nl *nl, struct nlmsghdr *req, ng_nl_dump_cb cb, void *d
 	for (;;) {
 		ssize_t len = nl->ops->recv(nl->ctx, buf, RECV_BUF);
 		const struct nlmsghdr *nlh = (const struct nlmsghdr *)buf;
-		int left = (int)len;
+		size_t left = len > 0 ? (size_t)len : 0;
 
 		if (len < 0 && errno == EINTR)
 			continue;
@@ -373,11 +403,12 @@ int ng_nl_dump(struct ng_nl *nl, struct nlmsghdr *req, ng_nl_dump_cb cb, void *d
 				len == 0 ? "socket closed" : strerror(errno));
 			goto out;
 		}
-		for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
+		for (; ng_nlmsg_ok(nlh, left); nlh = ng_nlmsg_next(nlh, &left)) {
 			if (nlh->nlmsg_seq != seq)
 				continue;
 			if (nlh->nlmsg_flags & NLM_F_DUMP_INTR) {
 				ng_fail(err, NG_E_TRY_AGAIN, "the ruleset changed during the dump");
+				rc = -EINTR;
 				goto out;
 			}
 			if (nlh->nlmsg_type == NLMSG_DONE) {
@@ -410,7 +441,7 @@ int ng_nl_dump(struct ng_nl *nl, struct nlmsghdr *req, ng_nl_dump_cb cb, void *d
 				continue;
 			}
 		}
-		if (left > 0 && left < (int)sizeof(struct nlmsghdr)) {
+		if (left > 0) { /* a message longer than what is left */
 			ng_fail(err, NG_E_KERNEL, "truncated netlink reply");
 			goto out;
 		}

@@ -51,6 +51,13 @@ struct ng_nl {
 /* Opens a NETLINK_NETFILTER socket in the current network namespace (the
  * socket stays bound to it after a setns back). Extended acks on. */
 int ng_nl_open(struct ng_nl *nl, struct ng_err *err);
+/* recv(MSG_DONTWAIT) for a netlink socket only the kernel may talk to: a
+ * datagram from any other sender is read and dropped. In a pod's namespace
+ * a process with CAP_NET_ADMIN can send to any port id there, and the
+ * agent's queue and event sockets live there: a forged queue "packet"
+ * would otherwise teach the agent addresses (into the node-side table,
+ * which NET_ADMIN in the pod cannot touch). Same returns as recv(). */
+ssize_t ng_nl_recv_kernel(int fd, void *buf, size_t len);
 /* An injected transport (tests). */
 void ng_nl_init_ops(struct ng_nl *nl, const struct ng_nl_ops *ops, void *ctx);
 void ng_nl_close(struct ng_nl *nl);
@@ -65,10 +72,19 @@ int ng_nl_commit(struct ng_nl *nl, const struct ng_batch *b, struct ng_err *err)
 
 /* Runs one dump request (NLM_F_DUMP set by the caller), calling cb for each
  * reply message until NLMSG_DONE. Returns 0, -ENOENT when the kernel says
- * the object does not exist, or -1 with err filled. cb returns <0 to stop
+ * the object does not exist, -EINTR (err filled, code 11) when the kernel
+ * marked the dump interrupted by a commit, or -1 with err filled. cb returns <0 to stop
  * with an error it has already put in err. */
 typedef int (*ng_nl_dump_cb)(const struct nlmsghdr *nlh, void *data);
 int ng_nl_dump(struct ng_nl *nl, struct nlmsghdr *req, ng_nl_dump_cb cb, void *data, struct ng_err *err);
+
+/* A read of the ruleset is interrupted by anyone's commit (the kernel
+ * marks the dump NLM_F_DUMP_INTR, or the generation moved), and on a node
+ * many ADDs commit at once. Readers read again from scratch, up to
+ * NG_NL_READ_TRIES times, after ng_nl_read_pause(attempt): 1-10 ms, so
+ * that a burst of commits is waited out (about 0.3 s in all). */
+#define NG_NL_READ_TRIES 50
+void ng_nl_read_pause(int attempt);
 
 /* The ruleset generation id (NFT_MSG_GETGEN), to detect changes between
  * dumps; 0 when unavailable. */

@@ -220,7 +220,9 @@ static int find_peer(struct req *pod, struct req *node, int pod_fd, const struct
 		WHY("%s is a veth whose peer is in the pod's own namespace", l->name);
 		return 0;
 	}
-	self_fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	/* The calling thread's namespace: in the agent, /proc/self is the
+	 * main thread's, which may be inside another pod's namespace just now. */
+	self_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (self_fd < 0)
 		return -1;
 	node_in_pod = get_nsid(pod, self_fd);

@@ -296,16 +296,23 @@ static int snapshot_once(struct ng_nl *nl, const char *table, struct ng_snapshot
 
 int ng_ruleset_snapshot(struct ng_nl *nl, const char *table, struct ng_snapshot *s, struct ng_err *err)
 {
-	for (int attempt = 0; attempt < 3; attempt++) {
-		uint32_t before = ng_nl_genid(nl), after;
+	for (int attempt = 0; attempt < NG_NL_READ_TRIES; attempt++) {
+		uint32_t before, after;
 		int rc;
 
+		if (attempt > 0) {
+			/* Someone committed while we read: again from scratch (nl.h). */
+			ng_snapshot_reset(s);
+			memset(err, 0, sizeof(*err));
+			ng_nl_read_pause(attempt);
+		}
+		before = ng_nl_genid(nl);
 		rc = snapshot_once(nl, table, s, err);
 		after = ng_nl_genid(nl);
+		if (rc == -EINTR)
+			continue; /* a dump the kernel marked interrupted */
 		if (rc != 0 || before == after || before == 0)
 			return rc;
-		/* Someone committed while we read: read again from scratch. */
-		ng_snapshot_reset(s);
 	}
 	return ng_fail(err, NG_E_TRY_AGAIN, "the ruleset kept changing while it was being read");
 }

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "base/nlwalk.h"
+
 /* Pages of 256 KiB; a page may overrun by one maximal message (a set
  * element list nest is bounded by its 16-bit attribute length). */
 #define BATCH_PAGE    ((size_t)256 * 1024)
@@ -156,14 +158,14 @@ int ng_batch_walk(const struct ng_batch *b, ng_batch_walk_fn fn, void *data)
 	nftnl_batch_iovec(b->nb, iov, (uint32_t)n);
 	for (int i = 0; i < n; i++) {
 		const struct nlmsghdr *nlh = iov[i].iov_base;
-		int len = (int)iov[i].iov_len;
+		size_t len = iov[i].iov_len;
 
-		while (mnl_nlmsg_ok(nlh, len)) {
+		while (ng_nlmsg_ok(nlh, len)) {
 			int rc = fn(nlh, data);
 
 			if (rc < 0)
 				return rc;
-			nlh = mnl_nlmsg_next(nlh, &len);
+			nlh = ng_nlmsg_next(nlh, &len);
 		}
 	}
 	return 0;

@@ -285,7 +285,7 @@ static void read_learned(struct ng_nl *nl, const struct ng_policy *pol, struct n
 			continue;
 		c.spec = &sets[i];
 		c.fam = sets[i].fam == NG_V4 ? 0 : 1;
-		ng_learned_each(nl, &sets[i], learned_one, &c, &err);
+		ng_learned_each(nl, NFPROTO_INET, NG_TABLE, &sets[i], learned_one, &c, &err);
 	}
 	for (int k = 0; k < 32; k++)
 		ng_vec_free(&c.seen[k]);
@@ -317,15 +317,16 @@ void ng_podstate_read(struct ng_nl *nl, struct ng_nl *node_nl, const struct ng_d
 	v->read_error[0] = '\0';
 }
 
-/* Is table `t` there (node side: a GETTABLE of its family)? */
-static bool table_there(struct ng_nl *nl, const struct ng_record_table *t)
+/* Is table `t` there (node side, a read of that table)? 1 yes, 0 no, -1
+ * it could not be read (a busy node: the read kept being interrupted),
+ * which is not drift. */
+static int table_there(struct ng_nl *nl, const struct ng_record_table *t, struct ng_err *err)
 {
 	struct ng_snapshot s = {.family = t->family};
-	struct ng_err err = {0};
-	int rc = ng_ruleset_snapshot(nl, t->name, &s, &err);
+	int rc = ng_ruleset_snapshot(nl, t->name, &s, err);
 
 	ng_snapshot_free(&s);
-	return rc == 0;
+	return rc == 0 ? 1 : rc == -ENOENT ? 0 : -1;
 }
 
 int ng_podstate_check(struct ng_nl *nl, struct ng_nl *node_nl, const struct ng_decision *d,
@@ -348,7 +349,13 @@ int ng_podstate_check(struct ng_nl *nl, struct ng_nl *node_nl, const struct ng_d
 
 		if (!t->in_node)
 			continue;
-		if (!node_nl || !table_there(node_nl, t)) {
+		int there = node_nl ? table_there(node_nl, t, &err) : 0;
+
+		if (there < 0) {
+			snprintf(diff, len, "%s", err.msg);
+			return -1;
+		}
+		if (!there) {
 			snprintf(diff, len, "node-side table %s %s is missing",
 				 t->family == NFPROTO_NETDEV ? "netdev" : "inet", t->name);
 			return 1;

@@ -179,25 +179,35 @@ void ng_dns_chain(const struct ng_dns_msg *m, struct ng_dns_chain *c)
 	}
 }
 
-void ng_dns_chain_aliases(const struct ng_dns_msg *m, const struct ng_dns_chain *c, unsigned on,
-			  bool by[NG_DNS_MAX_CHAIN + 1])
+void ng_dns_chain_aliases(const struct ng_dns_msg *m, const struct ng_dns_chain *c, ng_dns_aliases by)
 {
-	bool grew = true;
+	uint8_t from[NG_DNS_MAX_RRS], to[NG_DNS_MAX_RRS];
+	unsigned n = 0;
 
-	memset(by, 0, sizeof(bool) * (NG_DNS_MAX_CHAIN + 1));
-	by[on] = true;
-	/* Each round marks at least one more chain name or stops. */
-	while (grew) {
-		grew = false;
-		for (uint16_t i = 0; i < m->n_rrs; i++) {
-			const struct ng_dns_rr *rr = &m->rrs[i];
-			int from, to;
+	/* The CNAME links between chain names, as indexes. */
+	for (uint16_t i = 0; i < m->n_rrs && n < NG_DNS_MAX_RRS; i++) {
+		const struct ng_dns_rr *rr = &m->rrs[i];
+		int f, t;
 
-			if (rr->type != NG_DNS_T_CNAME || (to = ng_dns_chain_find(m, c, rr->target)) < 0 ||
-			    !by[to] || (from = ng_dns_chain_find(m, c, rr->owner)) < 0 || by[from])
-				continue;
-			by[from] = true;
-			grew = true;
+		if (rr->type != NG_DNS_T_CNAME || (f = ng_dns_chain_find(m, c, rr->owner)) < 0 ||
+		    (t = ng_dns_chain_find(m, c, rr->target)) < 0)
+			continue;
+		from[n] = (uint8_t)f;
+		to[n++] = (uint8_t)t;
+	}
+	memset(by, 0, sizeof(ng_dns_aliases));
+	for (unsigned on = 0; on < c->n; on++) {
+		bool grew = true;
+
+		by[on][on] = true;
+		/* Each round marks at least one more chain name or stops. */
+		while (grew) {
+			grew = false;
+			for (unsigned k = 0; k < n; k++)
+				if (by[on][to[k]] && !by[on][from[k]]) {
+					by[on][from[k]] = true;
+					grew = true;
+				}
 		}
 	}
 }

@@ -88,14 +88,16 @@ void ng_dns_chain(const struct ng_dns_msg *m, struct ng_dns_chain *c);
  * address record answers the question only when its owner is on the chain. */
 int ng_dns_chain_find(const struct ng_dns_msg *m, const struct ng_dns_chain *c, uint16_t name);
 
-/* Marks in `by` the chain names whose addresses chain name `on`'s are:
- * `on` itself and every chain name that is an alias of it through the
- * answer's CNAME records (directly or over other chain names). An address
- * record of `on` answers for those names only: a question's own records
- * never answer for a name it is an alias of (q CNAME allowed, q A x: x is
- * q's address, not allowed's). */
-void ng_dns_chain_aliases(const struct ng_dns_msg *m, const struct ng_dns_chain *c, unsigned on,
-			  bool by[NG_DNS_MAX_CHAIN + 1]);
+/* For every chain name `on`, marks in by[on] the chain names whose
+ * addresses `on`'s are: `on` itself and every chain name that is an alias
+ * of it through the answer's CNAME records (directly or over other chain
+ * names). An address record of `on` answers for those names only: a
+ * question's own records never answer for a name it is an alias of
+ * (q CNAME allowed, q A x: x is q's address, not allowed's). The names are
+ * compared once per CNAME record, then only indexes: an answer built to
+ * make this slow (16 links, 128 records) costs microseconds. */
+typedef bool ng_dns_aliases[NG_DNS_MAX_CHAIN + 1][NG_DNS_MAX_CHAIN + 1];
+void ng_dns_chain_aliases(const struct ng_dns_msg *m, const struct ng_dns_chain *c, ng_dns_aliases by);
 
 /* ADD-time resolution: appends every A (qtype 1) or AAAA (28) record of
  * the answer that lies on the question's chain to `out`. Returns the number

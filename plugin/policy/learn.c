@@ -7,17 +7,6 @@ bool ng_name_entry_matches(const struct ng_name_entry *e, const char *name)
 	return e->wildcard ? ng_name_under(name, e->name, true) : strcmp(e->name, name) == 0;
 }
 
-/* Does entry e match a name on the chain (every one, or those marked in
- * `only`)? */
-static bool entry_on_chain(const struct ng_name_entry *e, const struct ng_dns_msg *m,
-			   const struct ng_dns_chain *c, const bool *only)
-{
-	for (unsigned i = 0; i < c->n; i++)
-		if ((!only || only[i]) && ng_name_entry_matches(e, m->names[c->name[i]]))
-			return true;
-	return false;
-}
-
 static int push_once(ng_elem_vec *v, const struct ng_elem *e)
 {
 	for (size_t i = 0; i < v->n; i++) {
@@ -44,7 +33,9 @@ void ng_learn_result_free(struct ng_learn_result *r)
 int ng_learn(const struct ng_policy *p, const struct ng_dns_msg *m, struct ng_learn_result *r)
 {
 	struct ng_dns_chain c;
-	bool matched[256];
+	/* on[i][k]: entry i matches chain name k (compared once per answer). */
+	bool on[256][NG_DNS_MAX_CHAIN + 1], matched[256];
+	ng_dns_aliases by;
 	size_t ne = p->name_entries.n < 256 ? p->name_entries.n : 256;
 	bool any = false;
 
@@ -54,38 +45,44 @@ int ng_learn(const struct ng_policy *p, const struct ng_dns_msg *m, struct ng_le
 	r->first_entry = -1;
 	ng_dns_chain(m, &c);
 	for (size_t i = 0; i < ne; i++) {
-		matched[i] = entry_on_chain(&p->name_entries.v[i], m, &c, NULL);
+		matched[i] = false;
+		for (unsigned k = 0; k < c.n; k++) {
+			on[i][k] = ng_name_entry_matches(&p->name_entries.v[i], m->names[c.name[k]]);
+			matched[i] |= on[i][k];
+		}
 		if (matched[i] && r->first_entry < 0)
 			r->first_entry = (int)i;
 		any |= matched[i];
 	}
 	if (!any)
 		return 0;
+	ng_dns_chain_aliases(m, &c, by);
 	for (uint16_t k = 0; k < m->n_rrs; k++) {
 		const struct ng_dns_rr *rr = &m->rrs[k];
-		bool by[NG_DNS_MAX_CHAIN + 1];
-		int on;
+		int owner;
 
 		if (rr->type != NG_DNS_T_A && rr->type != NG_DNS_T_AAAA)
 			continue;
-		on = ng_dns_chain_find(m, &c, rr->owner);
-		if (on < 0)
+		owner = ng_dns_chain_find(m, &c, rr->owner);
+		if (owner < 0)
 			continue; /* not an answer to this question */
 		if (ng_policy_is_metadata(p, &rr->ip)) {
 			r->metadata++;
 			continue;
 		}
-		uint32_t ttl = rr->ttl < c.ttl[on] ? rr->ttl : c.ttl[on];
+		uint32_t ttl = rr->ttl < c.ttl[owner] ? rr->ttl : c.ttl[owner];
 		uint32_t life = ng_learn_lifetime(p, ttl);
 		int f = NG_FAM_IDX(rr->ip.fam);
 
-		/* For the entries that match the owner or a name aliased to it:
-		 * never for one that only matches a CNAME target downstream. */
-		ng_dns_chain_aliases(m, &c, (unsigned)on, by);
 		for (size_t i = 0; i < ne; i++) {
 			const struct ng_name_entry *e = &p->name_entries.v[i];
+			bool teaches = false;
 
-			if (!matched[i] || !entry_on_chain(e, m, &c, by))
+			/* Only entries matching the owner or a name aliased to it:
+			 * never one that only matches a CNAME target downstream. */
+			for (unsigned j = 0; matched[i] && j < c.n && !teaches; j++)
+				teaches = on[i][j] && by[owner][j];
+			if (!teaches)
 				continue;
 			r->addresses++;
 			for (size_t j = 0; j < p->name_pieces.n; j++) {

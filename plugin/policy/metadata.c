@@ -209,6 +209,30 @@ int ng_check_not_metadata(const struct ng_config *cfg, const struct ng_prefix *p
 	return 0;
 }
 
+bool ng_ip_is_metadata_form(const struct ng_ip *ip, const struct ng_ip *v4, size_t n)
+{
+	if (ip->fam != NG_V6)
+		return false;
+	for (int f = 0; f < NG_V6_FORMS; f++) {
+		uint8_t m[16];
+
+		form_mask(&ng_v6_forms[f], m);
+		for (size_t i = 0; i < n; i++) {
+			struct ng_ip e;
+			unsigned k = 0;
+
+			if (v4[i].fam != NG_V4)
+				continue;
+			ng_v6_form_embed(&ng_v6_forms[f], &v4[i], &e);
+			while (k < 16 && !((ip->a[k] ^ e.a[k]) & m[k]))
+				k++;
+			if (k == 16)
+				return true;
+		}
+	}
+	return false;
+}
+
 int ng_metadata_parse(const json_t *root, struct ng_config *cfg, struct ng_err *err)
 {
 	static const char *const keys[] = {"extra", NULL};

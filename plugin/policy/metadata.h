@@ -43,6 +43,11 @@ int ng_config_builtin_metadata(struct ng_config *cfg, struct ng_err *err);
 /* The "metadata" key: the built-in list, then metadata.extra with its forms. */
 int ng_metadata_parse(const json_t *root, struct ng_config *cfg, struct ng_err *err);
 
+/* Is `ip` an IPv6 form (any of NG_V6_FORMS, whatever its free bits) of
+ * one of the IPv4 addresses v4[0..n)? (A DNS answer naming one is never
+ * learned.) */
+bool ng_ip_is_metadata_form(const struct ng_ip *ip, const struct ng_ip *v4, size_t n);
+
 /* Fails when any metadata address, or any form of an IPv4 one, lies inside
  * `p` (any port). `what` names the entry in the message. */
 int ng_check_not_metadata(const struct ng_config *cfg, const struct ng_prefix *p, const char *what, int code,

@@ -132,8 +132,9 @@ struct ng_policy {
 #define NG_LEARN_TTL_CAP 86400
 uint32_t ng_learn_lifetime(const struct ng_policy *p, uint32_t ttl);
 
-/* Is `ip` one of the metadata addresses the policy refuses (the same list,
- * IPv4-mapped and NAT64 forms included, as the config checks)? */
+/* Is `ip` one of the metadata addresses the policy refuses (the same list
+ * as the config checks), or any IPv6 form of an IPv4 one (free bits and
+ * all: 6to4, Teredo, NAT64 local prefixes, ISATAP)? */
 bool ng_policy_is_metadata(const struct ng_policy *p, const struct ng_ip *ip);
 
 typedef NG_VEC(struct ng_resolved_name) ng_resolved;

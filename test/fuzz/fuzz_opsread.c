@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "agent/drift.h"
+#include "base/nlwalk.h"
 #include "agent/invfold.h"
 #include "cni/decisionrec.h"
 #include "node/statusjson.h"
@@ -37,19 +38,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 1: {
 		/* Aligned, as a receive buffer is; NLMSG_OK bounds each message. */
 		uint8_t *buf = malloc(size);
-		int n = (int)(size - 1); /* libmnl walks with a signed length */
+		size_t n = size - 1;
 		struct ng_nft_event ev;
 
 		if (!buf)
 			return 0;
 		memcpy(buf, data + 1, size - 1);
-		/* The kernel frames the messages it sends; libmnl's mnl_nlmsg_ok
-		 * compares nlmsg_len as a signed int and so takes a length over
-		 * INT_MAX: the harness frames as the kernel does (the parser of
-		 * each message is what is fuzzed here). */
-		for (const struct nlmsghdr *h = (const struct nlmsghdr *)buf;
-		     n >= (int)sizeof(*h) && h->nlmsg_len <= (uint32_t)n && mnl_nlmsg_ok(h, n);
-		     h = mnl_nlmsg_next(h, &n))
+		/* Raw bytes through the agent's own walk (base/nlwalk.h). */
+		for (const struct nlmsghdr *h = (const struct nlmsghdr *)buf; ng_nlmsg_ok(h, n);
+		     h = ng_nlmsg_next(h, &n))
 			ng_nft_event_parse(h, &ev);
 		free(buf);
 		break;

@@ -38,6 +38,18 @@ static void rr_a(struct tu_dns *m, size_t owner, uint32_t ttl, const char *ip4)
 	ng_ip_parse(ip4, &ip);
 	tu_put(m, ip.a, 4);
 }
+static void rr_aaaa(struct tu_dns *m, size_t owner, uint32_t ttl, const char *ip6)
+{
+	struct ng_ip ip;
+
+	tu_ptr(m, owner);
+	tu_put16(m, 28);
+	tu_put16(m, 1);
+	tu_put32(m, ttl);
+	tu_put16(m, 16);
+	ng_ip_parse(ip6, &ip);
+	tu_put(m, ip.a, 16);
+}
 /* A CNAME whose target is written out at this point; returns its offset. */
 static size_t rr_cname(struct tu_dns *m, size_t owner, uint32_t ttl, const char *target)
 {
@@ -352,6 +364,19 @@ static void test_learn_other_question_and_metadata(void **state)
 	assert_int_equal(r.metadata, 1);
 	assert_int_equal(r.single[0].n, 1);
 	assert_true(has(&r.single[0], "10.50.0.8", 443, 443, 0));
+	/* IPv6 forms of 169.254.169.254 with free bits set (6to4 with a subnet
+	 * and host, a NAT64 local prefix, ISATAP under any /64, Teredo): never
+	 * learned either; an ordinary address beside them is. */
+	const char *forms[] = {"2002:a9fe:a9fe:1::1", "64:ff9b:1::a9fe:a9fe", "2001:db8:9::5efe:a9fe:a9fe",
+			       "2001:0:4136:e378:8000:63bf:5601:5601"};
+	head(&m, "x.evil.example.org", 5);
+	for (size_t i = 0; i < 4; i++)
+		rr_aaaa(&m, 12, 60, forms[i]);
+	rr_aaaa(&m, 12, 60, "2001:db8:50::8");
+	learn(&pol, &m, &r);
+	assert_int_equal(r.metadata, 4);
+	assert_int_equal(r.single[1].n, 1);
+	assert_true(has(&r.single[1], "2001:db8:50::8", 443, 443, 0));
 	ng_learn_result_free(&r);
 	ng_policy_free(&pol);
 }
