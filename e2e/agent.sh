@@ -117,6 +117,10 @@ print("sent")' "$DNSL" "$(pod_ip "$1")" "$2"
 }
 t_check "forged answer over loopback (raw socket, from $DNSL:53): sent" spoof_lo web "$FORBID4"
 sleep 0.3
+# Two layers: the chain never queues loopback (iif lo), and the agent drops
+# (and logs) a packet that did not come in on the pod's interface. The first
+# is seen here: nothing reached the agent.
+t_check_not "... never queued to the agent (nothing foreign logged)" grep -q queue_foreign "$W_TMP/log/agent.log"
 t_check_not "... teaches nothing: $FORBID4 not in names_v4" set_has web inet names_v4 "$FORBID4"
 t_check_not "... nor in the guard's set" set_has web netdev names_v4 "$FORBID4"
 expect "... and $FORBID4:443 stays refused" refused 1000 pod:web -- tcp "$FORBID4" 443 2000
@@ -138,7 +142,10 @@ ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0,
 def attr(t, v):
     return struct.pack("=HH", 4 + len(v), t) + v + b"\0" * (-len(v) % 4)
 body = struct.pack("=BBH", socket.AF_INET, 0, socket.htons(5353))
-body += attr(1, struct.pack("!IHB", 77, 0x0800, 1)) + attr(10, ip)  # PACKET_HDR, PAYLOAD
+# PACKET_HDR (hook input), IFINDEX_INDEV (the pod interface), PAYLOAD: all
+# a packet of the agent own chain would say; only its sender differs.
+body += attr(1, struct.pack("!IHB", 77, 0x0800, 1))
+body += attr(5, struct.pack("!I", socket.if_nametoindex("eth0"))) + attr(10, ip)
 msg = struct.pack("=IHHII", 16 + len(body), 3 << 8, 0, 0, 0) + body  # NFQNL_MSG_PACKET
 s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 12)
 s.bind((0, 0))
@@ -169,6 +176,8 @@ pod_exec web iptables-nft -t raw -D "${EVIL[@]}" || true
 t_check_not "... its answer teaches nothing: 10.66.0.66 not in names_v4" set_has web inet names_v4 10.66.0.66
 t_check_not "... nor the node-side table" sh -c \
 	"nsenter --net=$(_ns_path "$W_NODE") nft list table netdev $(pod_host_table web) | grep -q 10.66.0.66"
+t_check "... and the agent logged it (queue_foreign, hook 3 = output)" \
+	grep -q '"event":"queue_foreign".*hook 3' "$W_TMP/log/agent.log"
 
 # ---- lifetimes ----------------------------------------------------------------
 # minNameTTL 30 s: exp.world.test is learned and left alone; live.world.test

@@ -80,9 +80,19 @@ mutant arp-any-sender plugin/nft/render_raw.c 's/ng_rb_cmp(&rb, NFT_CMP_EQ, pod-
 mutant agent-commit-skipped plugin/agent/commit.c 's/if (a->pending.n == 0)/if (1)/' agent.sh \
 	"UDP: first connect after each answer, 1000 of 1000" "TCP: first connect after each answer, 1000 of 1000"
 # Answers over loopback are queued: a process with NET_RAW forges one "from"
-# the resolver to its own address and teaches the agent any address.
+# the resolver to its own address. The agent drops it too (not in on the
+# pod's interface, and logged): the row that sees the chain's own rule is
+# the log's.
 mutant lo-answers-queued plugin/nft/render.c 's/uint32_t lo_if = 1;/uint32_t lo_if = 0x7fffffff;/' agent.sh \
-	"... teaches nothing: 10.50.0.9 not in names_v4" "... and 10.50.0.9:443 stays refused"
+	"... never queued to the agent (nothing foreign logged)"
+# The agent reads netlink messages from any sender: a process with NET_ADMIN
+# in the pod forges a queue "packet" and teaches the node-side table too.
+mutant foreign-netlink-read plugin/kernel/nl.c 's/ \&\& from.nl_pid == 0))/))/' agent.sh \
+	"... the forged message teaches nothing: 10.50.0.9 not in names_v4" "... nor in the node-side table"
+# The agent reads packets any queue rule handed it: a pod's own NFQUEUE rule
+# (output hook) passes it a forged answer.
+mutant queue-origin-unchecked plugin/agent/pod.c 's/if (pk->hook != NF_INET_LOCAL_IN || pk->indev != p->ifindex) {/if (0) {/' \
+	agent.sh "... its answer teaches nothing: 10.66.0.66 not in names_v4" "... nor the node-side table"
 # The queue rule carries the bypass flag: with no agent, answers pass unlearned (fail open).
 mutant queue-bypass plugin/nft/rulebuild.c 's/.queues_total = 1, .flags = 0}/.queues_total = 1, .flags = NFQ_FLAG_BYPASS}/' \
 	agent.sh "agent gone (no listener): an answer is dropped, not passed"

@@ -42,6 +42,7 @@ struct ng_counters {
 	uint64_t commits;    /* transactions acknowledged */
 	uint64_t commit_errors;
 	uint64_t dropped; /* packets dropped: commit failed, TCP gap, bounds */
+	uint64_t foreign; /* of those, not queued by the agent's own chain */
 	uint64_t expired; /* elements whose lifetime ran out */
 };
 

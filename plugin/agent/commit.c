@@ -93,13 +93,18 @@ int ng_pod_commit(struct ng_agent *a, struct ng_pod *p)
 	for (size_t i = 0; i < p->tables.n; i++)
 		node |= p->tables.v[i].in_node;
 	for (int pass = 0; pass < 2; pass++) {
+		bool node_ran = false, enoent;
+
 		rc = commit_ns(p, &p->nl, false, &a->pending, &err);
-		if (rc == 0 && node)
+		if (rc == 0 && node) {
+			node_ran = a->node_nl_open;
 			rc = a->node_nl_open ? commit_ns(p, &a->node_nl, true, &a->pending, &err)
 					     : ng_fail(&err, NG_E_KERNEL,
 						       "no netfilter socket in the node's namespace");
-		if (rc == 0 || pass == 1 ||
-		    (p->nl.refused_errno != ENOENT && a->node_nl.refused_errno != ENOENT))
+		}
+		/* Only this pass's refusals (a socket keeps its last one). */
+		enoent = rc < 0 && (node_ran ? a->node_nl.refused_errno : p->nl.refused_errno) == ENOENT;
+		if (rc == 0 || pass == 1 || !enoent)
 			break;
 		for (size_t i = 0; i < a->pending.n; i++)
 			a->pending.v[i].refresh = false;

@@ -255,6 +255,7 @@ static void add_counters(struct ng_counters *to, const struct ng_counters *c)
 	to->commits += c->commits;
 	to->commit_errors += c->commit_errors;
 	to->dropped += c->dropped;
+	to->foreign += c->foreign;
 	to->expired += c->expired;
 }
 
@@ -327,6 +328,18 @@ static void take_message(const uint8_t *msg, size_t len, void *data)
 	}
 }
 
+/* Commits what the answer's messages planned; false when they could not
+ * be planned or committed (the tracker then forgets the plan: it must
+ * never claim an element the kernel does not hold). */
+static bool commit_planned(struct ng_agent *a, struct ng_pod *p, const struct msg_ctx *c)
+{
+	if (c->rc < 0) {
+		ng_tracker_revert(&p->tr, &a->pending);
+		return false;
+	}
+	return ng_pod_commit(a, p) == 0;
+}
+
 static uint32_t tcp_verdict(struct ng_agent *a, struct ng_pod *p, const struct ng_pkt *k, struct msg_ctx *c)
 {
 	struct ng_tcpflow *f = ng_tcp_flow(&p->tcp, k, ng_now_ms());
@@ -336,7 +349,7 @@ static uint32_t tcp_verdict(struct ng_agent *a, struct ng_pod *p, const struct n
 	if (!f)
 		return k->payload_len || (k->tcp_flags & NG_TCP_SYN) ? NF_DROP : NF_ACCEPT;
 	n = ng_tcp_segment(f, k, &a->tcp_budget, take_message, c);
-	if (n < 0 || (n > 0 && (c->rc < 0 || ng_pod_commit(a, p) < 0)))
+	if (n < 0 || (n > 0 && !commit_planned(a, p, c)))
 		v = NF_DROP; /* a gap or a bound; or the commit did not happen */
 	if (n >= 0)
 		ng_tcp_done(f, v == NF_ACCEPT, &a->tcp_budget);
@@ -363,14 +376,23 @@ static void one_packet(const struct ng_nfq_packet *pk, void *data)
 	 * interface: a queue rule of the pod's own, with NET_ADMIN, would hand
 	 * us packets it wrote itself, over loopback or any hook), or one we
 	 * cannot read. */
-	if (pk->hook != NF_INET_LOCAL_IN || pk->indev != p->ifindex ||
-	    ng_pkt_parse(pk->data, pk->len, &k) < 0) {
+	if (pk->hook != NF_INET_LOCAL_IN || pk->indev != p->ifindex) {
+		v = NF_DROP;
+		/* Someone else's queue rule: worth an operator's eye (logged at
+		 * the 1st, 2nd, 4th, 8th, ... so a flood cannot flood the log). */
+		p->c.foreign++;
+		if (!(p->c.foreign & (p->c.foreign - 1)))
+			ng_alog("warning", "queue_foreign", p,
+				"%llu packet(s) not queued by the agent's chain (this one: hook %u, in on "
+				"ifindex %u, the pod's %s is %u): dropped; does the pod hold NET_ADMIN?",
+				(unsigned long long)p->c.foreign, pk->hook, pk->indev, p->ifname, p->ifindex);
+	} else if (ng_pkt_parse(pk->data, pk->len, &k) < 0) {
 		v = NF_DROP;
 	} else if (!from_resolver(p, &k)) {
 		v = NF_ACCEPT; /* the rule queues only resolvers' port 53: nothing to learn */
 	} else if (k.proto == 17) {
 		take_message(k.payload, k.payload_len, c);
-		if (c->rc < 0 || ng_pod_commit(a, p) < 0)
+		if (!commit_planned(a, p, c))
 			v = NF_DROP;
 	} else {
 		v = tcp_verdict(a, p, &k, c);
@@ -397,16 +419,19 @@ struct keep_ctx {
 	struct ng_agent *a;
 	struct ng_pod *p;
 	int64_t now;
+	uint32_t *due, n_due; /* the slots about to expire */
 };
 
-/* A live flow: refresh its address's elements that are about to expire. */
+/* A live flow: refresh its address's elements that are about to expire.
+ * Only those are looked at: the pod chooses how many flows conntrack
+ * lists, and each one must not cost a walk of the whole tracker. */
 static void keep_flow(const struct ng_ip *dst, uint8_t proto, uint16_t dport, void *data)
 {
 	struct keep_ctx *c = data;
 	struct ng_tracker *t = &c->p->tr;
 
-	for (uint32_t i = 0; i < t->cap; i++) {
-		struct ng_track *s = &t->slot[i];
+	for (uint32_t i = 0; i < c->n_due; i++) {
+		struct ng_track *s = &t->slot[c->due[i]];
 
 		if (!s->used || s->proto != proto || dport < s->p_lo || dport > s->p_hi ||
 		    !ng_ip_eq(&s->ip, dst) || s->expires - c->now > KEEPALIVE_WINDOW_MS)
@@ -432,12 +457,18 @@ void ng_pod_sweep(struct ng_agent *a, struct ng_pod *p, int64_t now_ms)
 	for (uint32_t i = 0; i < p->tr.cap && !soon; i++)
 		soon = p->tr.slot[i].used && p->tr.slot[i].expires - now_ms <= KEEPALIVE_WINDOW_MS;
 	if (soon) {
-		struct keep_ctx c = {a, p, now_ms};
+		struct keep_ctx c = {a, p, now_ms, malloc(p->tr.cap * sizeof(uint32_t)), 0};
 		struct ng_err err = {0};
 
+		for (uint32_t i = 0; c.due && i < p->tr.cap; i++)
+			if (p->tr.slot[i].used && p->tr.slot[i].expires - now_ms <= KEEPALIVE_WINDOW_MS)
+				c.due[c.n_due++] = i;
 		a->pending.n = 0;
-		if (ng_ct_flows(&p->nl, keep_flow, &c, &err) < 0)
+		if (!c.due)
+			ng_alog("error", "conntrack", p, "out of memory");
+		else if (ng_ct_flows(&p->nl, keep_flow, &c, &err) < 0)
 			ng_alog("error", "conntrack", p, "%s", err.msg);
+		free(c.due);
 		ng_pod_commit(a, p);
 	}
 	for (int i = 0; i < NG_TCP_FLOWS; i++)

@@ -31,6 +31,7 @@ struct ng_tcpflow *ng_tcp_flow(struct ng_tcpflows *fs, const struct ng_pkt *p, i
 		return NULL;
 	memset(free_slot, 0, sizeof(*free_slot));
 	free_slot->used = true;
+	free_slot->pod_held = &fs->held;
 	free_slot->peer = p->src;
 	free_slot->sport = p->sport;
 	free_slot->dport = p->dport;
@@ -63,12 +64,14 @@ int ng_tcp_segment(struct ng_tcpflow *f, const struct ng_pkt *p, size_t *budget,
 		uint8_t *nb;
 
 		/* Buffered bytes never exceed one message plus this segment. */
-		if (want > MSG_MAX + 65535 || *budget + (want - f->cap) > (size_t)NG_TCP_BUDGET)
+		if (want > MSG_MAX + 65535 || *budget + (want - f->cap) > (size_t)NG_TCP_BUDGET ||
+		    *f->pod_held + (want - f->cap) > (size_t)NG_TCP_POD_BUDGET)
 			return -1;
 		nb = realloc(f->buf, want);
 		if (!nb)
 			return -1;
 		*budget += want - f->cap;
+		*f->pod_held += want - f->cap;
 		f->buf = nb;
 		f->cap = want;
 	}
@@ -108,6 +111,7 @@ void ng_tcp_done(struct ng_tcpflow *f, bool accepted, size_t *budget)
 	if (f->len == 0 && f->cap > 4096) {
 		free(f->buf);
 		*budget -= f->cap;
+		*f->pod_held -= f->cap;
 		f->buf = NULL;
 		f->cap = 0;
 	}
@@ -119,5 +123,6 @@ void ng_tcp_close(struct ng_tcpflow *f, size_t *budget)
 		return;
 	free(f->buf);
 	*budget -= f->cap;
+	*f->pod_held -= f->cap;
 	memset(f, 0, sizeof(*f));
 }

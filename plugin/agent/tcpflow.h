@@ -8,9 +8,11 @@
  * In order only: a segment beyond a gap is dropped (TCP sends it again
  * after the missing one); one wholly before the next expected byte is a
  * retransmission of bytes already read (passed). Bounded: NG_TCP_FLOWS per
- * pod, each buffering at most one message (65537 bytes), all flows of the
- * agent together at most NG_TCP_BUDGET bytes; past either bound segments
- * are dropped (fail closed: the client retries). */
+ * pod, each buffering at most one message (65537 bytes), a pod's flows
+ * together at most NG_TCP_POD_BUDGET bytes (a few stalling pods must not
+ * take the node's whole budget from the others), all flows of the agent
+ * together at most NG_TCP_BUDGET bytes; past any bound segments are
+ * dropped (fail closed: the client retries). */
 #ifndef NG_AGENT_TCPFLOW_H
 #define NG_AGENT_TCPFLOW_H
 
@@ -20,9 +22,10 @@
 
 #include "agent/packet.h"
 
-#define NG_TCP_FLOWS   16
-#define NG_TCP_BUDGET  (16u * 1024 * 1024)
-#define NG_TCP_IDLE_MS 60000
+#define NG_TCP_FLOWS      16
+#define NG_TCP_BUDGET     (16u * 1024 * 1024)
+#define NG_TCP_POD_BUDGET (512u * 1024)
+#define NG_TCP_IDLE_MS    60000
 
 struct ng_tcpflow {
 	bool used;
@@ -34,10 +37,12 @@ struct ng_tcpflow {
 	int64_t last_ms;
 	/* the segment being decided */
 	uint32_t undo_len, undo_next, consumed;
+	size_t *pod_held; /* its pod's ng_tcpflows.held */
 };
 
 struct ng_tcpflows {
 	struct ng_tcpflow f[NG_TCP_FLOWS];
+	size_t held; /* bytes buffered by these flows */
 };
 
 /* The flow of this segment: found, or created on the resolver's SYN-ACK.

@@ -166,6 +166,41 @@ static void test_tcp_framing(void **state)
 	assert_int_equal(budget, 0);
 }
 
+/* One pod's stalled flows, each holding most of a 64 KiB message, stop at
+ * the pod's bound, far below the node's. */
+static void test_tcp_pod_budget(void **state)
+{
+	(void)state;
+	struct ng_tcpflows fs = {0};
+	size_t budget = 0;
+	static uint8_t big[65535];
+	int i;
+
+	big[0] = big[1] = 0xff; /* a 65535-byte message, never completed */
+	for (i = 0; i < 9; i++) {
+		struct ng_pkt p = seg(1000, NULL, 0, NG_TCP_SYN | 0x10);
+		struct ng_tcpflow *f;
+
+		p.dport = (uint16_t)(40000 + i);
+		f = ng_tcp_flow(&fs, &p, 0);
+		assert_non_null(f);
+		p = seg(1001, big, sizeof(big), 0x10);
+		p.dport = (uint16_t)(40000 + i);
+		if (i < 8) {
+			assert_int_equal(ng_tcp_segment(f, &p, &budget, count_msg, NULL), 0);
+			ng_tcp_done(f, true, &budget);
+		} else {
+			assert_int_equal(ng_tcp_segment(f, &p, &budget, count_msg, NULL), -1);
+		}
+	}
+	assert_int_equal(budget, 8 * sizeof(big));
+	assert_int_equal(fs.held, budget);
+	for (i = 0; i < NG_TCP_FLOWS; i++)
+		ng_tcp_close(&fs.f[i], &budget);
+	assert_int_equal(budget, 0);
+	assert_int_equal(fs.held, 0);
+}
+
 static void test_packet_headers(void **state)
 {
 	(void)state;
@@ -192,9 +227,8 @@ static void test_packet_headers(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_tracker_refresh),
-		cmocka_unit_test(test_tracker_bound),
-		cmocka_unit_test(test_tcp_framing),
+		cmocka_unit_test(test_tracker_refresh), cmocka_unit_test(test_tracker_bound),
+		cmocka_unit_test(test_tcp_framing),     cmocka_unit_test(test_tcp_pod_budget),
 		cmocka_unit_test(test_packet_headers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
