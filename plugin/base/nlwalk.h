@@ -10,16 +10,25 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Is there a whole message at h, within the `left` bytes of the buffer? */
+/* nlmsg_len rounded up to NLMSG_ALIGNTO, in size_t (NLMSG_ALIGN wraps a
+ * 32-bit length near UINT32_MAX to 0). */
+static inline size_t ng_nlmsg_space(const struct nlmsghdr *h)
+{
+	return ((size_t)h->nlmsg_len + NLMSG_ALIGNTO - 1) & ~(size_t)(NLMSG_ALIGNTO - 1);
+}
+
+/* Is there a whole message at h, padding included, within the `left` bytes
+ * of the buffer? The kernel pads every message it sends; readers of the
+ * attributes (libmnl's mnl_attr_for_each) walk up to the aligned end. */
 static inline bool ng_nlmsg_ok(const struct nlmsghdr *h, size_t left)
 {
-	return left >= sizeof(*h) && h->nlmsg_len >= sizeof(*h) && h->nlmsg_len <= left;
+	return left >= sizeof(*h) && h->nlmsg_len >= sizeof(*h) && ng_nlmsg_space(h) <= left;
 }
 
 /* The message after h (ng_nlmsg_ok(h, *left) must hold); *left shrinks. */
 static inline const struct nlmsghdr *ng_nlmsg_next(const struct nlmsghdr *h, size_t *left)
 {
-	size_t step = NLMSG_ALIGN(h->nlmsg_len);
+	size_t step = ng_nlmsg_space(h);
 
 	if (step > *left)
 		step = *left;
