@@ -17,12 +17,14 @@ static inline size_t ng_nlmsg_space(const struct nlmsghdr *h)
 	return ((size_t)h->nlmsg_len + NLMSG_ALIGNTO - 1) & ~(size_t)(NLMSG_ALIGNTO - 1);
 }
 
-/* Is there a whole message at h, padding included, within the `left` bytes
- * of the buffer? The kernel pads every message it sends; readers of the
- * attributes (libmnl's mnl_attr_for_each) walk up to the aligned end. */
+/* Is there a whole message at h, within the `left` bytes of the buffer?
+ * The last message of a datagram may be unaligned (NFQUEUE's packet
+ * messages end with the payload, unpadded), and libmnl's attribute walk
+ * reads up to its aligned end: every buffer walked must have
+ * NLMSG_ALIGNTO zero bytes after the datagram (ng_nl_recv_kernel does). */
 static inline bool ng_nlmsg_ok(const struct nlmsghdr *h, size_t left)
 {
-	return left >= sizeof(*h) && h->nlmsg_len >= sizeof(*h) && ng_nlmsg_space(h) <= left;
+	return left >= sizeof(*h) && h->nlmsg_len >= sizeof(*h) && h->nlmsg_len <= left;
 }
 
 /* The message after h (ng_nlmsg_ok(h, *left) must hold); *left shrinks. */

@@ -41,13 +41,21 @@ ssize_t ng_nl_recv_kernel(int fd, void *buf, size_t len)
 {
 	/* Bounded: a sender flooding the socket gets EAGAIN back to the
 	 * caller's loop, not a reader that never returns. */
+	if (len <= NLMSG_ALIGNTO) {
+		errno = EINVAL;
+		return -1;
+	}
 	for (int foreign = 0; foreign < 64; foreign++) {
 		struct sockaddr_nl from = {0};
-		struct iovec iov = {buf, len};
+		/* The last NLMSG_ALIGNTO bytes stay free for the padding that an
+		 * unaligned last message lacks (base/nlwalk.h). */
+		struct iovec iov = {buf, len - NLMSG_ALIGNTO};
 		struct msghdr msg = {
 			.msg_name = &from, .msg_namelen = sizeof(from), .msg_iov = &iov, .msg_iovlen = 1};
 		ssize_t n = recvmsg(fd, &msg, MSG_DONTWAIT);
 
+		if (n >= 0)
+			memset((char *)buf + n, 0, NLMSG_ALIGNTO);
 		if (n < 0 ||
 		    (msg.msg_namelen >= sizeof(from) && from.nl_family == AF_NETLINK && from.nl_pid == 0))
 			return n;

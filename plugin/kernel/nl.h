@@ -56,7 +56,9 @@ int ng_nl_open(struct ng_nl *nl, struct ng_err *err);
  * a process with CAP_NET_ADMIN can send to any port id there, and the
  * agent's queue and event sockets live there: a forged queue "packet"
  * would otherwise teach the agent addresses (into the node-side table,
- * which NET_ADMIN in the pod cannot touch). Same returns as recv(). */
+ * which NET_ADMIN in the pod cannot touch). Same returns as recv(), at
+ * most len - NLMSG_ALIGNTO bytes: NLMSG_ALIGNTO zero bytes follow what was
+ * read (base/nlwalk.h). */
 ssize_t ng_nl_recv_kernel(int fd, void *buf, size_t len);
 /* An injected transport (tests). */
 void ng_nl_init_ops(struct ng_nl *nl, const struct ng_nl_ops *ops, void *ctx);

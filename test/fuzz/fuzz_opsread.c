@@ -36,8 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	}
 	case 1: {
-		/* Aligned, as a receive buffer is; NLMSG_OK bounds each message. */
-		uint8_t *buf = malloc(size);
+		/* As ng_nl_recv_kernel leaves it: NLMSG_ALIGNTO zero bytes after. */
+		uint8_t *buf = calloc(1, size - 1 + NLMSG_ALIGNTO);
 		size_t n = size - 1;
 		struct ng_nft_event ev;
 
