@@ -1,12 +1,10 @@
 /* The ops thread (agent/ops.h): its loop, the pods from stateDir/decisions,
- * the published view. */
+ * the view (opsview.c). */
 #include "agent/ops.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <jansson.h>
-#include <malloc.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -22,7 +20,6 @@
 #include "agent/drift.h"
 #include "agent/metrics.h"
 #include "agent/ops_int.h"
-#include "node/statusjson.h"
 
 #define TICK_MS    1000
 /* At most two views a second: a burst of 100 ADDs must not cost 100
@@ -198,90 +195,6 @@ static void sweep_gone(struct ng_ops *o)
 	}
 }
 
-/* An exact copy of n elements (no growth: the view is read-only). */
-static int dup_array(void **dst, size_t *cap, const void *src, size_t n, size_t size)
-{
-	*dst = NULL;
-	*cap = 0;
-	if (n == 0)
-		return 0;
-	*dst = malloc(n * size);
-	if (!*dst)
-		return -1;
-	memcpy(*dst, src, n * size);
-	*cap = n;
-	return 0;
-}
-
-static int copy_pod(const struct ng_view_pod *from, struct ng_view_pod *to)
-{
-	*to = *from;
-	if (dup_array((void **)&to->counters.v, &to->counters.cap, from->counters.v, from->counters.n,
-		      sizeof(*from->counters.v)) < 0) {
-		memset(&to->names, 0, sizeof(to->names));
-		return -1;
-	}
-	return dup_array((void **)&to->names.v, &to->names.cap, from->names.v, from->names.n,
-			 sizeof(*from->names.v));
-}
-
-/* A complete view, built outside the lock (the learner's publish must
- * never wait on it) and swapped in under it; status.json rewritten. */
-static void publish(struct ng_ops *o)
-{
-	struct ng_view v = o->local, old;
-	NG_VEC(struct ng_ops_agent_pod) agent = {0};
-	json_t *j;
-
-	memset(&v.pods, 0, sizeof(v.pods));
-	v.now_ms = ng_ops_wall_ms();
-	pthread_mutex_lock(&o->mu);
-	v.serving = o->agent_serving;
-	memcpy(v.ac, o->agent_totals, sizeof(v.ac));
-	v.has_agent = o->agent_published;
-	if (dup_array((void **)&agent.v, &agent.cap, o->agent_pods.v, o->agent_pods.n, sizeof(*agent.v)) == 0)
-		agent.n = o->agent_pods.n;
-	pthread_mutex_unlock(&o->mu);
-	for (size_t i = 0; i < o->pods.n; i++) {
-		struct ng_view_pod vp;
-
-		if (copy_pod(&o->pods.v[i]->vp, &vp) < 0 || ng_vec_push(&v.pods, &vp) < 0) {
-			ng_view_pod_free(&vp);
-			break;
-		}
-		for (size_t k = 0; k < agent.n; k++)
-			if (!strcmp(agent.v[k].key, vp.key)) {
-				struct ng_view_pod *last = &v.pods.v[v.pods.n - 1];
-
-				last->has_agent = true;
-				memcpy(last->ac, agent.v[k].ac, sizeof(last->ac));
-			}
-	}
-	ng_vec_free(&agent);
-	v.ready.serving = v.serving;
-	snprintf(v.ready.serving_msg, sizeof(v.ready.serving_msg), "%s",
-		 v.serving ? "the agent serves every recorded pod"
-			   : "the agent has not picked up every recorded pod yet");
-	j = ng_status_to_json(&v);
-	pthread_mutex_lock(&o->mu);
-	old = o->shared;
-	o->shared = v;
-	pthread_mutex_unlock(&o->mu);
-	ng_view_free(&old);
-	if (j) {
-		char path[4200], tmp[4300];
-
-		snprintf(path, sizeof(path), "%s/" NG_STATUS_FILE, o->state_dir);
-		snprintf(tmp, sizeof(tmp), "%s/." NG_STATUS_FILE ".tmp", o->state_dir);
-		if (json_dump_file(j, tmp, JSON_COMPACT) == 0)
-			rename(tmp, path);
-		json_decref(j);
-	}
-	o->dirty = false;
-	o->last_publish_ms = ng_now_ms();
-	malloc_trim(0);
-}
-
 static void tick(struct ng_ops *o)
 {
 	int64_t now = ng_now_ms();
@@ -325,7 +238,7 @@ static void *thread_main(void *data)
 	o->tid = (pid_t)syscall(SYS_gettid);
 	tick(o);
 	run_checks(o, "periodic");
-	publish(o);
+	ng_ops_publish_view(o);
 	o->next_tick_ms = ng_now_ms() + TICK_MS;
 	for (;;) {
 		size_t n = 3 + o->pods.n;
@@ -372,7 +285,7 @@ static void *thread_main(void *data)
 			o->next_tick_ms = ng_now_ms() + TICK_MS;
 		}
 		if (o->dirty && ng_now_ms() - o->last_publish_ms >= PUBLISH_MS)
-			publish(o);
+			ng_ops_publish_view(o);
 	}
 	free(fds);
 	return NULL;

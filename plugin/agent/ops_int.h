@@ -61,6 +61,9 @@ struct ng_ops {
 
 int64_t ng_ops_wall_ms(void);
 /* JSON line on stderr, with the pod's namespace/name when given. */
+/* Builds the view outside the lock and swaps it in; rewrites status.json
+ * (opsview.c). */
+void ng_ops_publish_view(struct ng_ops *o);
 void ng_ops_log(const char *level, const char *event, const struct ng_opod *p, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 

@@ -2,6 +2,28 @@
 
 #include <string.h>
 
+#include "policy/metadata.h"
+
+uint32_t ng_learn_lifetime(const struct ng_policy *p, uint32_t ttl)
+{
+	uint32_t cap = p->min_name_ttl > NG_LEARN_TTL_CAP ? p->min_name_ttl : NG_LEARN_TTL_CAP;
+	uint32_t t = ttl > p->min_name_ttl ? ttl : p->min_name_ttl;
+
+	return t < cap ? t : cap;
+}
+
+bool ng_policy_is_metadata(const struct ng_policy *p, const struct ng_ip *ip)
+{
+	const ng_ip_vec *v = &p->metadata[NG_FAM_IDX(ip->fam)];
+	const ng_ip_vec *v4 = &p->metadata[NG_FAM_IDX(NG_V4)];
+
+	for (size_t i = 0; i < v->n; i++)
+		if (ng_ip_eq(&v->v[i], ip))
+			return true;
+	/* The forms with free bits too (6to4, Teredo, NAT64 local prefixes). */
+	return ng_ip_is_metadata_form(ip, v4->v, v4->n);
+}
+
 bool ng_name_entry_matches(const struct ng_name_entry *e, const char *name)
 {
 	return e->wildcard ? ng_name_under(name, e->name, true) : strcmp(e->name, name) == 0;

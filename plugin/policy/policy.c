@@ -451,27 +451,6 @@ void ng_policy_free(struct ng_policy *p)
 	ng_vec_free(&p->name_pieces);
 }
 
-uint32_t ng_learn_lifetime(const struct ng_policy *p, uint32_t ttl)
-{
-	uint32_t cap = p->min_name_ttl > NG_LEARN_TTL_CAP ? p->min_name_ttl : NG_LEARN_TTL_CAP;
-	uint32_t t = ttl > p->min_name_ttl ? ttl : p->min_name_ttl;
-
-	return t < cap ? t : cap;
-}
-
-bool ng_policy_is_metadata(const struct ng_policy *p, const struct ng_ip *ip)
-{
-	const ng_ip_vec *v = &p->metadata[NG_FAM_IDX(ip->fam)];
-
-	const ng_ip_vec *v4 = &p->metadata[NG_FAM_IDX(NG_V4)];
-
-	for (size_t i = 0; i < v->n; i++)
-		if (ng_ip_eq(&v->v[i], ip))
-			return true;
-	/* The forms with free bits too (6to4, Teredo, NAT64 local prefixes). */
-	return ng_ip_is_metadata_form(ip, v4->v, v4->n);
-}
-
 int ng_policy_names(const struct ng_config *cfg, const struct ng_annotations *ann, ng_name_list *out)
 {
 	const struct ng_dest *lists[2] = {cfg->allow.v, ann ? ann->grants.v : NULL};

@@ -132,7 +132,7 @@ struct ng_policy {
 #define NG_LEARN_TTL_CAP 86400
 uint32_t ng_learn_lifetime(const struct ng_policy *p, uint32_t ttl);
 
-/* Is `ip` one of the metadata addresses the policy refuses (the same list
+/* (policy/learn.c) Is `ip` one of the metadata addresses the policy refuses (the same list
  * as the config checks), or any IPv6 form of an IPv4 one (free bits and
  * all: 6to4, Teredo, NAT64 local prefixes, ISATAP)? */
 bool ng_policy_is_metadata(const struct ng_policy *p, const struct ng_ip *ip);
