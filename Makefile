@@ -41,7 +41,7 @@ Q := $(if $(filter 1,$(V)),,@)
 BUILD ?= build
 BIN := $(BUILD)/boxxkite-netguard
 # Every layer's folder (README "Layout"); main.c alone at the top.
-LAYERS := base cni policy nft kernel node install agent
+LAYERS := base spec policy nft kernel state cni node install agent
 LIB_SRC := $(foreach l,$(LAYERS),$(wildcard plugin/$(l)/*.c))
 LIB_OBJ := $(patsubst plugin/%.c,$(BUILD)/obj/%.o,$(LIB_SRC))
 LIB := $(BUILD)/libnetguard.a
@@ -61,8 +61,10 @@ $(BUILD)/obj/%.o: plugin/%.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS) -Iplugin $(DEPFLAGS) -c -o $@ $<
 
+# Made afresh: `ar r` into an old archive would keep the objects of
+# sources that were deleted or moved.
 $(LIB): $(LIB_OBJ)
-	$(Q)$(AR) rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 $(BIN): $(BUILD)/obj/main.o $(LIB)
 	@$(if $(Q),echo "  LINK    $@")

@@ -135,7 +135,7 @@ rc=0
 out=$(pod_add bad sandboxes '{"netguard.boxxkite.io/typo":"x"}' 2>&1) || rc=$?
 t_row "a refused ADD (unknown annotation, code 101)" "rc=$rc" "$([[ $rc != 0 ]] && echo 0 || echo 1)"
 pod_del bad >/dev/null 2>&1 || true # the runtime DELs after a failed ADD
-t_check "refused record kept past the runtime's DEL" ls "$STATE/decisions/$(_pod_var bad id)@eth0.refused.json"
+t_check "refused record kept past the runtime's DEL" ls "$STATE/pods/$(_pod_var bad id)@eth0.refused.json"
 scrape_has_all() {
 	local m
 	m=$(get /metrics) || return 1

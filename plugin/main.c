@@ -6,7 +6,7 @@
 
 #include "agent/agent.h"
 #include "cni/cni.h"
-#include "cni/cniversion.h"
+#include "spec/cniversion.h"
 #include "install/help.h"
 #include "install/install.h"
 #include "node/cmd_logs.h"

@@ -11,13 +11,15 @@ cd "$(dirname "$0")/.." || exit 2
 # folder -> the folders its files may include (itself always allowed).
 declare -A may=(
 	[base]=""
-	[policy]="base cni/prevresult.h cni/cniversion.h"
-	[nft]="base policy"
-	[cni]="base policy nft kernel"
-	[kernel]="base policy nft cni/prevresult.h cni/cniversion.h"
-	[node]="base cni policy nft kernel"
-	[install]="base cni policy"
-	[agent]="base cni policy nft kernel node"
+	[spec]="base"
+	[policy]="base spec"
+	[nft]="base spec policy"
+	[kernel]="base spec policy nft"
+	[state]="base spec policy nft"
+	[cni]="base spec policy nft kernel state"
+	[node]="base spec policy nft kernel state"
+	[install]="base spec policy state"
+	[agent]="base spec policy nft kernel state node"
 )
 
 bad=0

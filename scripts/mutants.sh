@@ -45,10 +45,10 @@ mutant default-deny-skipped plugin/nft/render.c \
 mutant envelope-always-passes plugin/policy/annotations.c 's/if (ng_dest_within(/if (1 || ng_dest_within(/' traffic.sh \
 	"grant outside the envelope: 100, no table"
 # DEL succeeds without removing the table.
-mutant del-does-nothing plugin/cni/hostmirror.c 's/^\treturn ng_ruleset_delete(pod, NG_TABLE, err);/\treturn 0;/' traffic.sh \
+mutant del-does-nothing plugin/kernel/podtables.c 's/^\treturn ng_ruleset_delete(pod, NG_TABLE, err);/\treturn 0;/' traffic.sh \
 	"1.0.0: table gone after DEL" "no table left anywhere in the world"
 # CHECK never compares.
-mutant check-always-succeeds plugin/cni/cni_del_check.c 's/rc = ng_ruleset_check(&nl, &v->pod.policy, NG_TABLE, NULL, &v->err);/rc = 0;/' \
+mutant check-always-succeeds plugin/cni/cni_check.c 's/rc = ng_ruleset_check(&nl, &v->pod.policy, NG_TABLE, NULL, &v->err);/rc = 0;/' \
 	faults.sh "table deleted: CHECK fails naming it missing" "rule added: CHECK fails naming it" \
 	"names_v4_ttl flushed: CHECK fails"
 # The name rules look up the TTL twin only, not the pinned names set (in
@@ -61,7 +61,7 @@ mutant names-ttl-only plugin/nft/render_objs.c 's/^\t\tng_rb_lookup(&rb, s->name
 mutant node-netns-accepted plugin/kernel/netns.c 's|same_ns(&st, "/proc/thread-self/ns/net")|0|' hostile.sh \
 	"CNI_NETNS the node's netns: code 4, node untouched" "CNI_NETNS the plugin's own namespace"
 # Duplicate keys are accepted (the last one wins).
-mutant duplicate-keys-accepted plugin/cni/cni.c 's/JSON_REJECT_DUPLICATES/0/' hostile.sh \
+mutant duplicate-keys-accepted plugin/cni/inv.c 's/JSON_REJECT_DUPLICATES/0/' hostile.sh \
 	"duplicate key at the top (egress)" "duplicate key inside prevResult" "duplicate annotation key"
 # The packet-socket guard is never rendered: frames from packet sockets
 # reach whatever they are addressed to.
@@ -110,7 +110,7 @@ mutant host-ifindex-unmatched plugin/nft/render_raw.c 's/^\tif (m->ifindex > 0) 
 	"a new device of the same name: not held by the stale table"
 # The host side is never installed: AF_XDP and a pod that flushed its own
 # tables reach anything.
-mutant host-side-skipped plugin/cni/hostmirror.c 's/^\trc = p->host ? ng_host_apply(/\trc = 0 ? ng_host_apply(/' hostside.sh \
+mutant host-side-skipped plugin/kernel/podtables.c 's/^\trc = p->host ? ng_host_apply(/\trc = 0 ? ng_host_apply(/' hostside.sh \
 	"bridge: AF_XDP frame to forbidden 10.50.0.9: held" "bridge: forbidden 10.50.0.9:443 unreached"
 # Issue 13 (e2e/hardening.sh).
 # No rule for the IPv6 forms of the IPv4 metadata addresses (both tables).

@@ -19,10 +19,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "agent/alog.h"
 #include "agent/tcpflow.h"
+#include "base/clock.h"
 #include "agent/tracker.h"
 #include "base/vec.h"
-#include "cni/podrecord.h"
+#include "spec/podref.h"
+#include "state/record.h"
 #include "kernel/nfq.h"
 #include "kernel/nl.h"
 #include "nft/render_objs.h"
@@ -54,10 +57,8 @@ struct ng_pod {
 	int ev; /* NG_EV_NFQ: first, so the epoll pointer says what it is */
 	char key[256];
 	char nonce[NG_NONCE_LEN + 1];
-	char *netns;
-	uint64_t netns_dev, netns_ino;
-	char ifname[16];
-	uint32_t ifindex; /* of ifname, in the pod's namespace: answers come in there */
+	struct ng_podref pod;
+	uint32_t ifindex; /* of pod.ifname, in the pod's namespace (recorded): answers come in there */
 	struct ng_policy policy;
 	struct ng_set_spec sets[NG_S_COUNT];
 	ng_record_table_vec tables;
@@ -110,12 +111,7 @@ void ng_pod_sweep(struct ng_agent *a, struct ng_pod *p, int64_t now_ms);
  * again (the agent's view stays the truth for what it learned). */
 void ng_pod_relearn(struct ng_agent *a, struct ng_pod *p);
 
-int64_t ng_now_ms(void);
-int64_t ng_now_us(void);
-
-/* JSON lines on stderr: {"time","level","event","pod","msg", extra...}. */
-/* The same line from its parts (the ops thread's pods are not ng_pods). */
-void ng_alog_line(const char *level, const char *event, const char *pod, const char *record, const char *msg);
+/* A log line (agent/alog.h) about pod `p` (may be NULL). */
 void ng_alog(const char *level, const char *event, const struct ng_pod *p, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 

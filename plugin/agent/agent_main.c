@@ -16,11 +16,14 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/migrate.h"
+#include "base/clock.h"
 #include "agent/ops.h"
 #include "agent/opshook.h"
 #include "agent/readyz.h"
 #include "base/cliarg.h"
-#include "cni/confdir.h"
+#include "state/confdir.h"
+#include "state/record.h"
 
 #define SWEEP_MS 1000
 
@@ -89,14 +92,12 @@ static void scan(struct ng_agent *a)
 		a->pods.v[i]->seen = false;
 	while ((e = readdir(d))) {
 		char key[256];
-		size_t n = strlen(e->d_name);
 		struct ng_pod *p;
 		struct stat st;
+		bool refused;
 
-		if (e->d_name[0] == '.' || n < 6 || n - 5 >= sizeof(key) ||
-		    strcmp(e->d_name + n - 5, ".json") != 0)
+		if (!ng_record_name(e->d_name, key, sizeof(key), &refused) || refused)
 			continue;
-		snprintf(key, sizeof(key), "%.*s", (int)(n - 5), e->d_name);
 		p = ng_pod_find(a, key);
 		if (p && fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    (uint64_t)st.st_ino == p->rec_ino) {
@@ -131,13 +132,12 @@ static void on_inotify(struct ng_agent *a)
 			if (ev->mask & (IN_MOVED_TO | IN_CLOSE_WRITE)) {
 				ng_pod_load(a, ev->name);
 			} else if (ev->mask & (IN_DELETE | IN_MOVED_FROM)) {
-				size_t l = strlen(ev->name);
 				char key[256];
 				struct ng_pod *pod;
+				bool refused;
 
-				if (l < 6 || l - 5 >= sizeof(key) || strcmp(ev->name + l - 5, ".json") != 0)
+				if (!ng_record_name(ev->name, key, sizeof(key), &refused) || refused)
 					continue;
-				snprintf(key, sizeof(key), "%.*s", (int)(l - 5), ev->name);
 				if ((pod = ng_pod_find(a, key)))
 					ng_pod_release(a, pod, "its record was removed (DEL)");
 			}
@@ -149,7 +149,7 @@ static void on_inotify(struct ng_agent *a)
 static void sweep(struct ng_agent *a)
 {
 	uint64_t ticks;
-	int64_t now = ng_now_ms();
+	int64_t now = ng_mono_ms();
 
 	if (read(a->timer_fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		return;
@@ -177,6 +177,8 @@ static int setup(struct ng_agent *a, const char *listen_addr)
 	}
 	if (take_lock(a) < 0)
 		return -1;
+	/* 0.2's records first, before either thread reads the directory. */
+	ng_agent_migrate(a->state_dir);
 	a->msg = malloc(sizeof(*a->msg));
 	a->rx = malloc(65536 + 4096);
 	a->epfd = epoll_create1(EPOLL_CLOEXEC);

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "cni/invstats.h"
+#include "state/invstats.h"
 #include "node/nodeview.h"
 
 #define NG_INVFOLD_ROTATE   ((off_t)256 * 1024)

@@ -1,6 +1,7 @@
 /* The ops thread (agent/ops.h): its loop, the pods from stateDir/decisions,
  * the view (opsview.c). */
 #include "agent/ops.h"
+#include "base/clock.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -20,19 +21,12 @@
 #include "agent/drift.h"
 #include "agent/metrics.h"
 #include "agent/ops_int.h"
+#include "kernel/netns.h"
 
 #define TICK_MS    1000
 /* At most two views a second: a burst of 100 ADDs must not cost 100
  * copies of the whole node. */
 #define PUBLISH_MS 500
-
-int64_t ng_ops_wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 void ng_ops_log(const char *level, const char *event, const struct ng_opod *p, const char *fmt, ...)
 {
@@ -44,7 +38,7 @@ void ng_ops_log(const char *level, const char *event, const struct ng_opod *p, c
 	va_end(ap);
 	/* The learner's shape: "pod" is namespace/name, "record" the key. */
 	if (p)
-		snprintf(pod, sizeof(pod), "%s/%s", p->d.pod_namespace, p->d.pod_name);
+		ng_podref_name(&p->d.pod, pod, sizeof(pod));
 	ng_alog_line(level, event, p ? pod : NULL, p ? p->d.key : NULL, msg);
 }
 
@@ -76,10 +70,10 @@ static bool refused_stale(struct ng_ops *o, const struct ng_opod *p, int64_t now
 	if (now - p->d.at_ms > (int64_t)NG_REFUSED_KEEP_S * 1000)
 		return true;
 	for (size_t i = 0; i < o->pods.n; i++) {
-		const struct ng_decision *d = &o->pods.v[i]->d;
+		const struct ng_record *d = &o->pods.v[i]->d;
 
-		if (!d->refused_file && d->pod_name[0] && !strcmp(d->pod_namespace, p->d.pod_namespace) &&
-		    !strcmp(d->pod_name, p->d.pod_name) && d->at_ms >= p->d.at_ms)
+		if (!d->refused_file && d->pod.name[0] && !strcmp(d->pod.ns, p->d.pod.ns) &&
+		    !strcmp(d->pod.name, p->d.pod.name) && d->at_ms >= p->d.at_ms)
 			return true;
 	}
 	return false;
@@ -102,7 +96,7 @@ static void forget_deleted(struct ng_ops *o)
 
 			off += (ssize_t)(sizeof(*ev) + ev->len);
 			if (!(ev->mask & (IN_DELETE | IN_MOVED_FROM)) || ev->len == 0 ||
-			    !ng_decision_name(ev->name, key, sizeof(key), &refused))
+			    !ng_record_name(ev->name, key, sizeof(key), &refused))
 				continue;
 			for (size_t i = 0; i < o->pods.n; i++)
 				if (!strcmp(o->pods.v[i]->d.key, key) &&
@@ -117,7 +111,7 @@ static void forget_deleted(struct ng_ops *o)
 static void scan(struct ng_ops *o)
 {
 	char dir[4200], path[4600], key[256];
-	int64_t now = ng_ops_wall_ms();
+	int64_t now = ng_wall_ms();
 	struct dirent *e;
 	DIR *d;
 
@@ -127,7 +121,7 @@ static void scan(struct ng_ops *o)
 	 * the socket) are the ADD's, not drift. */
 	if (o->node_ev_fd >= 0)
 		ng_opod_events(o, o->node_ev_fd, true);
-	snprintf(dir, sizeof(dir), "%s/" NG_DECISIONS_DIR, o->state_dir);
+	snprintf(dir, sizeof(dir), "%s/" NG_PODS_DIR, o->state_dir);
 	d = opendir(dir);
 	for (size_t i = 0; i < o->pods.n; i++)
 		o->pods.v[i]->seen = false;
@@ -136,7 +130,7 @@ static void scan(struct ng_ops *o)
 		struct stat st;
 		bool refused;
 
-		if (!ng_decision_name(e->d_name, key, sizeof(key), &refused) ||
+		if (!ng_record_name(e->d_name, key, sizeof(key), &refused) ||
 		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
 			continue;
 		p = find(o, key, refused);
@@ -178,10 +172,7 @@ static void sweep_gone(struct ng_ops *o)
 {
 	for (size_t i = 0; i < o->pods.n; i++) {
 		struct ng_opod *p = o->pods.v[i];
-		struct stat st;
-
-		if (!p->nl_open || (stat(p->d.netns, &st) == 0 &&
-				    (!p->d.netns_ino || (uint64_t)st.st_ino == p->d.netns_ino)))
+		if (!p->nl_open || ng_netns_still_pods(&p->d.pod))
 			continue;
 		ng_ops_log("info", "pod_unwatched", p, "its network namespace is gone");
 		ng_nl_close(&p->nl);
@@ -197,7 +188,7 @@ static void sweep_gone(struct ng_ops *o)
 
 static void tick(struct ng_ops *o)
 {
-	int64_t now = ng_now_ms();
+	int64_t now = ng_mono_ms();
 
 	scan(o);
 	sweep_gone(o);
@@ -239,10 +230,10 @@ static void *thread_main(void *data)
 	tick(o);
 	run_checks(o, "periodic");
 	ng_ops_publish_view(o);
-	o->next_tick_ms = ng_now_ms() + TICK_MS;
+	o->next_tick_ms = ng_mono_ms() + TICK_MS;
 	for (;;) {
 		size_t n = 3 + o->pods.n;
-		int64_t now = ng_now_ms(), wait = o->next_tick_ms - now;
+		int64_t now = ng_mono_ms(), wait = o->next_tick_ms - now;
 		bool drift_seen = false;
 
 		/* A pending view goes out at most PUBLISH_MS after the last. */
@@ -279,12 +270,12 @@ static void *thread_main(void *data)
 			drift_seen |= o->pods.v[i]->check_now;
 		if (drift_seen)
 			run_checks(o, "drift");
-		if (ng_now_ms() >= o->next_tick_ms) {
+		if (ng_mono_ms() >= o->next_tick_ms) {
 			tick(o);
 			run_checks(o, "periodic");
-			o->next_tick_ms = ng_now_ms() + TICK_MS;
+			o->next_tick_ms = ng_mono_ms() + TICK_MS;
 		}
-		if (o->dirty && ng_now_ms() - o->last_publish_ms >= PUBLISH_MS)
+		if (o->dirty && ng_mono_ms() - o->last_publish_ms >= PUBLISH_MS)
 			ng_ops_publish_view(o);
 	}
 	free(fds);
@@ -304,11 +295,11 @@ int ng_ops_start(const struct ng_ops_config *c, struct ng_ops **out, struct ng_e
 	snprintf(o->state_dir, sizeof(o->state_dir), "%s", c->state_dir);
 	snprintf(o->readyz.bin_dir, sizeof(o->readyz.bin_dir), "%s", c->bin_dir);
 	snprintf(o->readyz.conf_dir, sizeof(o->readyz.conf_dir), "%s", c->conf_dir);
-	o->local.start_ms = ng_ops_wall_ms();
+	o->local.start_ms = ng_wall_ms();
 	o->local.repair = c->repair;
 	ng_invfold_init(&o->fold);
 	pthread_mutex_init(&o->mu, NULL);
-	snprintf(dir, sizeof(dir), "%s/" NG_DECISIONS_DIR, o->state_dir);
+	snprintf(dir, sizeof(dir), "%s/" NG_PODS_DIR, o->state_dir);
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
 		free(o);
 		return ng_fail(err, NG_E_INTERNAL, "%s: %s", dir, strerror(errno));

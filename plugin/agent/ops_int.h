@@ -9,16 +9,17 @@
 #include <stdint.h>
 
 #include "agent/drift.h"
+#include "base/clock.h"
 #include "agent/invfold.h"
 #include "agent/ops.h"
 #include "agent/readyz.h"
-#include "cni/decisionrec.h"
+#include "state/record.h"
 #include "kernel/nl.h"
 #include "node/nodeview.h"
 #include "policy/policy.h"
 
 struct ng_opod {
-	struct ng_decision d;
+	struct ng_record d;
 	uint64_t file_ino;
 	bool seen;
 	struct ng_policy pol;
@@ -59,7 +60,6 @@ struct ng_ops {
 	NG_VEC(char *) relearn;
 };
 
-int64_t ng_ops_wall_ms(void);
 /* JSON line on stderr, with the pod's namespace/name when given. */
 /* Builds the view outside the lock and swaps it in; rewrites status.json
  * (opsview.c). */

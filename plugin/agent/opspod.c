@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "base/clock.h"
 #include "agent/drift.h"
 #include "agent/ops_int.h"
 #include "base/nlwalk.h"
@@ -18,7 +19,9 @@
 #include "kernel/netns.h"
 #include "kernel/ruleset.h"
 #include "nft/render.h"
+#include "kernel/nl_netns.h"
 #include "node/podstate.h"
+#include "state/recpolicy.h"
 
 static bool enforced(const struct ng_opod *p)
 {
@@ -33,7 +36,7 @@ void ng_opod_free(struct ng_opod *p)
 		ng_nl_close(&p->nl);
 	if (p->pol_ok)
 		ng_policy_free(&p->pol);
-	ng_decision_free(&p->d);
+	ng_record_free(&p->d);
 	ng_view_pod_free(&p->vp);
 	free(p);
 }
@@ -41,18 +44,18 @@ void ng_opod_free(struct ng_opod *p)
 /* The sockets inside the pod's namespace: queries and events. */
 static int open_pod(struct ng_opod *p, struct ng_err *err)
 {
-	enum ng_netns_status st;
-	int fd, rc;
+	int fd, rc = ng_netns_open_pod(&p->d.pod, &fd, err);
 
-	rc = ng_podstate_open(&p->d, &p->nl, err);
 	if (rc != 0)
 		return rc;
-	p->nl_open = true;
-	if (ng_netns_open(p->d.netns, &fd, &st, err) < 0 || st == NG_NETNS_GONE)
-		return st == NG_NETNS_GONE ? 1 : -1;
-	p->ev_fd = ng_nft_events_open(fd, err);
+	rc = ng_nl_open_netns(fd, NULL, &p->nl, err);
+	if (rc == 0) {
+		p->nl_open = true;
+		p->ev_fd = ng_nft_events_open(fd, err);
+		rc = p->ev_fd < 0 ? -1 : 0;
+	}
 	close(fd);
-	return p->ev_fd < 0 ? -1 : 0;
+	return rc;
 }
 
 struct ng_opod *ng_opod_load(struct ng_ops *o, const char *path, uint64_t ino)
@@ -67,15 +70,15 @@ struct ng_opod *ng_opod_load(struct ng_ops *o, const char *path, uint64_t ino)
 	p->ev_fd = -1;
 	p->file_ino = ino;
 	p->seen = true;
-	if (ng_decision_read(path, &p->d, &err) < 0) {
+	if (ng_record_read(path, &p->d, &err) < 0) {
 		ng_ops_log("error", "decision_unusable", NULL, "%s", err.msg);
 		free(p);
 		return NULL;
 	}
-	ng_podstate_from_decision(&p->d, &p->vp);
+	ng_podstate_from_record(&p->d, &p->vp);
 	if (!enforced(p))
 		return p;
-	if (ng_podstate_policy(&p->d, &p->pol, &err) < 0) {
+	if (ng_record_policy(&p->d, &p->pol, &err) < 0) {
 		snprintf(p->vp.read_error, sizeof(p->vp.read_error), "policy: %.150s", err.msg);
 		ng_ops_log("error", "policy_unusable", p, "%s", err.msg);
 		return p;
@@ -212,7 +215,7 @@ void ng_opod_events(struct ng_ops *o, int fd, bool node)
  * it learned for the pod (the replaced table starts with empty name sets). */
 static void repair(struct ng_ops *o, struct ng_opod *p)
 {
-	struct ng_decision d;
+	struct ng_record d;
 	struct ng_err err = {0};
 	char path[4600];
 	int rc;
@@ -220,17 +223,17 @@ static void repair(struct ng_ops *o, struct ng_opod *p)
 	/* The record again, from disk (the watch keeps only the compiled
 	 * policy in memory); a DEL removes it before the table: no record, no
 	 * repair. */
-	snprintf(path, sizeof(path), "%s/" NG_DECISIONS_DIR "/%s.json", o->state_dir, p->d.key);
+	snprintf(path, sizeof(path), "%s/" NG_PODS_DIR "/%s.json", o->state_dir, p->d.key);
 	if (access(path, F_OK) < 0) {
 		ng_ops_log("info", "repair_skipped", p, "the pod's decision record is gone (DEL)");
 		return;
 	}
-	rc = ng_decision_read(path, &d, &err);
+	rc = ng_record_read(path, &d, &err);
 	if (rc == 0 && strcmp(d.key, p->d.key) != 0)
 		rc = ng_fail(&err, NG_E_DECODE, "decision record %s changed hands", path);
 	if (rc == 0)
 		rc = ng_podstate_repair(&p->nl, o->node_nl_open ? &o->node_nl : NULL, &d, &err);
-	ng_decision_free(&d);
+	ng_record_free(&d);
 	if (rc < 0) {
 		p->vp.repair_errors++;
 		o->local.repair_errors++;
@@ -267,13 +270,13 @@ void ng_opod_check(struct ng_ops *o, struct ng_opod *p, const char *why)
 	rc = ng_podstate_check(&p->nl, o->node_nl_open ? &o->node_nl : NULL, &p->d, &p->pol, diff,
 			       sizeof(diff));
 	o->local.check_runs++;
-	p->next_check_ms = ng_now_ms() + o->cfg.check_ms;
+	p->next_check_ms = ng_mono_ms() + o->cfg.check_ms;
 	if (rc < 0) {
 		snprintf(p->vp.read_error, sizeof(p->vp.read_error), "check: %.150s", diff);
 		return;
 	}
 	p->vp.checked = true;
-	p->vp.last_check_ms = ng_ops_wall_ms();
+	p->vp.last_check_ms = ng_wall_ms();
 	p->vp.in_sync = rc == 0;
 	snprintf(p->vp.diff, sizeof(p->vp.diff), "%s", rc ? diff : "");
 	o->dirty = true;
@@ -304,7 +307,7 @@ void ng_opod_check(struct ng_ops *o, struct ng_opod *p, const char *why)
 
 void ng_opod_collect(struct ng_ops *o, struct ng_opod *p)
 {
-	p->next_collect_ms = ng_now_ms() + NG_OPS_COLLECT_MS;
+	p->next_collect_ms = ng_mono_ms() + NG_OPS_COLLECT_MS;
 	if (!p->nl_open)
 		return;
 	ng_podstate_read(&p->nl, o->node_nl_open ? &o->node_nl : NULL, &p->d, p->pol_ok ? &p->pol : NULL,

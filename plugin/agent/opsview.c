@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "agent/agent.h"
+#include "base/clock.h"
 #include "agent/ops.h"
 #include "agent/ops_int.h"
 #include "node/statusjson.h"
@@ -49,7 +50,7 @@ void ng_ops_publish_view(struct ng_ops *o)
 	json_t *j;
 
 	memset(&v.pods, 0, sizeof(v.pods));
-	v.now_ms = ng_ops_wall_ms();
+	v.now_ms = ng_wall_ms();
 	pthread_mutex_lock(&o->mu);
 	v.serving = o->agent_serving;
 	memcpy(v.ac, o->agent_totals, sizeof(v.ac));
@@ -93,6 +94,6 @@ void ng_ops_publish_view(struct ng_ops *o)
 		json_decref(j);
 	}
 	o->dirty = false;
-	o->last_publish_ms = ng_now_ms();
+	o->last_publish_ms = ng_mono_ms();
 	malloc_trim(0);
 }

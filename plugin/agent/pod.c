@@ -1,6 +1,7 @@
 /* One pod in the agent: picked up from its state record, served, swept,
  * released. See agent.h. */
 #include "agent/agent.h"
+#include "base/clock.h"
 
 #include <errno.h>
 #include <linux/netfilter.h>
@@ -15,33 +16,19 @@
 #include <unistd.h>
 
 #include "agent/packet.h"
-#include "cni/cni_args.h"
-#include "cni/prevresult.h"
+#include "spec/prevresult.h"
 #include "kernel/ctdump.h"
 #include "kernel/learnedset.h"
 #include "kernel/netns.h"
 #include "kernel/nl_netns.h"
 #include "kernel/ruleset.h"
-#include "node/podstate.h"
+#include "state/ready.h"
+#include "state/recpolicy.h"
 #include "nft/render.h"
 #include "policy/config.h"
-#include "policy/pod_policy.h"
 
 /* Live connections keep an address when it would expire within this. */
 #define KEEPALIVE_WINDOW_MS 15000
-
-int64_t ng_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-int64_t ng_now_ms(void)
-{
-	return ng_now_us() / 1000;
-}
 
 struct ng_pod *ng_pod_find(struct ng_agent *a, const char *key)
 {
@@ -53,17 +40,11 @@ struct ng_pod *ng_pod_find(struct ng_agent *a, const char *key)
 
 /* ---- picking a pod up ---------------------------------------------------- */
 
-/* The pod's policy, exactly as ADD compiled it, from the record: the same
- * path (policy/pod_policy.h) ADD, CHECK and verify take. */
-static int rebuild_policy(const struct ng_podrecord *r, struct ng_policy *pol, struct ng_err *err)
+/* The pod's policy, exactly as ADD compiled it, from the record
+ * (state/recpolicy.h): the same path ADD, CHECK and verify take. */
+static int rebuild_policy(const struct ng_record *r, struct ng_policy *pol, struct ng_err *err)
 {
-	struct ng_cni_args args = {0};
-	struct ng_pod_id id;
-
-	if (ng_cni_args_parse(r->cni_args, &args, err) < 0)
-		return -1;
-	id = (struct ng_pod_id){args.pod_namespace, args.pod_name, r->container_id, r->ifname};
-	if (ng_podstate_policy_of(r->conf, &id, pol, err) < 0)
+	if (ng_record_policy(r, pol, err) < 0)
 		return -1;
 	if (!pol->learn) {
 		ng_policy_free(pol);
@@ -117,7 +98,7 @@ static void reread_learned(struct ng_agent *a, struct ng_pod *p)
 	for (int f = 0; f < 2; f++)
 		for (int ranged = 0; ranged < 2; ranged++) {
 			struct dump_ctx c = {p, &p->sets[(ranged ? NG_S_TTL4 : NG_S_NAMES4) + f], ranged != 0,
-					     ng_now_ms()};
+					     ng_mono_ms()};
 
 			ng_learned_each(nl, family, table, c.spec, learned_one, &c, &err);
 		}
@@ -132,58 +113,46 @@ static void free_pod(struct ng_agent *a, struct ng_pod *p)
 	ng_tracker_free(&p->tr);
 	ng_policy_free(&p->policy);
 	ng_vec_free(&p->tables);
-	free(p->netns);
+	ng_podref_free(&p->pod);
 	free(p);
 }
 
-static int find_ifindex(void *data)
+static int open_pod(struct ng_pod *p, struct ng_err *err)
 {
-	struct ng_pod *p = data;
+	int fd, rc = ng_netns_open_pod(&p->pod, &fd, err);
 
-	p->ifindex = if_nametoindex(p->ifname);
-	return 0;
-}
-
-static int open_pod(struct ng_pod *p, const struct ng_podrecord *r, struct ng_err *err)
-{
-	enum ng_netns_status st;
-	struct stat sb;
-	int fd, rc;
-
-	if (ng_netns_open(r->netns, &fd, &st, err) < 0)
+	if (rc > 0)
+		return ng_fail(err, NG_E_NETNS, "%s is gone, or no longer the pod's network namespace",
+			       p->pod.netns ? p->pod.netns : "(no namespace)");
+	if (rc < 0)
 		return -1;
-	if (st == NG_NETNS_GONE)
-		return ng_fail(err, NG_E_NETNS, "the pod's network namespace %s is gone", r->netns);
-	if (fstat(fd, &sb) < 0 || (uint64_t)sb.st_dev != r->netns_dev ||
-	    (uint64_t)sb.st_ino != r->netns_ino) {
-		close(fd);
-		return ng_fail(err, NG_E_NETNS, "%s is no longer the pod's network namespace", r->netns);
-	}
-	snprintf(p->ifname, sizeof(p->ifname), "%s", r->ifname);
-	rc = ng_netns_run(fd, find_ifindex, p, err);
-	if (rc == 0 && p->ifindex == 0)
-		rc = ng_fail(err, NG_E_NETNS, "the pod has no interface %s", r->ifname);
-	if (rc == 0)
-		rc = ng_nfq_open_netns(fd, NG_AGENT_QUEUE, &p->q, err);
+	rc = ng_nfq_open_netns(fd, NG_AGENT_QUEUE, &p->q, err);
 	if (rc == 0)
 		rc = ng_nl_open_netns(fd, NULL, &p->nl, err);
 	close(fd);
 	return rc;
 }
 
+/* A record the learner serves: a pod whose names it learns, being added
+ * or enforced. */
+static bool learns(const struct ng_record *r)
+{
+	return r->learn && !r->refused_file &&
+	       (!strcmp(r->decision, "pending") || !strcmp(r->decision, "enforced"));
+}
+
 int ng_pod_load(struct ng_agent *a, const char *name)
 {
 	char path[4500], key[256];
-	struct ng_podrecord r;
+	struct ng_record r;
 	struct ng_err err = {0};
 	struct ng_pod *p, *old;
-	size_t n = strlen(name);
+	bool refused;
 	struct stat st;
-	int64_t t0 = ng_now_us();
+	int64_t t0 = ng_mono_us();
 
-	if (name[0] == '.' || n < 6 || n - 5 >= sizeof(key) || strcmp(name + n - 5, ".json") != 0)
-		return 0; /* a temp file of an ongoing write, or not ours */
-	snprintf(key, sizeof(key), "%.*s", (int)(n - 5), name);
+	if (!ng_record_name(name, key, sizeof(key), &refused) || refused)
+		return 0; /* a temp file of an ongoing write, a refusal, or not ours */
 	snprintf(path, sizeof(path), "%s/" NG_PODS_DIR "/%s", a->state_dir, name);
 	if (ng_record_read(path, &r, &err) < 0) {
 		if (access(path, F_OK) == 0)
@@ -193,7 +162,14 @@ int ng_pod_load(struct ng_agent *a, const char *name)
 	if (stat(path, &st) < 0)
 		st.st_ino = 0;
 	old = ng_pod_find(a, r.key);
+	if (!learns(&r)) {
+		if (old)
+			ng_pod_release(a, old, "its record no longer asks for learning");
+		ng_record_free(&r);
+		return 0;
+	}
 	if (old && !strcmp(old->nonce, r.nonce)) {
+		/* The same ADD's final record ("pending" to "enforced"). */
 		old->seen = true;
 		old->rec_ino = (uint64_t)st.st_ino;
 		ng_record_free(&r);
@@ -211,13 +187,15 @@ int ng_pod_load(struct ng_agent *a, const char *name)
 	p->seen = true;
 	snprintf(p->key, sizeof(p->key), "%s", r.key);
 	snprintf(p->nonce, sizeof(p->nonce), "%s", r.nonce);
-	p->netns = strdup(r.netns);
-	p->netns_dev = r.netns_dev;
-	p->netns_ino = r.netns_ino;
+	p->ifindex = r.have_link ? (uint32_t)r.link.ifindex : 0;
 	p->rec_ino = (uint64_t)st.st_ino;
 	p->tables = r.tables;
 	memset(&r.tables, 0, sizeof(r.tables));
-	if (!p->netns || rebuild_policy(&r, &p->policy, &err) < 0 || open_pod(p, &r, &err) < 0) {
+	if (rebuild_policy(&r, &p->policy, &err) == 0) {
+		p->pod = r.pod; /* handed over */
+		memset(&r.pod, 0, sizeof(r.pod));
+	}
+	if (!p->pod.container_id[0] || open_pod(p, &err) < 0) {
 		ng_alog("error", "pod_unusable", NULL, "%s: %s", r.key,
 			err.msg[0] ? err.msg : "out of memory");
 		ng_record_free(&r);
@@ -240,7 +218,7 @@ int ng_pod_load(struct ng_agent *a, const char *name)
 		ng_alog("error", "ready_write", p, "%s", err.msg);
 	ng_alog("info", "pod_added", p,
 		"serving %zu name entries, %u addresses still learned, picked up in %lld us",
-		p->policy.name_entries.n, p->tr.n, (long long)(ng_now_us() - t0));
+		p->policy.name_entries.n, p->tr.n, (long long)(ng_mono_us() - t0));
 	return 0;
 }
 
@@ -310,7 +288,7 @@ static void take_message(const uint8_t *msg, size_t len, void *data)
 		return; /* teaches nothing, passes unchanged */
 	}
 	if (ng_learn(&p->policy, c->a->msg, &c->a->lr) < 0 ||
-	    ng_tracker_plan(&p->tr, &c->a->lr, ng_now_ms(), &c->a->pending, &full) < 0) {
+	    ng_tracker_plan(&p->tr, &c->a->lr, ng_mono_ms(), &c->a->pending, &full) < 0) {
 		c->rc = -1;
 		return;
 	}
@@ -342,7 +320,7 @@ static bool commit_planned(struct ng_agent *a, struct ng_pod *p, const struct ms
 
 static uint32_t tcp_verdict(struct ng_agent *a, struct ng_pod *p, const struct ng_pkt *k, struct msg_ctx *c)
 {
-	struct ng_tcpflow *f = ng_tcp_flow(&p->tcp, k, ng_now_ms());
+	struct ng_tcpflow *f = ng_tcp_flow(&p->tcp, k, ng_mono_ms());
 	uint32_t v = NF_ACCEPT;
 	int n;
 
@@ -385,7 +363,8 @@ static void one_packet(const struct ng_nfq_packet *pk, void *data)
 			ng_alog("warning", "queue_foreign", p,
 				"%llu packet(s) not queued by the agent's chain (this one: hook %u, in on "
 				"ifindex %u, the pod's %s is %u): dropped; does the pod hold NET_ADMIN?",
-				(unsigned long long)p->c.foreign, pk->hook, pk->indev, p->ifname, p->ifindex);
+				(unsigned long long)p->c.foreign, pk->hook, pk->indev, p->pod.ifname,
+				p->ifindex);
 	} else if (ng_pkt_parse(pk->data, pk->len, &k) < 0) {
 		v = NF_DROP;
 	} else if (!from_resolver(p, &k)) {
@@ -443,13 +422,11 @@ static void keep_flow(const struct ng_ip *dst, uint8_t proto, uint16_t dport, vo
 
 void ng_pod_sweep(struct ng_agent *a, struct ng_pod *p, int64_t now_ms)
 {
-	struct stat st;
 	bool soon = false;
 
 	/* The namespace's path gone or reused: the pod is gone (DEL may never
 	 * come, or came while we were down). */
-	if (stat(p->netns, &st) < 0 || (uint64_t)st.st_dev != p->netns_dev ||
-	    (uint64_t)st.st_ino != p->netns_ino) {
+	if (!ng_netns_still_pods(&p->pod)) {
 		ng_pod_release(a, p, "its network namespace is gone");
 		return;
 	}
@@ -478,7 +455,7 @@ void ng_pod_sweep(struct ng_agent *a, struct ng_pod *p, int64_t now_ms)
 
 void ng_pod_relearn(struct ng_agent *a, struct ng_pod *p)
 {
-	int64_t now = ng_now_ms();
+	int64_t now = ng_mono_ms();
 
 	a->pending.n = 0;
 	for (uint32_t i = 0; i < p->tr.cap; i++)

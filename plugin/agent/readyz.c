@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cni/confdir.h"
+#include "state/confdir.h"
 #include "policy/config.h"
 
 /* Same bytes, compared in blocks (no whole-file buffers). */

@@ -1,4 +1,5 @@
 #include "base/decision_log.h"
+#include "base/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -97,7 +98,7 @@ void ng_log_emit(struct ng_log *l, const char *decision, const char *reason, int
 	snprintf(l->reason, sizeof(l->reason), "%s", reason ? reason : "");
 	l->code = code;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	us = (long long)(now.tv_sec - l->start.tv_sec) * 1000000 + (now.tv_nsec - l->start.tv_nsec) / 1000;
+	us = (long long)(ng_ts_us(&now) - ng_ts_us(&l->start));
 	/* msg: the line in words, "ADD enforced sandboxes/p1: <reason>". */
 	snprintf(msg, sizeof(msg), "%s %s%s%s%s%s%s", l->verb ? l->verb : "", decision ? decision : "",
 		 l->pod_name && *l->pod_name ? " " : "", l->pod_namespace ? l->pod_namespace : "",

@@ -1,42 +1,22 @@
 /* ADD: both sides of the pod's ruleset, the agent's record, the pinned
  * gateways; a failed ADD leaves none of them. */
-#include "cni/inv.h"
+#include "cni/cni_add.h"
 
 #include <errno.h>
-#include <linux/netfilter.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "policy/annotations.h"
-#include "cni/cni_args.h"
-#include "cni/cniversion.h"
-#include "policy/config.h"
-#include "base/err.h"
-#include "base/json_util.h"
+#include "base/clock.h"
 #include "base/kernelver.h"
-#include "base/decision_log.h"
+#include "cni/hostmirror.h"
 #include "kernel/neighpin.h"
 #include "kernel/netns.h"
-#include "kernel/nl_netns.h"
-#include "policy/pod_policy.h"
-#include "policy/policy.h"
-#include "cni/prevresult.h"
-#include "nft/render.h"
 #include "kernel/resolve.h"
-#include "kernel/ruleset.h"
-#include "cni/hostmirror.h"
-#include "policy/select.h"
-#include "base/version.h"
-#include "cni/podrecord.h"
-#include "cni/handoff.h"
-
-#include <linux/netfilter.h>
-#include <sys/stat.h>
-#include <sys/utsname.h>
+#include "state/ready.h"
+#include "state/record.h"
 
 /* The packet-socket guard needs the netdev egress hook as it is since
  * 5.17; an older kernel would leave packet sockets open without a word. */
@@ -53,36 +33,39 @@ static int guard_kernel(struct inv *v)
 		       u.release, NG_RAW_GUARD_MAJOR, NG_RAW_GUARD_MINOR);
 }
 
-/* ADD: the record of a pod whose names the agent learns (podrecord.h). */
-static int record_pod(struct inv *v)
+/* The record of an enforced pod, as far as ADD knows it before the tables
+ * are built: its identity with its namespace's nsfs identity, ADD's stdin,
+ * the link facts it planned with, the tables that will enforce it. */
+static int prepare_record(struct inv *v)
 {
-	struct ng_podrecord *r = &v->record;
-	struct ng_record_table t = {.family = NFPROTO_INET};
+	struct ng_record *r = &v->record;
 	struct stat st;
 
 	if (ng_record_key(v->container_id, v->ifname, r->key, sizeof(r->key), &v->err) < 0)
 		return -1;
 	if (stat(v->netns_path, &st) < 0)
 		return ng_fail(&v->err, NG_E_NETNS, "CNI_NETNS %s: %s", v->netns_path, strerror(errno));
-	snprintf(r->container_id, sizeof(r->container_id), "%s", v->container_id);
-	snprintf(r->ifname, sizeof(r->ifname), "%s", v->ifname);
-	snprintf(r->netns, sizeof(r->netns), "%s", v->netns_path);
-	snprintf(r->cni_args, sizeof(r->cni_args), "%s",
-		 ng_inv_env("CNI_ARGS") ? ng_inv_env("CNI_ARGS") : "");
-	r->netns_dev = (uint64_t)st.st_dev;
-	r->netns_ino = (uint64_t)st.st_ino;
-	r->conf = v->root;
-	snprintf(t.name, sizeof(t.name), "%s", NG_TABLE);
-	if (ng_vec_push(&r->tables, &t) < 0)
+	r->pod.netns_dev = (uint64_t)st.st_dev;
+	r->pod.netns_ino = (uint64_t)st.st_ino;
+	r->learn = v->pod.policy.learn;
+	snprintf(r->reason, sizeof(r->reason), "%.255s", v->pod.reason);
+	if (!r->conf)
+		r->conf = json_incref(v->root);
+	if (ng_record_tables(&v->pod.policy, v->host_table, &r->tables) < 0)
 		return ng_fail(&v->err, NG_E_INTERNAL, "out of memory");
-	if (v->pod.policy.raw_guard) {
-		t.family = NFPROTO_NETDEV;
-		if (ng_vec_push(&r->tables, &t) < 0)
-			return ng_fail(&v->err, NG_E_INTERNAL, "out of memory");
-	}
-	if (ng_inv_push_host_table(v, &r->tables) < 0)
-		return ng_fail(&v->err, NG_E_INTERNAL, "out of memory");
-	if (ng_record_write(v->cfg.state_dir, r, &v->err) < 0)
+	return 0;
+}
+
+/* A pod whose names the agent learns is recorded before its tables are
+ * built, as "pending": the agent binds the pod's queue meanwhile, so
+ * waiting for it afterwards costs next to nothing. */
+static int record_pending(struct inv *v)
+{
+	struct ng_record *r = &v->record;
+
+	snprintf(r->decision, sizeof(r->decision), "pending");
+	r->at_ms = ng_wall_ms();
+	if (ng_record_new_nonce(r, &v->err) < 0 || ng_record_write(v->cfg.state_dir, r, true, &v->err) < 0)
 		return -1;
 	v->recorded = true;
 	return 0;
@@ -122,14 +105,6 @@ static int resolve_names(const ng_name_list *names, ng_resolved *out, void *ctx,
 	return ng_resolve_all(names, ng_resolve_system, NG_RESOLVE_BUDGET_MS, out, err);
 }
 
-static json_int_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (json_int_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 int ng_cmd_add(struct inv *v, FILE *in)
 {
 	json_int_t t_rec, t_wait;
@@ -159,14 +134,12 @@ int ng_cmd_add(struct inv *v, FILE *in)
 	 * agent's record lists every table that enforces the pod. */
 	if (ng_inv_open_pod_socket(v, &nl, true) < 0)
 		return ng_inv_fail(v, v->err.code == NG_E_NO_HOST ? "refused" : "error");
-	/* The record next: the agent binds the pod's queue while the tables
-	 * are built, so waiting for it afterwards costs next to nothing. */
-	t_rec = now_us();
-	if (v->pod.policy.learn && record_pod(v) < 0) {
+	t_rec = (json_int_t)ng_mono_us();
+	if (prepare_record(v) < 0 || (v->pod.policy.learn && record_pending(v) < 0)) {
 		ng_nl_close(&nl);
 		return ng_inv_fail(v, "error");
 	}
-	t_rec = now_us() - t_rec;
+	t_rec = (json_int_t)ng_mono_us() - t_rec;
 	rc = ng_hostmirror_add(&nl, &v->pod.policy, v->host_table, &v->log, &v->err);
 	ng_nl_close(&nl);
 	if (rc < 0) {
@@ -177,7 +150,7 @@ int ng_cmd_add(struct inv *v, FILE *in)
 		}
 		return unrecord_fail(v);
 	}
-	t_wait = now_us();
+	t_wait = (json_int_t)ng_mono_us();
 	if (v->pod.policy.learn && ng_record_wait_ready(v->cfg.state_dir, v->record.key, v->record.nonce,
 							NG_AGENT_PICKUP_MS, &v->err) < 0) {
 		/* No agent, no pod: leave neither side behind (answers would
@@ -189,7 +162,7 @@ int ng_cmd_add(struct inv *v, FILE *in)
 				  &e2);
 		return unrecord_fail(v);
 	}
-	t_wait = now_us() - t_wait;
+	t_wait = (json_int_t)ng_mono_us() - t_wait;
 	if (pin_gateways(v) < 0) {
 		struct ng_err e2 = {0};
 		const char *what = "";

@@ -7,12 +7,9 @@
 
 #include "base/vec.h"
 #include "kernel/hostside.h"
-#include "kernel/netns.h"
 #include "kernel/nl.h"
-#include "kernel/nl_netns.h"
 #include "kernel/peer.h"
-#include "kernel/ruleset.h"
-#include "nft/render.h"
+#include "kernel/podtables.h"
 #include "nft/render_host.h"
 
 int ng_hostmirror_table(const char *container_id, const char *ifname, char *buf, size_t len,
@@ -49,7 +46,8 @@ static void check_hint(const json_t *prev, const char *peer, struct ng_log *log)
 }
 
 int ng_hostmirror_plan(const struct ng_config *cfg, int pod_fd, const char *ifname, const json_t *prev,
-		       struct ng_policy *p, struct ng_log *log, struct ng_err *err)
+		       struct ng_policy *p, struct ng_link_facts *link, struct ng_log *log,
+		       struct ng_err *err)
 {
 	struct ng_link_facts f;
 	char why[256];
@@ -65,6 +63,7 @@ int ng_hostmirror_plan(const struct ng_config *cfg, int pod_fd, const char *ifna
 			ifname, why);
 	if (ng_policy_link(p, &f, want, err) < 0)
 		return -1;
+	*link = f;
 	if (p->host) {
 		ng_log_set(log, "host_side", json_string(p->host_dev));
 		check_hint(prev, p->host_dev, log);
@@ -74,119 +73,30 @@ int ng_hostmirror_plan(const struct ng_config *cfg, int pod_fd, const char *ifna
 	return 0;
 }
 
-typedef NG_VEC(struct ng_attachment) attachment_vec;
-
 int ng_hostmirror_add(struct ng_nl *pod_nl, const struct ng_policy *p, const char *host_table,
 		      struct ng_log *log, struct ng_err *err)
 {
-	return ng_hostmirror_add_on(pod_nl, NULL, p, host_table, log, err);
-}
-
-int ng_hostmirror_add_on(struct ng_nl *pod_nl, struct ng_nl *node_nl, const struct ng_policy *p,
-			 const char *host_table, struct ng_log *log, struct ng_err *err)
-{
-	struct ng_nl own = {0}, *node = node_nl ? node_nl : &own;
 	size_t stale = 0;
-	int rc;
+	int rc = ng_podtables_apply(pod_nl, NULL, p, host_table, &stale, err);
 
-	if (!node_nl && ng_nl_open(&own, err) < 0)
-		return -1;
-	/* No host side now (hostMirror "off", or "auto" without a peer): an
-	 * earlier ADD's table for this attachment must not stay behind. */
-	rc = p->host ? ng_host_apply(node, p, host_table, &stale, err)
-		     : ng_host_delete(node, host_table, err);
 	if (rc == 0 && stale > 0)
 		ng_log_set(log, "host_tables_removed", json_integer((json_int_t)stale));
-	if (rc == 0 && ng_ruleset_apply(pod_nl, p, NG_TABLE, err) < 0) {
-		struct ng_err undo = {0};
-
-		rc = -1;
-		if (p->host && ng_host_delete(node, host_table, &undo) < 0)
-			ng_err_details(err, "and removing the host-side table %s again failed: %s",
-				       host_table, undo.msg);
-	}
-	if (!node_nl)
-		ng_nl_close(&own);
 	return rc;
-}
-
-/* The pod's side of DEL, when the namespace is still there and the tables
- * are this attachment's (a DEL for another container id leaves them).
- * Leaves the socket open in *pod (fd -1 when none) so that both sides'
- * deletions are committed before either socket closes: the kernel then
- * frees both in one RCU grace period (measured: make bench, hostside). */
-static int del_pod_side(const char *netns_path, const char *container_id, const char *ifname,
-			struct ng_nl *pod, struct ng_log *log, const char **what, struct ng_err *err)
-{
-	enum ng_netns_status st;
-	char owner[256];
-	int fd = -1, rc, mine;
-
-	pod->fd = -1;
-	*what = "no CNI_NETNS: the namespace is already gone";
-	if (!netns_path)
-		return 0;
-	if (ng_netns_open(netns_path, &fd, &st, err) < 0) {
-		if (err->code != NG_E_ENV) {
-			ng_err_prefix(err, "CNI_NETNS ");
-			return -1;
-		}
-		*what = "CNI_NETNS is the node's own namespace: nothing of ours there";
-		memset(err, 0, sizeof(*err));
-		return 0;
-	}
-	*what = "the network namespace is already gone";
-	if (st == NG_NETNS_GONE)
-		return 0;
-	rc = ng_nl_open_netns(fd, NULL, pod, err);
-	close(fd);
-	if (rc < 0)
-		return -1;
-	mine = ng_ruleset_owner(pod, NG_TABLE, container_id, ifname, owner, sizeof(owner), err);
-	if (mine == -ENOENT) {
-		*what = "no table in the pod (or was not there)";
-		memset(err, 0, sizeof(*err));
-		return 0;
-	}
-	if (mine < 0)
-		return -1;
-	if (mine == 0) {
-		ng_log_set(log, "pod_tables_owner", json_string(owner));
-		*what = "the pod's tables are another attachment's: left in place";
-		return 0;
-	}
-	*what = "tables removed";
-	return ng_ruleset_delete(pod, NG_TABLE, err);
 }
 
 int ng_hostmirror_del(const char *netns_path, const char *container_id, const char *ifname,
 		      const char *host_table, struct ng_log *log, const char **what, struct ng_err *err)
 {
-	struct ng_nl pod, node;
-	int rc;
+	char owner[256];
+	int rc = ng_podtables_delete(netns_path, container_id, ifname, host_table, what, owner, sizeof(owner),
+				     err);
 
-	if (ng_nl_open(&node, err) < 0)
-		return -1;
-	rc = del_pod_side(netns_path, container_id, ifname, &pod, log, what, err);
-	if (rc == 0)
-		rc = ng_host_delete(&node, host_table, err);
-	if (pod.fd >= 0)
-		ng_nl_close(&pod);
-	ng_nl_close(&node);
+	if (owner[0])
+		ng_log_set(log, "pod_tables_owner", json_string(owner));
 	return rc;
 }
 
-int ng_hostmirror_check(const struct ng_policy *p, const char *host_table, struct ng_err *err)
-{
-	struct ng_nl node;
-	int rc;
-
-	if (ng_nl_open(&node, err) < 0)
-		return -1;
-	rc = ng_host_check(&node, p, host_table, NULL, err);
-	ng_nl_close(&node);
-	return rc;
-}
+typedef NG_VEC(struct ng_attachment) attachment_vec;
 
 /* cni.dev/valid-attachments: [{"containerID": ..., "ifname": ...}, ...] */
 static int read_valid(const json_t *list, attachment_vec *out, struct ng_err *err)

@@ -1,6 +1,6 @@
 #include "install/help.h"
 
-#include "cni/confdir.h"
+#include "state/confdir.h"
 #include "install/install.h"
 
 void ng_install_usage(FILE *f)

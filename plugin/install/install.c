@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "base/cliarg.h"
-#include "cni/confdir.h"
+#include "state/confdir.h"
 #include "install/conflist.h"
 #include "base/fsutil.h"
 #include "install/installplan.h"

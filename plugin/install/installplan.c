@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cni/confdir.h"
+#include "state/confdir.h"
 #include "install/conflist.h"
 
 static bool ends_with(const char *s, const char *suffix)

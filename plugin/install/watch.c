@@ -1,4 +1,5 @@
 #include "install/watch.h"
+#include "base/clock.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -12,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cni/confdir.h"
+#include "state/confdir.h"
 #include "install/say.h"
 #include "install/installplan.h"
 
@@ -73,10 +74,7 @@ bool ng_fight_settled(struct ng_fight *f, double now)
 
 static double now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)ng_mono_us() / 1e6;
 }
 
 /* Drains the inotify queue. Returns 1 when a config-named file changed, or

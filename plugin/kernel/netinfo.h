@@ -10,7 +10,7 @@
 #include <stdbool.h>
 
 #include "base/err.h"
-#include "cni/prevresult.h"
+#include "spec/prevresult.h"
 #include "base/vec.h"
 
 struct ng_link {

@@ -98,6 +98,39 @@ int ng_netns_open(const char *path, int *fd, enum ng_netns_status *status, struc
 	return 0;
 }
 
+static bool is_recorded(const struct ng_podref *pod, const struct stat *st)
+{
+	return (!pod->netns_dev || (uint64_t)st->st_dev == pod->netns_dev) &&
+	       (!pod->netns_ino || (uint64_t)st->st_ino == pod->netns_ino);
+}
+
+int ng_netns_open_pod(const struct ng_podref *pod, int *fd, struct ng_err *err)
+{
+	enum ng_netns_status st;
+	struct stat sb;
+
+	*fd = -1;
+	if (!pod->netns || !pod->netns[0])
+		return 1;
+	if (ng_netns_open(pod->netns, fd, &st, err) < 0)
+		return -1;
+	if (st == NG_NETNS_GONE)
+		return 1;
+	if (fstat(*fd, &sb) < 0 || !is_recorded(pod, &sb)) {
+		close(*fd);
+		*fd = -1;
+		return 1;
+	}
+	return 0;
+}
+
+bool ng_netns_still_pods(const struct ng_podref *pod)
+{
+	struct stat sb;
+
+	return pod->netns && stat(pod->netns, &sb) == 0 && is_recorded(pod, &sb);
+}
+
 int ng_netns_run(int fd, int (*fn)(void *data), void *data, struct ng_err *err)
 {
 	int orig, rc;

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "base/err.h"
+#include "spec/podref.h"
 
 enum ng_netns_status {
 	NG_NETNS_OK,
@@ -22,6 +23,16 @@ enum ng_netns_status {
  * whose msg starts with the path: the caller says where it came from
  * (CNI_NETNS, --netns, --pid). */
 int ng_netns_open(const char *path, int *fd, enum ng_netns_status *status, struct ng_err *err);
+
+/* The pod's recorded namespace: pod->netns, opened as ng_netns_open does
+ * and checked against the nsfs identity ADD recorded (a path that now
+ * names another namespace is not the pod's). 0 with *fd; 1 when it is gone
+ * or another one now (*fd -1); -1 with err. */
+int ng_netns_open_pod(const struct ng_podref *pod, int *fd, struct ng_err *err);
+
+/* The same test without opening anything (stat of the path): is the
+ * recorded path still the pod's namespace? */
+bool ng_netns_still_pods(const struct ng_podref *pod);
 
 /* Whether two paths name the same namespace (same device and inode); and
  * whether a path names the node's: this process's or PID 1's. */

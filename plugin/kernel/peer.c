@@ -270,6 +270,7 @@ int ng_peer_find(int pod_netns_fd, const char *ifname, struct ng_link_facts *out
 	} else {
 		memcpy(out->mac, l.mac, 6);
 		out->have_mac = l.have_mac;
+		out->ifindex = l.ifindex;
 		if (get_link_locals(&pod, l.ifindex, out) < 0 ||
 		    find_peer(&pod, &node, pod_netns_fd, &l, out, why, why_len) < 0)
 			ng_fail(err, NG_E_NETNS, "reading the link of %s failed: %s", ifname,
@@ -296,6 +297,7 @@ int ng_link_read_here(const char *ifname, struct ng_link_facts *out, struct ng_e
 	} else {
 		memcpy(out->mac, l.mac, 6);
 		out->have_mac = l.have_mac;
+		out->ifindex = l.ifindex;
 		rc = get_link_locals(&here, l.ifindex, out) < 0
 			     ? ng_fail(err, NG_E_NETNS, "reading the addresses of %s failed: %s", ifname,
 				       strerror(errno))

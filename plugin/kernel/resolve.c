@@ -1,4 +1,5 @@
 #include "kernel/resolve.h"
+#include "base/clock.h"
 
 #include <arpa/nameser.h>
 #include <netinet/in.h>
@@ -14,10 +15,7 @@
 
 static long now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (long)ng_mono_ms();
 }
 
 /* Worst-case seconds of one glibc res_nquery with no answer: per try, each

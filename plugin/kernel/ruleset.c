@@ -84,15 +84,15 @@ int ng_ruleset_owner(struct ng_nl *nl, const char *table, const char *container_
 		     char *owner, size_t len, struct ng_err *err)
 {
 	char comment[256];
-	struct ng_pod_id id;
+	struct ng_podref id;
 	int rc = read_owner(nl, table, comment, sizeof(comment), err);
 
 	if (rc < 0)
 		return rc;
 	snprintf(owner, len, "%s", comment);
-	if (!ng_pod_id_from_comment(comment, &id) || !id.container_id)
-		return 1; /* not a comment this plugin wrote: no owner to protect */
-	if (!id.ifname)   /* 0.1's comment: the first 12 characters of the id, no interface */
+	if (!ng_podref_from_comment(comment, &id) || !id.container_id[0])
+		return 1;  /* not a comment this plugin wrote: no owner to protect */
+	if (!id.ifname[0]) /* 0.1's comment: the first 12 characters of the id, no interface */
 		return strncmp(id.container_id, container_id, strlen(id.container_id)) == 0 ? 1 : 0;
 	return strcmp(id.container_id, container_id) == 0 && strcmp(id.ifname, ifname) == 0;
 }

@@ -1,4 +1,5 @@
 #include "node/cmd_logs.h"
+#include "base/clock.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -44,10 +45,7 @@ static void on_signal(int sig)
 
 static double now_s(void)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+	return (double)ng_mono_us() / 1e6;
 }
 
 /* One NFULNL_MSG_CONFIG request, acked. */

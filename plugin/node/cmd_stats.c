@@ -20,7 +20,7 @@
 struct stats {
 	ng_counter_vec counters;
 	char comment[256];
-	struct ng_pod_id pod;
+	struct ng_podref pod;
 	bool have_pod;
 	struct ng_err err;
 	int rc;
@@ -47,7 +47,7 @@ static int read_inside(void *data)
 			snprintf(st->comment, sizeof(st->comment), "%s", c + 10);
 			if (*st->comment)
 				st->comment[strlen(st->comment) - 1] = '\0';
-			st->have_pod = ng_pod_id_from_comment(st->comment, &st->pod);
+			st->have_pod = ng_podref_from_comment(st->comment, &st->pod);
 		}
 	}
 	ng_snapshot_free(&snap);
@@ -99,9 +99,9 @@ static void print_prometheus(const struct stats *st, const char *netns, FILE *ou
 			label(out, "netns", netns);
 			if (st->have_pod) {
 				fputc(',', out);
-				label(out, "pod_namespace", st->pod.ns ? st->pod.ns : "");
+				label(out, "pod_namespace", st->pod.ns);
 				fputc(',', out);
-				label(out, "pod", st->pod.name ? st->pod.name : "");
+				label(out, "pod", st->pod.name);
 			}
 			fprintf(out, "} %llu\n",
 				(unsigned long long)(k ? st->counters.v[i].bytes
@@ -116,8 +116,8 @@ static void print_json(const struct stats *st, const char *netns, FILE *out)
 
 	json_object_set_new(o, "netns", json_string(netns));
 	if (st->have_pod) {
-		json_object_set_new(o, "pod_namespace", json_string(st->pod.ns ? st->pod.ns : ""));
-		json_object_set_new(o, "pod_name", json_string(st->pod.name ? st->pod.name : ""));
+		json_object_set_new(o, "pod_namespace", json_string(st->pod.ns));
+		json_object_set_new(o, "pod_name", json_string(st->pod.name));
 	}
 	for (size_t i = 0; i < st->counters.n; i++) {
 		char cat[64];

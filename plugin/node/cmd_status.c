@@ -1,4 +1,5 @@
 #include "node/cmd_status.h"
+#include "base/clock.h"
 
 #include <dirent.h>
 #include <getopt.h>
@@ -8,8 +9,9 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "cni/decisionrec.h"
-#include "cni/podrecord.h"
+#include "state/ready.h"
+#include "state/recpolicy.h"
+#include "state/record.h"
 #include "node/podstate.h"
 #include "node/statusjson.h"
 #include "node/statustable.h"
@@ -18,14 +20,6 @@
 /* The agent's view is used while it is this fresh (it rewrites it every
  * second). */
 #define FRESH_MS 10000
-
-static int64_t wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static bool from_agent(const char *state_dir, struct ng_view *v)
 {
@@ -43,7 +37,7 @@ static bool from_agent(const char *state_dir, struct ng_view *v)
 		return false;
 	rc = ng_status_from_json(o, v, &err);
 	json_decref(o);
-	if (rc < 0 || wall_ms() - v->now_ms > FRESH_MS) {
+	if (rc < 0 || ng_wall_ms() - v->now_ms > FRESH_MS) {
 		if (rc == 0)
 			ng_view_free(v);
 		return false;
@@ -52,7 +46,7 @@ static bool from_agent(const char *state_dir, struct ng_view *v)
 }
 
 /* One record, read against the kernel now (no agent serving). */
-static void look(const struct ng_decision *d, struct ng_nl *node_nl, struct ng_view_pod *vp)
+static void look(const struct ng_record *d, struct ng_nl *node_nl, struct ng_view_pod *vp)
 {
 	struct ng_policy pol;
 	struct ng_err err = {0};
@@ -61,7 +55,7 @@ static void look(const struct ng_decision *d, struct ng_nl *node_nl, struct ng_v
 
 	if (strcmp(d->decision, "enforced") != 0)
 		return;
-	if (ng_podstate_policy(d, &pol, &err) < 0) {
+	if (ng_record_policy(d, &pol, &err) < 0) {
 		snprintf(vp->read_error, sizeof(vp->read_error), "policy: %.150s", err.msg);
 		return;
 	}
@@ -75,7 +69,7 @@ static void look(const struct ng_decision *d, struct ng_nl *node_nl, struct ng_v
 		if (rc >= 0) {
 			vp->checked = true;
 			vp->in_sync = rc == 0;
-			vp->last_check_ms = wall_ms();
+			vp->last_check_ms = ng_wall_ms();
 		}
 		ng_nl_close(&nl);
 	}
@@ -92,29 +86,29 @@ static void add_records(const char *state_dir, struct ng_view *v, bool kernel)
 	struct dirent *e;
 	DIR *d;
 
-	snprintf(dir, sizeof(dir), "%s/" NG_DECISIONS_DIR, state_dir);
+	snprintf(dir, sizeof(dir), "%s/" NG_PODS_DIR, state_dir);
 	d = opendir(dir);
 	while (d && (e = readdir(d))) {
-		struct ng_decision rec;
+		struct ng_record rec;
 		struct ng_view_pod vp;
 		bool refused, have = false;
 
-		if (!ng_decision_name(e->d_name, key, sizeof(key), &refused))
+		if (!ng_record_name(e->d_name, key, sizeof(key), &refused))
 			continue;
 		for (size_t i = 0; i < v->pods.n && !have; i++)
 			have = !strcmp(v->pods.v[i].key, key) && v->pods.v[i].refused_file == refused;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (have || ng_decision_read(path, &rec, &err) < 0)
+		if (have || ng_record_read(path, &rec, &err) < 0)
 			continue;
 		memset(&vp, 0, sizeof(vp));
-		ng_podstate_from_decision(&rec, &vp);
+		ng_podstate_from_record(&rec, &vp);
 		if (kernel)
 			look(&rec, node_open ? &node_nl : NULL, &vp);
 		else if (!strcmp(rec.decision, "enforced"))
 			snprintf(vp.read_error, sizeof(vp.read_error), "new: the agent has not looked yet");
 		if (ng_vec_push(&v->pods, &vp) < 0)
 			ng_view_pod_free(&vp);
-		ng_decision_free(&rec);
+		ng_record_free(&rec);
 	}
 	if (d)
 		closedir(d);
@@ -173,7 +167,7 @@ int ng_status_main(int argc, char **argv)
 	add_records(state_dir, &v, !agent);
 	if (agent)
 		snprintf(source, sizeof(source), "the agent's view, %llds old",
-			 (long long)((wall_ms() - v.now_ms) / 1000));
+			 (long long)((ng_wall_ms() - v.now_ms) / 1000));
 	else
 		snprintf(source, sizeof(source), "no agent serves: read from the kernel now");
 	if (v.pods.n > 1)
@@ -192,7 +186,7 @@ int ng_status_main(int argc, char **argv)
 		fputc('\n', stdout);
 		json_decref(o);
 	} else {
-		ng_status_table(&v, wall_ms(), source, stdout);
+		ng_status_table(&v, ng_wall_ms(), source, stdout);
 	}
 	ng_view_free(&v);
 	return bad ? 3 : 0;

@@ -12,7 +12,7 @@
 
 #include "base/histogram.h"
 #include "base/vec.h"
-#include "cni/invstats.h"
+#include "state/invstats.h"
 
 /* The agent's DNS-learning counters (agent/agent.h's struct ng_counters),
  * by name, so the renderer needs no agent internals. */

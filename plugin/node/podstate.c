@@ -5,21 +5,18 @@
 #include <linux/netfilter/nf_tables.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "cni/hostmirror.h"
-#include "cni/prevresult.h"
 #include "kernel/counters.h"
 #include "kernel/learnedset.h"
 #include "kernel/netns.h"
+#include "kernel/nl_netns.h"
+#include "kernel/podtables.h"
 #include "kernel/resolve.h"
 #include "kernel/ruleset.h"
 #include "nft/render.h"
 #include "nft/render_objs.h"
-#include "kernel/nl_netns.h"
-#include "policy/config.h"
-#include "policy/pod_policy.h"
+#include "state/recpolicy.h"
 
 /* Repair of a "resolve" pod: the node's DNS, as ADD asked it. */
 static int resolve_names(const ng_name_list *names, ng_resolved *out, void *ctx, struct ng_err *err)
@@ -28,160 +25,39 @@ static int resolve_names(const ng_name_list *names, ng_resolved *out, void *ctx,
 	return ng_resolve_all(names, ng_resolve_system, NG_RESOLVE_BUDGET_MS, out, err);
 }
 
-/* What ADD read from the pod's link besides its config (cni/hostmirror.h):
- * the link-local sources and the host-side device. Read again from the
- * recorded namespace (checked by inode), so a CHECK or a repair compares
- * with, and applies, the same tables ADD made: both sides. */
-static int plan_link(const struct ng_config *cfg, const json_t *conf, const struct ng_decision *d,
-		     struct ng_policy *pol, struct ng_err *err)
+int ng_podstate_repair(struct ng_nl *nl, struct ng_nl *node_nl, const struct ng_record *r, struct ng_err *err)
 {
-	struct ng_log log = {0};
-	enum ng_netns_status st;
-	struct stat sb;
-	int fd, rc;
-
-	if (ng_netns_open(d->netns, &fd, &st, err) < 0)
-		return -1;
-	if (st == NG_NETNS_GONE)
-		return ng_fail(err, NG_E_NETNS, "the pod's namespace %s is gone", d->netns);
-	if (fstat(fd, &sb) < 0 || (d->netns_ino && (uint64_t)sb.st_ino != d->netns_ino)) {
-		close(fd);
-		return ng_fail(err, NG_E_NETNS, "%s is no longer the pod's namespace", d->netns);
-	}
-	rc = ng_hostmirror_plan(cfg, fd, d->ifname, json_object_get(conf, "prevResult"), pol, &log, err);
-	close(fd);
-	json_decref(log.extra);
-	return rc;
-}
-
-/* Builds the pod's policy from ADD's stdin and hands it to fn while the
- * config and the annotations it points into (the resolved names' dns_name)
- * are alive. With `d` (its namespace still there), the pod's link is
- * planned as ADD planned it. */
-static int with_policy(const json_t *conf, const struct ng_pod_id *id, bool resolve,
-		       const struct ng_decision *d,
-		       int (*fn)(struct ng_policy *pol, void *data, struct ng_err *err), void *data,
-		       struct ng_err *err)
-{
-	struct ng_config cfg;
-	struct ng_prev prev = {0};
-	struct ng_pod_policy pp = {0};
-	int rc = -1;
-
-	if (!conf)
-		return ng_fail(err, NG_E_DECODE, "the record holds no configuration");
-	if (ng_config_parse(conf, &cfg, err) < 0)
-		goto out_cfg;
-	if (ng_prev_parse(json_object_get(conf, "prevResult"), &prev, err) < 0)
-		goto out;
-	/* The one path of ADD, CHECK and verify (policy/pod_policy.h). */
-	if (ng_pod_policy_build(conf, &cfg, &prev, id, resolve && !cfg.learn ? resolve_names : NULL, NULL,
-				&pp, err) < 0)
-		goto out;
-	if (!pp.enforced) {
-		ng_fail(err, NG_E_CONFIG, "the recorded configuration no longer enforces the pod: %s",
-			pp.reason);
-		goto out;
-	}
-	pp.policy.names_at = time(NULL);
-	if (d && d->netns && d->netns[0] && plan_link(&cfg, conf, d, &pp.policy, err) < 0)
-		goto out;
-	rc = fn(&pp.policy, data, err);
-out:
-	ng_pod_policy_free(&pp);
-	ng_prev_free(&prev);
-out_cfg:
-	ng_config_free(&cfg);
-	return rc;
-}
-
-static int take(struct ng_policy *pol, void *data, struct ng_err *err)
-{
-	(void)err;
-	*(struct ng_policy *)data = *pol; /* handed over */
-	memset(pol, 0, sizeof(*pol));
-	return 0;
-}
-
-int ng_podstate_policy_of(const json_t *conf, const struct ng_pod_id *id, struct ng_policy *pol,
-			  struct ng_err *err)
-{
-	memset(pol, 0, sizeof(*pol));
-	return with_policy(conf, id, false, NULL, take, pol, err);
-}
-
-static struct ng_pod_id id_of(const struct ng_decision *d)
-{
-	struct ng_pod_id id = {d->pod_namespace, d->pod_name, d->container_id, d->ifname};
-
-	return id;
-}
-
-int ng_podstate_policy(const struct ng_decision *d, struct ng_policy *pol, struct ng_err *err)
-{
-	struct ng_pod_id id = id_of(d);
-
-	memset(pol, 0, sizeof(*pol));
-	return with_policy(d->conf, &id, false, d, take, pol, err);
-}
-
-struct repair {
-	struct ng_nl *nl, *node_nl;
-	const struct ng_decision *d;
-};
-
-/* Both sides, as ADD made them: the host side first, then the pod's, one
- * transaction each (cni/hostmirror.h). */
-static int apply(struct ng_policy *pol, void *data, struct ng_err *err)
-{
-	const struct repair *r = data;
-	struct ng_log log = {0};
-	char host_table[256];
+	const struct ng_record_table *host = ng_record_host_table(r);
+	struct ng_recpolicy rp;
+	size_t stale = 0;
 	int rc;
 
-	if (ng_hostmirror_table(r->d->container_id, r->d->ifname, host_table, sizeof(host_table), err) < 0)
-		return -1;
-	rc = ng_hostmirror_add_on(r->nl, r->node_nl, pol, host_table, &log, err);
-	json_decref(log.extra);
+	/* Both sides, as ADD made them, from the record alone: the host side
+	 * first, then the pod's, one transaction each (kernel/podtables.h). */
+	rc = ng_recpolicy_build(r, resolve_names, NULL, &rp, err);
+	if (rc == 0)
+		rc = ng_podtables_apply(nl, node_nl, &rp.pp.policy, host ? host->name : "", &stale, err);
+	ng_recpolicy_free(&rp);
 	return rc;
 }
 
-int ng_podstate_repair(struct ng_nl *nl, struct ng_nl *node_nl, const struct ng_decision *d,
-		       struct ng_err *err)
+int ng_podstate_open(const struct ng_record *r, struct ng_nl *nl, struct ng_err *err)
 {
-	struct ng_pod_id id = id_of(d);
-	struct repair r = {nl, node_nl, d};
+	int fd, rc = ng_netns_open_pod(&r->pod, &fd, err);
 
-	return with_policy(d->conf, &id, true, d, apply, &r, err);
-}
-
-int ng_podstate_open(const struct ng_decision *d, struct ng_nl *nl, struct ng_err *err)
-{
-	enum ng_netns_status st;
-	struct stat sb;
-	int fd, rc;
-
-	if (!d->netns || !d->netns[0])
-		return 1;
-	if (ng_netns_open(d->netns, &fd, &st, err) < 0)
-		return -1;
-	if (st == NG_NETNS_GONE)
-		return 1;
-	if (fstat(fd, &sb) < 0 || (d->netns_ino && (uint64_t)sb.st_ino != d->netns_ino)) {
-		close(fd);
-		return 1;
-	}
+	if (rc != 0)
+		return rc;
 	rc = ng_nl_open_netns(fd, NULL, nl, err);
 	close(fd);
 	return rc;
 }
 
-void ng_podstate_from_decision(const struct ng_decision *d, struct ng_view_pod *v)
+void ng_podstate_from_record(const struct ng_record *d, struct ng_view_pod *v)
 {
 	snprintf(v->key, sizeof(v->key), "%s", d->key);
-	snprintf(v->ns, sizeof(v->ns), "%s", d->pod_namespace);
-	snprintf(v->name, sizeof(v->name), "%s", d->pod_name);
-	snprintf(v->container, sizeof(v->container), "%s", d->container_id);
+	snprintf(v->ns, sizeof(v->ns), "%s", d->pod.ns);
+	snprintf(v->name, sizeof(v->name), "%s", d->pod.name);
+	snprintf(v->container, sizeof(v->container), "%.128s", d->pod.container_id);
 	snprintf(v->decision, sizeof(v->decision), "%s", d->decision);
 	snprintf(v->reason, sizeof(v->reason), "%s", d->reason);
 	v->code = d->code;
@@ -291,7 +167,7 @@ static void read_learned(struct ng_nl *nl, const struct ng_policy *pol, struct n
 		ng_vec_free(&c.seen[k]);
 }
 
-void ng_podstate_read(struct ng_nl *nl, struct ng_nl *node_nl, const struct ng_decision *d,
+void ng_podstate_read(struct ng_nl *nl, struct ng_nl *node_nl, const struct ng_record *d,
 		      const struct ng_policy *pol, struct ng_view_pod *v)
 {
 	bool pod_ok = true, node_ok = true;
@@ -329,17 +205,16 @@ static int table_there(struct ng_nl *nl, const struct ng_record_table *t, struct
 	return rc == 0 ? 1 : rc == -ENOENT ? 0 : -1;
 }
 
-int ng_podstate_check(struct ng_nl *nl, struct ng_nl *node_nl, const struct ng_decision *d,
+int ng_podstate_check(struct ng_nl *nl, struct ng_nl *node_nl, const struct ng_record *d,
 		      const struct ng_policy *pol, char *diff, size_t len)
 {
+	const struct ng_record_table *host = ng_record_host_table(d);
 	struct ng_err err = {0};
-	char host_table[256];
 	int rc = ng_ruleset_check(nl, pol, NG_TABLE, NULL, &err);
 
 	/* The host side compared too, as CHECK compares it. */
-	if (rc == 0 && pol->host &&
-	    ng_hostmirror_table(d->container_id, d->ifname, host_table, sizeof(host_table), &err) == 0)
-		rc = ng_hostmirror_check(pol, host_table, &err);
+	if (rc == 0 && pol->host && host)
+		rc = ng_podtables_check_host(node_nl, pol, host->name, &err);
 	if (rc < 0) {
 		snprintf(diff, len, "%s", err.msg);
 		return err.code == NG_E_CHECK ? 1 : -1;

@@ -1,4 +1,5 @@
 #include "node/probe.h"
+#include "base/clock.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -25,10 +26,7 @@ const char *ng_probe_result_name(enum ng_probe_result r)
 
 static double now_ms(void)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+	return (double)ng_mono_us() / 1e3;
 }
 
 static socklen_t sockaddr_of(const struct ng_ip *ip, uint16_t port, unsigned ifindex,

@@ -2,8 +2,8 @@
 
 #include <string.h>
 
-#include "cni/cniversion.h"
-#include "cni/confdir.h"
+#include "spec/cniversion.h"
+#include "state/confdir.h"
 #include "policy/metadata.h"
 
 /* Loads --config (or the node's active conflist when it holds our entry)

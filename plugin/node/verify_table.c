@@ -10,7 +10,7 @@
 #include "policy/pod_policy.h"
 
 /* Reads the pod identity out of the table comment line of a snapshot. */
-static bool pod_from_snapshot(const struct ng_snapshot *s, char *buf, size_t len, struct ng_pod_id *id)
+static bool pod_from_snapshot(const struct ng_snapshot *s, char *buf, size_t len, struct ng_podref *id)
 {
 	for (size_t i = 0; i < s->lines.n; i++) {
 		const char *l = s->lines.v[i], *c = strstr(l, " comment \"");
@@ -20,7 +20,7 @@ static bool pod_from_snapshot(const struct ng_snapshot *s, char *buf, size_t len
 		snprintf(buf, len, "%s", c + 10);
 		if (*buf)
 			buf[strlen(buf) - 1] = '\0'; /* closing quote */
-		return ng_pod_id_from_comment(buf, id);
+		return ng_podref_from_comment(buf, id);
 	}
 	return false;
 }
@@ -29,7 +29,7 @@ void ng_verify_table(struct run *r, struct ng_nl *nl, const struct ng_netinfo *n
 {
 	struct ng_snapshot have = {.table = NG_TABLE};
 	struct ng_pod_policy pp = {0};
-	struct ng_pod_id id = {0};
+	struct ng_podref id = {0};
 	struct ng_err err = {0};
 	size_t objects = 0;
 	char comment[256];
@@ -48,9 +48,8 @@ void ng_verify_table(struct run *r, struct ng_nl *nl, const struct ng_netinfo *n
 		return;
 	}
 	if (pod_from_snapshot(&have, comment, sizeof(comment), &id)) {
-		snprintf(r->pod, sizeof(r->pod), "%s/%s", id.ns ? id.ns : "-", id.name ? id.name : "-");
-		snprintf(r->container_id, sizeof(r->container_id), "%s",
-			 id.container_id ? id.container_id : "");
+		ng_podref_name(&id, r->pod, sizeof(r->pod));
+		snprintf(r->container_id, sizeof(r->container_id), "%s", id.container_id);
 	}
 	ng_vrow(r, "layer 2: table present", NG_PASS, -1, "table inet %s%s%s", NG_TABLE,
 		r->pod[0] ? ", pod " : "", r->pod);
@@ -62,9 +61,9 @@ void ng_verify_table(struct run *r, struct ng_nl *nl, const struct ng_netinfo *n
 	/* prevResult rebuilt from the namespace itself: its addresses and the
 	 * gateways of its default routes; the guard's interface is the pod's
 	 * first one other than loopback. */
-	for (size_t i = 0; i < ni->links.n && !id.ifname; i++)
+	for (size_t i = 0; i < ni->links.n && !id.ifname[0]; i++)
 		if (!ni->links.v[i].loopback)
-			id.ifname = ni->links.v[i].name;
+			snprintf(id.ifname, sizeof(id.ifname), "%s", ni->links.v[i].name);
 	/* The pod's selection and policy, exactly as ADD and CHECK decide them. */
 	if (ng_pod_policy_build(r->cfg_json, &r->cfg, &ni->prev, &id, NULL, NULL, &pp, &err) < 0) {
 		ng_vrow(r, "layer 2: rules match policy", NG_FAIL, -1, "%s", err.msg);
@@ -76,7 +75,7 @@ void ng_verify_table(struct run *r, struct ng_nl *nl, const struct ng_netinfo *n
 		goto out;
 	}
 	/* The pod's link-local addresses are allowed sources, as at ADD. */
-	if (!id.ifname) {
+	if (!id.ifname[0]) {
 		ng_vrow(r, "layer 2: rules match policy", NG_FAIL, -1,
 			"the namespace has no interface but loopback");
 		goto out;

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "base/json_util.h"
-#include "cni/cniversion.h"
+#include "spec/cniversion.h"
 #include "policy/metadata.h"
 
 int ng_check_prefix_min(const struct ng_config *cfg, const struct ng_prefix *p, const char *what, int code,

@@ -5,7 +5,7 @@
 #include "policy/select.h"
 
 int ng_pod_policy_build(const json_t *entry, const struct ng_config *cfg, const struct ng_prev *prev,
-			const struct ng_pod_id *pod, ng_names_fn resolve, void *ctx,
+			const struct ng_podref *pod, ng_names_fn resolve, void *ctx,
 			struct ng_pod_policy *out, struct ng_err *err)
 {
 	ng_name_list names = {0};

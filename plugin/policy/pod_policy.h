@@ -9,7 +9,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-#include "cni/prevresult.h"
+#include "spec/prevresult.h"
 #include "policy/annotations.h"
 #include "policy/config.h"
 #include "policy/policy.h"
@@ -35,7 +35,7 @@ enum {
  * asked). Returns 0, NG_POD_REFUSED or NG_POD_ERROR with err. `out` is
  * always to be freed with ng_pod_policy_free. */
 int ng_pod_policy_build(const json_t *entry, const struct ng_config *cfg, const struct ng_prev *prev,
-			const struct ng_pod_id *pod, ng_names_fn resolve, void *ctx,
+			const struct ng_podref *pod, ng_names_fn resolve, void *ctx,
 			struct ng_pod_policy *out, struct ng_err *err);
 void ng_pod_policy_free(struct ng_pod_policy *p);
 

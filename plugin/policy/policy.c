@@ -230,10 +230,10 @@ static const char *or_dash(const char *s)
  * the 127 bytes nftables keeps for a comment. The attachment comes first so
  * that a long pod name never cuts the part DEL reads to know the table is
  * its own (a 64-character container id leaves room for ~24 of the pod). */
-static void describe_pod(const struct ng_pod_id *pod, struct ng_policy *out)
+static void describe_pod(const struct ng_podref *pod, struct ng_policy *out)
 {
 	char full[1024];
-	struct ng_pod_id none = {0};
+	struct ng_podref none = {0};
 
 	if (!pod)
 		pod = &none;
@@ -241,20 +241,25 @@ static void describe_pod(const struct ng_pod_id *pod, struct ng_policy *out)
 	memcpy(out->pod, full, sizeof(out->pod) - 1);
 	out->pod[sizeof(out->pod) - 1] = '\0';
 	snprintf(full, sizeof(full), "boxxkite-netguard %s: container %s if %s pod %s", NG_VERSION,
-		 or_dash(pod->container_id), pod->ifname ? pod->ifname : "eth0", out->pod);
+		 or_dash(pod->container_id), pod->ifname[0] ? pod->ifname : "eth0", out->pod);
 	memcpy(out->comment, full, sizeof(out->comment) - 1);
 	out->comment[sizeof(out->comment) - 1] = '\0';
-	snprintf(out->container_id, sizeof(out->container_id), "%s",
-		 pod->container_id ? pod->container_id : "");
+	snprintf(out->container_id, sizeof(out->container_id), "%s", pod->container_id);
+}
+
+static void copy_part(char *dst, size_t len, const char *src)
+{
+	snprintf(dst, len, "%s", strcmp(src, "-") ? src : "");
 }
 
 /* Reads both forms: "... container CID if IF pod NS/NAME" (this version)
  * and "... pod NS/NAME container CID12" (0.1, no interface). */
-bool ng_pod_id_from_comment(char *buf, struct ng_pod_id *out)
+bool ng_podref_from_comment(const char *comment, struct ng_podref *out)
 {
-	char *pod, *slash, *ctr, *ifn;
+	char buf[256], *pod, *slash, *ctr, *ifn;
 
 	memset(out, 0, sizeof(*out));
+	snprintf(buf, sizeof(buf), "%s", comment);
 	if (strncmp(buf, "boxxkite-netguard ", 18) != 0)
 		return false;
 	ctr = strstr(buf, ": container ");
@@ -270,8 +275,8 @@ bool ng_pod_id_from_comment(char *buf, struct ng_pod_id *out)
 			*pod = '\0';
 			pod += 5;
 		}
-		out->container_id = strcmp(ctr, "-") ? ctr : NULL;
-		out->ifname = ifn;
+		copy_part(out->container_id, sizeof(out->container_id), ctr);
+		snprintf(out->ifname, sizeof(out->ifname), "%s", ifn);
 		if (!pod) /* cut in the middle: the attachment is whole */
 			return true;
 	} else {
@@ -283,16 +288,14 @@ bool ng_pod_id_from_comment(char *buf, struct ng_pod_id *out)
 		if (!ctr)
 			return false;
 		*ctr = '\0';
-		out->container_id = ctr + 11;
-		if (!strcmp(out->container_id, "-"))
-			out->container_id = NULL;
+		copy_part(out->container_id, sizeof(out->container_id), ctr + 11);
 	}
 	slash = strchr(pod, '/');
 	if (!slash)
-		return !!out->ifname;
+		return out->ifname[0] != '\0';
 	*slash = '\0';
-	out->ns = strcmp(pod, "-") ? pod : NULL;
-	out->name = strcmp(slash + 1, "-") ? slash + 1 : NULL;
+	copy_part(out->ns, sizeof(out->ns), pod);
+	copy_part(out->name, sizeof(out->name), slash + 1);
 	return true;
 }
 
@@ -368,7 +371,7 @@ int ng_policy_link(struct ng_policy *p, const struct ng_link_facts *f, bool host
 }
 
 int ng_policy_compile(const struct ng_config *cfg, const struct ng_annotations *ann,
-		      const struct ng_prev *prev, const ng_resolved *resolved, const struct ng_pod_id *pod,
+		      const struct ng_prev *prev, const ng_resolved *resolved, const struct ng_podref *pod,
 		      struct ng_policy *out, struct ng_err *err)
 {
 	memset(out, 0, sizeof(*out));
@@ -380,7 +383,7 @@ int ng_policy_compile(const struct ng_config *cfg, const struct ng_annotations *
 	out->raw_guard = cfg->raw_guard;
 	out->learn = cfg->learn;
 	out->min_name_ttl = cfg->min_name_ttl;
-	snprintf(out->ifname, sizeof(out->ifname), "%s", pod && pod->ifname ? pod->ifname : "eth0");
+	snprintf(out->ifname, sizeof(out->ifname), "%s", pod && pod->ifname[0] ? pod->ifname : "eth0");
 	describe_pod(pod, out);
 
 	for (size_t i = 0; i < cfg->metadata.n; i++) {

@@ -14,7 +14,8 @@
 #include "policy/dnsparse.h"
 #include "policy/annotations.h"
 #include "policy/config.h"
-#include "cni/prevresult.h"
+#include "spec/podref.h"
+#include "spec/prevresult.h"
 #include "base/vec.h"
 
 /* One set element: an address range and a second-dimension range (a port,
@@ -47,12 +48,6 @@ struct ng_name_entry {
 };
 typedef NG_VEC(struct ng_name_entry) ng_name_entry_vec;
 
-/* Who a table is for: named in its comment and in log prefixes. */
-struct ng_pod_id {
-	const char *ns, *name, *container_id; /* each may be NULL or "" */
-	const char *ifname;                   /* CNI_IFNAME; NULL: "eth0" */
-};
-
 #define NG_LOG_PREFIX_MAX 64
 
 /* What the kernel says about the pod's link (kernel/peer.c reads it at ADD
@@ -67,6 +62,7 @@ struct ng_link_facts {
 	size_t n_link_local;
 	char peer[16]; /* "": no per-pod host device */
 	int peer_ifindex;
+	int ifindex; /* the pod's interface, in the pod's namespace */
 };
 
 struct ng_policy {
@@ -143,13 +139,15 @@ typedef NG_VEC(struct ng_resolved_name) ng_resolved;
  * then left empty, as their contents are time-dependent. Every name entry
  * must have an answer in `resolved` otherwise (code 11). */
 int ng_policy_compile(const struct ng_config *cfg, const struct ng_annotations *ann,
-		      const struct ng_prev *prev, const ng_resolved *resolved, const struct ng_pod_id *pod,
+		      const struct ng_prev *prev, const ng_resolved *resolved, const struct ng_podref *pod,
 		      struct ng_policy *out, struct ng_err *err);
 
 /* Reads the pod identity back from a table comment written by this plugin
- * ("boxxkite-netguard V: pod NS/NAME container ID"). Strings point into
- * `buf`, which is modified. Returns false when the comment is not ours. */
-bool ng_pod_id_from_comment(char *buf, struct ng_pod_id *out);
+ * ("boxxkite-netguard V: container ID if IF pod NS/NAME", or 0.1's "...: pod
+ * NS/NAME container ID12"): "" for each part the comment does not hold
+ * (0.1's has no interface; a long pod name is cut). netns is left NULL.
+ * Returns false when the comment is not ours. */
+bool ng_podref_from_comment(const char *comment, struct ng_podref *out);
 
 /* Adds what the kernel said about the pod's link: its link-local addresses
  * become allowed sources; with `host` (hostMirror in use), the host-side

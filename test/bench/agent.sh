@@ -81,11 +81,13 @@ import json, os, sys
 r = json.load(open(sys.argv[1]))
 q, path = sys.argv[3], sys.argv[4]
 st = os.stat(path)
-r["containerId"] = "x%032d" % int(q)
-r["netns"], r["netnsDev"], r["netnsIno"] = path, st.st_dev, st.st_ino
+p = r["pod"]
+p["containerId"] = "x%032d" % int(q)
+r["key"] = p["containerId"] + "@eth0"
+p["netns"], p["netnsDev"], p["netnsIno"] = path, st.st_dev, st.st_ino
 tmp = os.path.join(sys.argv[2], ".x%s.tmp" % q)
 json.dump(r, open(tmp, "w"))
-os.rename(tmp, os.path.join(sys.argv[2], r["containerId"] + "@eth0.json"))
+os.rename(tmp, os.path.join(sys.argv[2], r["key"] + ".json"))
 PYEOF
 done
 for _ in {1..100}; do

@@ -14,7 +14,9 @@
 #include <unistd.h>
 
 #include "base/decision_log.h"
-#include "cni/handoff.h"
+#include "state/handoff.h"
+#include "state/ready.h"
+#include "state/record.h"
 
 static const char *conf_text =
 	"{\"cniVersion\":\"1.0.0\",\"name\":\"k8s\",\"type\":\"boxxkite-netguard\","
@@ -54,39 +56,36 @@ static void run(const char *label, const char *state_dir, const char *verb, cons
 {
 	double *t = calloc((size_t)n, sizeof(*t));
 	struct ng_record_table tab = {.family = 1, .name = "boxxkite_netguard"};
-	ng_record_table_vec tables = {0};
 	char cid[80];
 
-	ng_vec_push(&tables, &tab);
 	for (int i = 0; i < n; i++) {
 		struct ng_log log;
-		struct ng_handoff h = {.state_dir = state_dir,
-				       .verb = verb,
-				       .ifname = "eth0",
-				       .netns = "/proc/self/ns/net",
-				       .pod_namespace = "sandboxes",
-				       .pod_name = "s1",
-				       .log = &log,
-				       .conf = conf,
-				       .tables = &tables,
-				       .learn = true};
+		struct ng_record r = {0};
+		struct ng_err err = {0};
+		struct ng_handoff h = {.state_dir = state_dir, .verb = verb, .log = &log, .record = &r};
 		double t0;
 
 		snprintf(cid, sizeof(cid), "c%06d", i % 100);
-		h.container_id = cid;
+		ng_podref_set(&r.pod, "sandboxes", "s1", cid, "eth0", "/proc/self/ns/net", &err);
+		ng_record_key(cid, "eth0", r.key, sizeof(r.key), &err);
+		r.learn = true;
+		r.conf = json_incref((json_t *)conf);
+		ng_vec_push(&r.tables, &tab);
 		ng_log_begin(&log, verb);
 		snprintf(log.decision, sizeof(log.decision), "%s",
 			 !strcmp(verb, "ADD") ? "enforced" : "deleted");
 		snprintf(log.reason, sizeof(log.reason), "namespace sandboxes is in enforce.namespaces");
 		t0 = now_us();
-		if (!strcmp(verb, "DEL"))
-			ng_handoff_forget(&h);
+		if (!strcmp(verb, "DEL")) {
+			h.record = NULL;
+			ng_record_remove(state_dir, r.key, 0, &err);
+		}
 		ng_handoff(&h);
 		t[i] = now_us() - t0;
+		ng_record_free(&r);
 	}
 	qsort(t, (size_t)n, sizeof(*t), cmp);
 	printf("%-40s median %7.1f us   p99 %7.1f us   (n=%d)\n", label, t[n / 2], t[n * 99 / 100], n);
-	ng_vec_free(&tables);
 	free(t);
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/opsrss.sh: what the agent's ops thread (drift watch, metrics) holds
 # per enforced pod: one real pod namespace in a throw-away node namespace,
-# its decision record copied N-1 times (each copy is watched: two sockets,
+# its pod record copied N-1 times (each copy is watched: two sockets,
 # the compiled policy, its view), the agent's RSS before and after. Prints
 # figures; not a pass/fail test. Root; everything in namespaces it makes.
 set -euo pipefail
@@ -24,7 +24,7 @@ mkdir -p "$T/state"
 cat >"$T/c.json" <<JSON
 {"cniVersion":"1.0.0","name":"vg","type":"boxxkite-netguard","stateDir":"$T/state","capabilities":{"io.kubernetes.cri.pod-annotations":true},
  "enforce":{"namespaces":["sandboxes"],"optInAnnotation":true},"dns":{"servers":["10.96.0.10"]},
- "egress":{"names":"resolve","allow":["10.20.0.0/16:443"],"envelope":["10.0.0.0/8:443"]},
+ "egress":{"names":"resolve","allow":["10.20.0.0/16:443"],"envelope":["10.0.0.0/8:443"]},"hostMirror":"off",
  "ingress":{"ports":[8080],"sources":["10.244.0.0/16"],"allowNode":true},
  "prevResult":{"cniVersion":"1.0.0","ips":[{"address":"10.244.1.5/24","gateway":"10.244.1.1"}]}}
 JSON
@@ -34,12 +34,12 @@ nsenter --net="/run/netns/$NODE" "$BIN" agent --state-dir "$T/state" --listen 12
 APID=$!
 sleep 1.5
 r0=$(awk '/VmRSS/{print $2}' "/proc/$APID/status")
-/usr/bin/python3 - "$T/state/decisions/c0@eth0.json" "$N" <<'PY'
+/usr/bin/python3 - "$T/state/pods/c0@eth0.json" "$N" <<'PY'
 import json, os, sys
 src, n = sys.argv[1], int(sys.argv[2])
 r = json.load(open(src)); d = os.path.dirname(src)
 for i in range(1, n):
-    r["containerId"] = "c%d" % i; r["key"] = "c%d@eth0" % i; r["podName"] = "p%d" % i
+    r["pod"]["containerId"] = "c%d" % i; r["key"] = "c%d@eth0" % i; r["pod"]["name"] = "p%d" % i
     tmp = os.path.join(d, ".t%d" % i); json.dump(r, open(tmp, "w")); os.rename(tmp, os.path.join(d, r["key"] + ".json"))
 PY
 sleep 8

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cni/cni_args.h"
+#include "spec/cni_args.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,7 +1,7 @@
 /* Fuzz target: what the agent's ops thread reads from others: the plugin's
  * invocation lines (a torn or hostile stateDir/invocations.log), nf_tables
  * event messages (any process in a pod's namespace can make them), the
- * decision records and the status file (status reads them). The first
+ * pod records and the status file (status reads them). The first
  * byte picks the reader. */
 #include <jansson.h>
 #include <libmnl/libmnl.h>
@@ -14,7 +14,7 @@
 #include "agent/drift.h"
 #include "base/nlwalk.h"
 #include "agent/invfold.h"
-#include "cni/decisionrec.h"
+#include "state/record.h"
 #include "node/statusjson.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -56,10 +56,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		json_t *o = json_loadb((const char *)data + 1, size - 1, JSON_REJECT_DUPLICATES, NULL);
 
 		if (o && data[0] % 4 == 2) {
-			struct ng_decision d;
+			struct ng_record r;
 
-			if (ng_decision_from_json(o, &d, &err) == 0)
-				ng_decision_free(&d);
+			if (ng_record_from_json(o, &r, &err) == 0)
+				ng_record_free(&r);
 		} else if (o) {
 			struct ng_view v;
 

@@ -3,9 +3,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cni/cniversion.h"
+#include "spec/cniversion.h"
 #include "policy/config.h"
-#include "cni/prevresult.h"
+#include "spec/prevresult.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -43,7 +43,8 @@ int main(int argc, char **argv)
 	struct ng_config cfg;
 	struct ng_prev prev = {0};
 	struct ng_pod_policy pp = {0};
-	struct ng_pod_id id;
+	struct ng_podref id;
+	struct ng_link_facts link;
 	struct ng_batch b;
 	struct ng_nl nl;
 	struct ng_log log = {0};
@@ -57,16 +58,16 @@ int main(int argc, char **argv)
 			"usage: ngwiden NETNS_PATH IFNAME POD_NS POD_NAME CONTAINER_ID < stdin.json\n");
 		return 2;
 	}
-	id = (struct ng_pod_id){.ns = argv[3], .name = argv[4], .container_id = argv[5], .ifname = argv[2]};
 	root = json_loadf(stdin, 0, &je);
-	if (!root || ng_config_parse(root, &cfg, &err) < 0 ||
+	if (!root || ng_podref_set(&id, argv[3], argv[4], argv[5], argv[2], argv[1], &err) < 0 ||
+	    ng_config_parse(root, &cfg, &err) < 0 ||
 	    ng_prev_parse(json_object_get(root, "prevResult"), &prev, &err) < 0 ||
 	    ng_pod_policy_build(root, &cfg, &prev, &id, NULL, NULL, &pp, &err) < 0 || !pp.enforced ||
 	    ng_netns_open(argv[1], &fd, &st, &err) < 0 || st != NG_NETNS_OK ||
 	    /* the pod's link as ADD read it (link-local sources), so that the
 	     * name sets are the only difference */
-	    ng_hostmirror_plan(&cfg, fd, argv[2], json_object_get(root, "prevResult"), &pp.policy, &log,
-			       &err) < 0 ||
+	    ng_hostmirror_plan(&cfg, fd, argv[2], json_object_get(root, "prevResult"), &pp.policy, &link,
+			       &log, &err) < 0 ||
 	    widen(&pp.policy) < 0 || ng_batch_init(&b, NG_TABLE, 1, &err) < 0) {
 		fprintf(stderr, "ngwiden: %s\n", root ? err.msg : je.text);
 		return 1;

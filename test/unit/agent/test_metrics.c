@@ -8,7 +8,7 @@
 #include "base/histogram.h"
 #include "agent/metrics.h"
 #include "node/nodeview.h"
-#include "cni/invstats.h"
+#include "state/invstats.h"
 
 static void add_pod(struct ng_view *v, const char *key, const char *ns, const char *name,
 		    const char *decision)

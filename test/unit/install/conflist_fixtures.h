@@ -7,7 +7,7 @@
 
 #include <libgen.h>
 
-#include "cni/confdir.h"
+#include "state/confdir.h"
 #include "install/conflist.h"
 #include "install/installplan.h"
 #include "install/watch.h"

@@ -1,5 +1,5 @@
 /* The plugin entry: what parses, and every refusal of guide section 1. */
-#include "cni/cniversion.h"
+#include "spec/cniversion.h"
 #include "testutil.h"
 
 /* Asserts that replacing `key` by `value` is refused with `code`, and that

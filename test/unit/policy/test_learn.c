@@ -4,7 +4,7 @@
 
 #include "dnsmsg.h"
 
-#include "cni/prevresult.h"
+#include "spec/prevresult.h"
 #include "policy/annotations.h"
 #include "policy/dnsparse.h"
 #include "policy/learn.h"

@@ -6,7 +6,7 @@
 #include "policy/metadata.h"
 #include "policy/normalize.h"
 #include "policy/policy.h"
-#include "cni/prevresult.h"
+#include "spec/prevresult.h"
 
 #define PREV                                                                                             \
 	"{\"cniVersion\":\"1.0.0\",\"ips\":[{\"address\":\"10.244.1.5/24\",\"gateway\":\"10.244.1.1\"}," \
@@ -264,7 +264,11 @@ static void test_pod_identity(void **state)
 	(void)state;
 	struct fx f;
 	struct ng_err err = {0};
-	struct ng_pod_id id = {"sandboxes", "p-1", "0123456789abcdef", "eth0"}, back;
+	struct ng_podref id = {.ns = "sandboxes",
+			       .name = "p-1",
+			       .container_id = "0123456789abcdef",
+			       .ifname = "eth0"},
+			 back;
 	char buf[256];
 
 	fx_load(&f, NULL);
@@ -276,21 +280,21 @@ static void test_pod_identity(void **state)
 	assert_contains(f.pol.comment, ": container 0123456789abcdef if eth0 pod sandboxes/p-1");
 	/* The comment reads back into the same identity (verify, stats, DEL). */
 	snprintf(buf, sizeof(buf), "%s", f.pol.comment);
-	assert_true(ng_pod_id_from_comment(buf, &back));
+	assert_true(ng_podref_from_comment(buf, &back));
 	assert_string_equal(back.ns, "sandboxes");
 	assert_string_equal(back.name, "p-1");
 	assert_string_equal(back.container_id, "0123456789abcdef");
 	assert_string_equal(back.ifname, "eth0");
 	/* 0.1's form still reads (DEL of a pod added before the upgrade). */
 	snprintf(buf, sizeof(buf), "boxxkite-netguard 0.1.0: pod ns/n container 0123456789ab");
-	assert_true(ng_pod_id_from_comment(buf, &back));
+	assert_true(ng_podref_from_comment(buf, &back));
 	assert_string_equal(back.container_id, "0123456789ab");
-	assert_null(back.ifname);
+	assert_string_equal(back.ifname, "");
 	assert_string_equal(back.name, "n");
 	/* The prevResult's addresses are the pod's only sources. */
 	assert_int_equal(f.pol.source[0].n + f.pol.source[1].n, f.prev.addrs.n);
 	snprintf(buf, sizeof(buf), "someone else's table");
-	assert_false(ng_pod_id_from_comment(buf, &back));
+	assert_false(ng_podref_from_comment(buf, &back));
 	fx_free(&f);
 
 	/* Without CNI_ARGS the pod is "-/-", never an empty or garbled name. */
@@ -299,9 +303,9 @@ static void test_pod_identity(void **state)
 	assert_int_equal(ng_policy_compile(&f.cfg, &f.ann, &f.prev, &f.res, NULL, &f.pol, &err), 0);
 	assert_string_equal(f.pol.pod, "-/-");
 	snprintf(buf, sizeof(buf), "%s", f.pol.comment);
-	assert_true(ng_pod_id_from_comment(buf, &back));
-	assert_null(back.ns);
-	assert_null(back.name);
+	assert_true(ng_podref_from_comment(buf, &back));
+	assert_string_equal(back.ns, "");
+	assert_string_equal(back.name, "");
 	fx_free(&f);
 }
 

@@ -1,4 +1,4 @@
-#include "cni/invstats.h"
+#include "state/invstats.h"
 
 #include <fcntl.h>
 #include <stdio.h>

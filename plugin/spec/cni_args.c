@@ -1,4 +1,4 @@
-#include "cni/cni_args.h"
+#include "spec/cni_args.h"
 
 #include <stdio.h>
 #include <stdlib.h>

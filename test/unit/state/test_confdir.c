@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cni/confdir.h"
+#include "state/confdir.h"
 
 static char dir[256];
 

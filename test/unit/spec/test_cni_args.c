@@ -1,7 +1,7 @@
 /* CNI_ARGS: parsed as KEY=VALUE pairs in any order, never compared whole. */
 #include "testutil.h"
 
-#include "cni/cni_args.h"
+#include "spec/cni_args.h"
 
 static void test_any_order(void **state)
 {

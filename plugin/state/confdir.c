@@ -1,4 +1,4 @@
-#include "cni/confdir.h"
+#include "state/confdir.h"
 
 #include <dirent.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* prevResult: what we read from it and how it is handed back. */
 #include "testutil.h"
 
-#include "cni/prevresult.h"
+#include "spec/prevresult.h"
 
 #define PREV_10                                                                                       \
 	"{\"cniVersion\":\"1.1.0\",\"interfaces\":[{\"name\":\"eth0\",\"mac\":\"aa:bb:cc:dd:ee:ff\"," \

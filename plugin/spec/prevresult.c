@@ -1,5 +1,5 @@
-#include "cni/cniversion.h"
-#include "cni/prevresult.h"
+#include "spec/cniversion.h"
+#include "spec/prevresult.h"
 
 #include <ctype.h>
 #include <stdbool.h>
@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy/config.h"
 #include "base/json_util.h"
 
 /* Splits "ADDR/LEN" without masking: prevResult carries the pod's own

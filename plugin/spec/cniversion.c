@@ -1,4 +1,4 @@
-#include "cni/cniversion.h"
+#include "spec/cniversion.h"
 
 #include <stdio.h>
 #include <stdlib.h>

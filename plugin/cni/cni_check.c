@@ -1,0 +1,58 @@
+/* CHECK: both sides against the pod's policy. */
+#include "cni/cni_check.h"
+
+#include <errno.h>
+
+#include "cni/hostmirror.h"
+#include "kernel/podtables.h"
+#include "kernel/ruleset.h"
+#include "nft/render.h"
+#include "nft/snapshot.h"
+#include "spec/cniversion.h"
+
+int ng_cmd_check(struct inv *v, FILE *in)
+{
+	struct ng_snapshot snap = {0};
+	struct ng_nl nl;
+	bool enforced;
+	int rc;
+
+	if (ng_inv_need_env(v, true) < 0 || ng_inv_load(v, in) < 0)
+		return ng_inv_fail(v, "error");
+	if (ng_version_cmp(v->cfg.cni_version, "0.4.0") < 0) {
+		ng_fail(&v->err, NG_E_VERSION, "CHECK needs cniVersion 0.4.0 or later (config says %s)",
+			v->cfg.cni_version);
+		return ng_inv_fail(v, "error");
+	}
+	if (ng_inv_load_prev(v) < 0)
+		return ng_inv_fail(v, "refused");
+	if ((rc = ng_inv_decide(v, NULL)) != 0)
+		return rc;
+	enforced = v->pod.enforced;
+	if (ng_hostmirror_table(v->container_id, v->ifname, v->host_table, sizeof(v->host_table), &v->err) <
+	    0)
+		return ng_inv_fail(v, "error");
+	if (ng_inv_open_pod_socket(v, &nl, enforced) < 0)
+		return ng_inv_fail(v, "error");
+	if (enforced) {
+		rc = ng_ruleset_check(&nl, &v->pod.policy, NG_TABLE, NULL, &v->err);
+		if (rc == 0)
+			rc = ng_ruleset_check_answers(&nl, &v->pod.policy, NG_TABLE, &v->err);
+		if (rc == 0 && v->pod.policy.host)
+			rc = ng_podtables_check_host(NULL, &v->pod.policy, v->host_table, &v->err);
+	} else {
+		rc = ng_ruleset_snapshot(&nl, NG_TABLE, &snap, &v->err);
+		if (rc == 0)
+			rc = ng_fail(&v->err, NG_E_CHECK,
+				     "table inet %s is present but the pod is not enforced: %s", NG_TABLE,
+				     v->pod.reason);
+		else if (rc == -ENOENT)
+			rc = 0;
+		ng_snapshot_free(&snap);
+	}
+	ng_nl_close(&nl);
+	if (rc < 0)
+		return ng_inv_fail(v, "differs");
+	ng_log_emit(&v->log, "verified", enforced ? "ruleset matches the policy" : v->pod.reason, 0);
+	return 0;
+}

@@ -1,0 +1,24 @@
+/* The agent's side of the pod record (state/record.h): the lock that says
+ * an agent serves stateDir, the ready file through which it tells ADD it
+ * has bound a pod's queue, and DEL's wait for it to let the pod go. */
+#ifndef NG_READY_H
+#define NG_READY_H
+
+#include "base/err.h"
+
+/* DEL: removes pods/<key>.json (missing is fine), then waits up to
+ * `wait_ms` for the agent to drop the pod (its ready file goes). The
+ * refused record stays. */
+int ng_record_remove(const char *state_dir, const char *key, int wait_ms, struct ng_err *err);
+
+/* ADD: waits until ready/<key> holds `nonce`; code 11 after `timeout_ms`. */
+int ng_record_wait_ready(const char *state_dir, const char *key, const char *nonce, int timeout_ms,
+			 struct ng_err *err);
+/* Agent: writes ready/<key> (the nonce) / removes it. */
+int ng_record_set_ready(const char *state_dir, const char *key, const char *nonce, struct ng_err *err);
+void ng_record_clear_ready(const char *state_dir, const char *key);
+
+/* Is an agent holding stateDir's lock? 1 yes, 0 no. */
+int ng_agent_serving(const char *state_dir);
+
+#endif
