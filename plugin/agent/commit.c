@@ -49,7 +49,7 @@ static int commit_ns(struct ng_pod *p, struct ng_nl *nl, bool in_node, const ng_
 	bool any = false;
 	int rc;
 
-	if (ng_batch_init(&b, NG_TABLE, nl->seq, err) < 0)
+	if (ng_nl_batch_init(nl, &b, NG_TABLE, err) < 0)
 		return -1;
 	rc = 0;
 	for (size_t i = 0; i < p->tables.n && rc == 0; i++) {
@@ -71,7 +71,6 @@ static int commit_ns(struct ng_pod *p, struct ng_nl *nl, bool in_node, const ng_
 		return 0;
 	}
 	rc = ng_batch_finish(&b, err);
-	nl->seq = b.seq_next + 2; /* past END and the marker (kernel/nl.c) */
 	if (rc == 0)
 		rc = ng_nl_commit(nl, &b, err);
 	ng_batch_free(&b);

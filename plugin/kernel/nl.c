@@ -245,6 +245,11 @@ static int send_marker(struct ng_nl *nl, uint32_t seq)
 	return -1;
 }
 
+int ng_nl_batch_init(struct ng_nl *nl, struct ng_batch *b, const char *table, struct ng_err *err)
+{
+	return ng_batch_init(b, table, nl->seq, err);
+}
+
 int ng_nl_commit(struct ng_nl *nl, const struct ng_batch *b, struct ng_err *err)
 {
 	int n = nftnl_batch_iovec_len(b->nb);
@@ -260,6 +265,11 @@ int ng_nl_commit(struct ng_nl *nl, const struct ng_batch *b, struct ng_err *err)
 
 	nl->refused_errno = 0;
 	nl->outcome = NG_NL_NOT_SENT;
+	/* The next request is numbered past this batch, its END and the
+	 * marker, whatever becomes of it: a retry never takes a late reply of
+	 * this attempt for its own. */
+	if (nl->seq <= marker)
+		nl->seq = marker + 1;
 	if (!buf)
 		return ng_fail(err, NG_E_INTERNAL, "out of memory");
 	nftnl_batch_iovec(b->nb, iov, (uint32_t)n);

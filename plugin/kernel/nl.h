@@ -64,6 +64,11 @@ ssize_t ng_nl_recv_kernel(int fd, void *buf, size_t len);
 void ng_nl_init_ops(struct ng_nl *nl, const struct ng_nl_ops *ops, void *ctx);
 void ng_nl_close(struct ng_nl *nl);
 
+/* Starts a batch for `table` numbered from the transport's next sequence
+ * number; ng_nl_commit moves that number past it (the one place that
+ * knows a transaction's numbering: BEGIN, the body, END, the marker). */
+int ng_nl_batch_init(struct ng_nl *nl, struct ng_batch *b, const char *table, struct ng_err *err);
+
 /* Sends the batch in one sendmsg, then a marker request; the kernel
  * answers only the messages that fail, then the marker. On the first
  * failure: code 110 naming the object (the kernel has rolled the whole

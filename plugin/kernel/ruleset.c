@@ -22,8 +22,8 @@
 #include "nft/snapdiff.h"
 #include "nft/snapnames.h"
 
-/* Builds a batch numbered from nl->seq and moves nl->seq past it, so that a
- * retry never confuses a late reply of the first attempt with its own. */
+/* Builds a batch numbered from the transport (ng_nl_batch_init): a retry
+ * is numbered past the first attempt. */
 /* `table_exists`, when not NULL, says whether a refusal was EEXIST on
  * creating one of the tables (so the other form, replace, applies). A
  * batch is sent again only when the kernel never saw it. */
@@ -34,11 +34,9 @@ int ng_ruleset_commit(struct ng_nl *nl, const char *table, ng_render_fn fn, cons
 		struct ng_batch b;
 		int rc;
 
-		if (ng_batch_init(&b, table, nl->seq, err) < 0)
+		if (ng_nl_batch_init(nl, &b, table, err) < 0)
 			return -1;
 		rc = fn(ctx, &b, err);
-		/* Past END and the marker (kernel/nl.c) */
-		nl->seq = b.seq_next + 2;
 		nl->outcome = NG_NL_NOT_SENT;
 		if (rc == 0)
 			rc = ng_nl_commit(nl, &b, err);
