@@ -21,6 +21,7 @@
 #include "nft/render.h"
 #include "nft/snapdiff.h"
 #include "nft/snapnames.h"
+#include "policy/podcomment.h"
 
 /* Builds a batch numbered from the transport (ng_nl_batch_init): a retry
  * is numbered past the first attempt. */

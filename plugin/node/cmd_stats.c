@@ -16,6 +16,7 @@
 #include "nft/render.h"
 #include "kernel/ruleset.h"
 #include "node/target.h"
+#include "policy/podcomment.h"
 
 struct stats {
 	ng_counter_vec counters;

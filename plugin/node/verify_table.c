@@ -8,6 +8,7 @@
 #include "nft/render.h"
 #include "nft/snapshot.h"
 #include "policy/pod_policy.h"
+#include "policy/podcomment.h"
 
 /* Reads the pod identity out of the table comment line of a snapshot. */
 static bool pod_from_snapshot(const struct ng_snapshot *s, char *buf, size_t len, struct ng_podref *id)

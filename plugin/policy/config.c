@@ -1,4 +1,5 @@
 #include "policy/config.h"
+#include "policy/config_dns.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,41 +93,6 @@ static int parse_enforce(const json_t *root, struct ng_config *cfg, struct ng_er
 			       "enforce.optInAnnotation: needs \"capabilities\": {\"%s\": true} in this "
 			       "plugin entry, or the runtime never passes the annotation",
 			       NG_ANNOTATIONS_CAP);
-	return 0;
-}
-
-static int parse_dns(const json_t *root, struct ng_config *cfg, struct ng_err *err)
-{
-	static const char *const keys[] = {"servers", NULL};
-	const json_t *dns = json_object_get(root, "dns"), *servers, *v;
-	size_t i;
-
-	if (!dns)
-		return 0;
-	if (ng_json_check_object(dns, "dns", keys, err) < 0)
-		return -1;
-	servers = json_object_get(dns, "servers");
-	if (!servers)
-		return 0;
-	if (!json_is_array(servers))
-		return ng_fail(err, NG_E_CONFIG, "dns.servers: must be an array of IP addresses");
-	if (ng_config_list_limit(servers, "dns.servers", NG_CONFIG_MAX_SHORT_LIST, err) < 0)
-		return -1;
-	json_array_foreach(servers, i, v) {
-		struct ng_ip ip;
-		struct ng_prefix host;
-		char what[64];
-
-		snprintf(what, sizeof(what), "dns.servers[%zu]", i);
-		if (!json_is_string(v) || ng_ip_parse(json_string_value(v), &ip) < 0)
-			return ng_fail(err, NG_E_CONFIG, "%s: not an IP address", what);
-		host.ip = ip;
-		host.plen = (uint8_t)ng_ip_bits(ip.fam);
-		if (ng_check_not_metadata(cfg, &host, what, NG_E_CONFIG, err) < 0)
-			return -1;
-		if (ng_vec_push(&cfg->dns, &ip) < 0)
-			return ng_fail(err, NG_E_INTERNAL, "out of memory");
-	}
 	return 0;
 }
 
@@ -463,9 +429,9 @@ int ng_config_parse(const json_t *root, struct ng_config *cfg, struct ng_err *er
 		return -1;
 
 	if (ng_metadata_parse(root, cfg, err) < 0 || parse_enforce(root, cfg, err) < 0 ||
-	    parse_dns(root, cfg, err) < 0 || parse_egress(root, cfg, err) < 0 ||
-	    parse_ingress(root, cfg, err) < 0 || parse_log(root, cfg, err) < 0 ||
-	    parse_state_dir(root, cfg, err) < 0)
+	    ng_config_parse_dns(root, cfg, err) < 0 || parse_egress(root, cfg, err) < 0 ||
+	    ng_config_finish_dns(root, cfg, err) < 0 || parse_ingress(root, cfg, err) < 0 ||
+	    parse_log(root, cfg, err) < 0 || parse_state_dir(root, cfg, err) < 0)
 		return -1;
 	if (parse_host_mirror(root, cfg, err) < 0)
 		return -1;
@@ -479,6 +445,7 @@ void ng_config_free(struct ng_config *cfg)
 		free(cfg->namespaces.v[i]);
 	ng_vec_free(&cfg->namespaces);
 	ng_vec_free(&cfg->dns);
+	ng_vec_free(&cfg->dns_always);
 	ng_vec_free(&cfg->allow);
 	ng_vec_free(&cfg->envelope);
 	ng_vec_free(&cfg->ingress_ports);

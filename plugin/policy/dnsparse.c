@@ -25,12 +25,11 @@ static char label_char(uint8_t c)
 	return '?';
 }
 
-/* Decodes the name at *off into out (lowercase, no trailing dot, "" for the
- * root) and moves *off past it in the record. -1 when malformed. */
-static int read_name(const uint8_t *msg, size_t len, size_t *off, char out[NG_DNS_NAME_LEN])
+int ng_dns_name_read(const uint8_t *msg, size_t len, size_t *off, char out[NG_DNS_NAME_LEN])
 {
 	size_t pos = *off, n = 0, wire = 0, next = 0;
 	size_t limit = pos; /* pointers must go below this, and it only falls */
+	unsigned jumps = 0;
 	bool jumped = false;
 
 	for (;;) {
@@ -52,7 +51,7 @@ static int read_name(const uint8_t *msg, size_t len, size_t *off, char out[NG_DN
 			ptr = (size_t)(l & 0x3f) << 8 | msg[pos + 1];
 			/* Strictly before every earlier target: always backward,
 			 * so a name's pointers cannot form a loop. */
-			if (ptr < DNS_HDR || ptr >= limit)
+			if (ptr < DNS_HDR || ptr >= limit || ++jumps > NG_DNS_MAX_JUMPS)
 				return -1;
 			if (!jumped)
 				next = pos + 2;
@@ -93,7 +92,7 @@ int ng_dns_parse(const uint8_t *msg, size_t len, struct ng_dns_msg *m)
 	m->rcode = msg[3] & 0x0f;
 	m->truncated = (msg[2] & 0x02) != 0;
 	an = rd16(msg + 6);
-	if (read_name(msg, len, &off, m->names[0]) < 0 || off + 4 > len)
+	if (ng_dns_name_read(msg, len, &off, m->names[0]) < 0 || off + 4 > len)
 		return -1;
 	m->n_names = 1;
 	m->qtype = rd16(msg + off);
@@ -108,7 +107,7 @@ int ng_dns_parse(const uint8_t *msg, size_t len, struct ng_dns_msg *m)
 			m->capped = true;
 			break;
 		}
-		if (read_name(msg, len, &off, m->names[m->n_names]) < 0 || off + 10 > len)
+		if (ng_dns_name_read(msg, len, &off, m->names[m->n_names]) < 0 || off + 10 > len)
 			return -1;
 		type = rd16(msg + off);
 		cls = rd16(msg + off + 2);
@@ -127,7 +126,7 @@ int ng_dns_parse(const uint8_t *msg, size_t len, struct ng_dns_msg *m)
 		if (type == NG_DNS_T_CNAME) {
 			size_t t = rdata;
 
-			if (read_name(msg, len, &t, m->names[m->n_names + 1]) < 0 || t != off)
+			if (ng_dns_name_read(msg, len, &t, m->names[m->n_names + 1]) < 0 || t != off)
 				return -1;
 			rr->target = (uint16_t)(m->n_names + 1);
 			m->n_names += 2;

@@ -12,7 +12,9 @@
  * The rules here:
  *   - compression pointers must point strictly before every earlier jump
  *     target of the same name (so they always go backward and cannot loop)
- *     and never into the header; reserved label types are malformed;
+ *     and never into the header, at most NG_DNS_MAX_JUMPS of them per name
+ *     (backward alone still lets a 64 KiB message chain thousands: 44 ms
+ *     to parse one); reserved label types are malformed;
  *   - a name is at most 255 wire bytes; label bytes outside [a-z0-9-_] are
  *     kept as '?', so they can never match a configured name yet keep
  *     their label boundaries ("a.b" inside one label is not two labels);
@@ -46,6 +48,10 @@ struct ng_resolved_name {
 #define NG_DNS_MAX_NAMES (2 * NG_DNS_MAX_RRS + 1)
 #define NG_DNS_NAME_LEN  256 /* presentation form + NUL */
 #define NG_DNS_MAX_CHAIN 16  /* CNAME links followed from the question */
+/* Compression pointers followed in one name: a name has at most 127
+ * labels, and a compressor points once per name (its suffix may point
+ * once more); past this the message is malformed. */
+#define NG_DNS_MAX_JUMPS 32
 
 #define NG_DNS_T_A     1
 #define NG_DNS_T_CNAME 5
@@ -68,6 +74,11 @@ struct ng_dns_msg {
 	struct ng_dns_rr rrs[NG_DNS_MAX_RRS];
 	char names[NG_DNS_MAX_NAMES][NG_DNS_NAME_LEN]; /* [0]: the question */
 };
+
+/* Decodes the name at *off of message msg[0..len) into out (lowercase,
+ * no trailing dot, "" for the root; bytes outside [a-z0-9-_] as '?') and
+ * moves *off past it. -1 when malformed (see the rules above). */
+int ng_dns_name_read(const uint8_t *msg, size_t len, size_t *off, char out[NG_DNS_NAME_LEN]);
 
 /* Parses a response. 0, or -1 when it is not a well-formed standard-query
  * response with one question. `m` is overwritten either way. */

@@ -1,5 +1,6 @@
 #include "policy/normalize.h"
 #include "policy/policy.h"
+#include "policy/podcomment.h"
 
 #include "base/version.h"
 #include "policy/metadata.h"
@@ -221,84 +222,6 @@ static int add_dns(struct ng_policy *p, const struct ng_config *cfg)
 	return 0;
 }
 
-static const char *or_dash(const char *s)
-{
-	return s && *s ? s : "-";
-}
-
-/* "boxxkite-netguard 0.1.0: container CID if IFNAME pod NS/NAME", cut to
- * the 127 bytes nftables keeps for a comment. The attachment comes first so
- * that a long pod name never cuts the part DEL reads to know the table is
- * its own (a 64-character container id leaves room for ~24 of the pod). */
-static void describe_pod(const struct ng_podref *pod, struct ng_policy *out)
-{
-	char full[1024];
-	struct ng_podref none = {0};
-
-	if (!pod)
-		pod = &none;
-	snprintf(full, sizeof(full), "%s/%s", or_dash(pod->ns), or_dash(pod->name));
-	memcpy(out->pod, full, sizeof(out->pod) - 1);
-	out->pod[sizeof(out->pod) - 1] = '\0';
-	snprintf(full, sizeof(full), "boxxkite-netguard %s: container %s if %s pod %s", NG_VERSION,
-		 or_dash(pod->container_id), pod->ifname[0] ? pod->ifname : "eth0", out->pod);
-	memcpy(out->comment, full, sizeof(out->comment) - 1);
-	out->comment[sizeof(out->comment) - 1] = '\0';
-	snprintf(out->container_id, sizeof(out->container_id), "%s", pod->container_id);
-}
-
-static void copy_part(char *dst, size_t len, const char *src)
-{
-	snprintf(dst, len, "%s", strcmp(src, "-") ? src : "");
-}
-
-/* Reads both forms: "... container CID if IF pod NS/NAME" (this version)
- * and "... pod NS/NAME container CID12" (0.1, no interface). */
-bool ng_podref_from_comment(const char *comment, struct ng_podref *out)
-{
-	char buf[256], *pod, *slash, *ctr, *ifn;
-
-	memset(out, 0, sizeof(*out));
-	snprintf(buf, sizeof(buf), "%s", comment);
-	if (strncmp(buf, "boxxkite-netguard ", 18) != 0)
-		return false;
-	ctr = strstr(buf, ": container ");
-	if (ctr) {
-		ctr += 12;
-		ifn = strstr(ctr, " if ");
-		if (!ifn)
-			return false;
-		*ifn = '\0';
-		ifn += 4;
-		pod = strstr(ifn, " pod ");
-		if (pod) {
-			*pod = '\0';
-			pod += 5;
-		}
-		copy_part(out->container_id, sizeof(out->container_id), ctr);
-		snprintf(out->ifname, sizeof(out->ifname), "%s", ifn);
-		if (!pod) /* cut in the middle: the attachment is whole */
-			return true;
-	} else {
-		pod = strstr(buf, ": pod ");
-		if (!pod)
-			return false;
-		pod += 6;
-		ctr = strstr(pod, " container ");
-		if (!ctr)
-			return false;
-		*ctr = '\0';
-		copy_part(out->container_id, sizeof(out->container_id), ctr + 11);
-	}
-	slash = strchr(pod, '/');
-	if (!slash)
-		return out->ifname[0] != '\0';
-	*slash = '\0';
-	copy_part(out->ns, sizeof(out->ns), pod);
-	copy_part(out->name, sizeof(out->name), slash + 1);
-	return true;
-}
-
 /* Cuts the name entries' port ranges, per protocol, at every range edge:
  * the pieces covered by at least one entry, in order. */
 static int name_pieces(struct ng_policy *p)
@@ -370,6 +293,22 @@ int ng_policy_link(struct ng_policy *p, const struct ng_link_facts *f, bool host
 	return 0;
 }
 
+/* dns.alwaysAllowed, in the shape of name entries (ports unused). */
+static int add_always(struct ng_policy *p, const struct ng_config *cfg)
+{
+	p->queries_listed = cfg->queries_listed;
+	p->refused_rcode = cfg->refused_rcode;
+	for (size_t i = 0; p->queries_listed && i < cfg->dns_always.n; i++) {
+		const struct ng_dest *d = &cfg->dns_always.v[i];
+		struct ng_name_entry ne = {.wildcard = d->kind == NG_HOST_WILDCARD};
+
+		snprintf(ne.name, sizeof(ne.name), "%.*s", (int)sizeof(ne.name) - 1, d->name);
+		if (ng_vec_push(&p->dns_always, &ne) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 int ng_policy_compile(const struct ng_config *cfg, const struct ng_annotations *ann,
 		      const struct ng_prev *prev, const ng_resolved *resolved, const struct ng_podref *pod,
 		      struct ng_policy *out, struct ng_err *err)
@@ -384,7 +323,7 @@ int ng_policy_compile(const struct ng_config *cfg, const struct ng_annotations *
 	out->learn = cfg->learn;
 	out->min_name_ttl = cfg->min_name_ttl;
 	snprintf(out->ifname, sizeof(out->ifname), "%s", pod && pod->ifname[0] ? pod->ifname : "eth0");
-	describe_pod(pod, out);
+	ng_policy_describe_pod(pod, out);
 
 	for (size_t i = 0; i < cfg->metadata.n; i++) {
 		const struct ng_ip *ip = &cfg->metadata.v[i];
@@ -399,7 +338,7 @@ int ng_policy_compile(const struct ng_config *cfg, const struct ng_annotations *
 				goto oom;
 		}
 	}
-	if (add_dns(out, cfg) < 0)
+	if (add_dns(out, cfg) < 0 || add_always(out, cfg) < 0)
 		goto oom;
 	for (size_t i = 0; i < cfg->allow.n; i++)
 		if (add_dest(out, cfg, &cfg->allow.v[i], resolved, NG_E_CONFIG, err) < 0)
@@ -452,6 +391,7 @@ void ng_policy_free(struct ng_policy *p)
 	ng_vec_free(&p->pod4);
 	ng_vec_free(&p->name_entries);
 	ng_vec_free(&p->name_pieces);
+	ng_vec_free(&p->dns_always);
 }
 
 int ng_policy_names(const struct ng_config *cfg, const struct ng_annotations *ann, ng_name_list *out)

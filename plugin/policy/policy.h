@@ -120,6 +120,13 @@ struct ng_policy {
 	 * entries never add overlapping elements. Single ports go to the hash
 	 * set names_vX, ranges to the interval set names_vX_ranges. */
 	ng_elem_vec name_pieces;
+	/* dns.queries "listed" (policy/dnsquery.h): the pod may ask only for
+	 * the names its name entries or dns_always (dns.alwaysAllowed: name
+	 * and wildcard, no ports) match; a refused query is answered with
+	 * refused_rcode. */
+	bool queries_listed;
+	uint8_t refused_rcode;
+	ng_name_entry_vec dns_always;
 };
 
 /* The lifetime of a learned address: max(TTL, minNameTTL), capped at
@@ -141,13 +148,6 @@ typedef NG_VEC(struct ng_resolved_name) ng_resolved;
 int ng_policy_compile(const struct ng_config *cfg, const struct ng_annotations *ann,
 		      const struct ng_prev *prev, const ng_resolved *resolved, const struct ng_podref *pod,
 		      struct ng_policy *out, struct ng_err *err);
-
-/* Reads the pod identity back from a table comment written by this plugin
- * ("boxxkite-netguard V: container ID if IF pod NS/NAME", or 0.1's "...: pod
- * NS/NAME container ID12"): "" for each part the comment does not hold
- * (0.1's has no interface; a long pod name is cut). netns is left NULL.
- * Returns false when the comment is not ours. */
-bool ng_podref_from_comment(const char *comment, struct ng_podref *out);
 
 /* Adds what the kernel said about the pod's link: its link-local addresses
  * become allowed sources; with `host` (hostMirror in use), the host-side

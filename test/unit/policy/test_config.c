@@ -219,6 +219,65 @@ static void test_malformed_values(void **state)
 	assert_int_equal(tu_config_code(tu_conf_with("denyAction", "\"drop\""), &err), 0);
 }
 
+/* dns.queries, dns.alwaysAllowed, dns.refusedAnswer (README "DNS
+ * queries"): defaults by mode, and each refusal. */
+static void test_dns_queries(void **state)
+{
+	struct ng_config cfg;
+	struct ng_err err = {0};
+	json_t *root;
+
+	(void)state;
+	/* resolve mode (BASE_CONF): every query leaves, as before. */
+	root = tu_json(BASE_CONF);
+	assert_int_equal(ng_config_parse(root, &cfg, &err), 0);
+	assert_false(cfg.queries_listed);
+	assert_int_equal(cfg.refused_rcode, 3);
+	ng_config_free(&cfg);
+	json_decref(root);
+	/* learn mode: "listed" unless said otherwise. */
+	root = tu_conf_with("egress", "{\"names\":\"learn\",\"allow\":[\"s3.example.com:443\"]}");
+	json_object_set_new(
+		root, "dns",
+		tu_json("{\"servers\":[\"10.96.0.10\"],\"alwaysAllowed\":[\"*.svc.cluster.local\","
+			"\"Metadata.Google.Internal.\"],\"refusedAnswer\":\"refused\"}"));
+	assert_int_equal(ng_config_parse(root, &cfg, &err), 0);
+	assert_true(cfg.queries_listed);
+	assert_int_equal(cfg.refused_rcode, 5);
+	assert_int_equal(cfg.dns_always.n, 2);
+	assert_int_equal(cfg.dns_always.v[0].kind, NG_HOST_WILDCARD);
+	assert_string_equal(cfg.dns_always.v[0].name, "svc.cluster.local");
+	assert_string_equal(cfg.dns_always.v[1].name, "metadata.google.internal");
+	ng_config_free(&cfg);
+	json_object_set_new(json_object_get(root, "dns"), "queries", json_string("any"));
+	assert_int_equal(ng_config_parse(root, &cfg, &err), 0);
+	assert_false(cfg.queries_listed);
+	ng_config_free(&cfg);
+	json_decref(root);
+
+	refused("dns", "{\"queries\":\"listed\"}", NG_E_CONFIG, "needs egress.names \"learn\"");
+	refused("dns", "{\"queries\":\"some\"}", NG_E_CONFIG, "dns.queries");
+	refused("dns", "{\"refusedAnswer\":\"servfail\"}", NG_E_CONFIG, "dns.refusedAnswer");
+	refused("dns", "{\"alwaysAllowed\":[\"*.svc.cluster.local\"]}", NG_E_CONFIG, "only used with");
+	root = tu_conf_with("egress", "{\"names\":\"learn\"}");
+	static const char *const bad[] = {"\"*.\"",         "\"*.com\"",
+					  "\"com\"",        "\"*\"",
+					  "\"a.*.b.test\"", "\"s3.example.com:443\"",
+					  "\"bad..name\"",  "7",
+					  "\"-a.test\""};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char text[128];
+
+		snprintf(text, sizeof(text), "{\"alwaysAllowed\":[%s]}", bad[i]);
+		json_object_set_new(root, "dns", tu_json(text));
+		if (ng_config_parse(root, &cfg, &err) != -1 || err.code != NG_E_CONFIG)
+			fail_msg("dns.alwaysAllowed %s accepted", bad[i]);
+		assert_contains(err.msg, "dns.alwaysAllowed[0]");
+		ng_config_free(&cfg);
+	}
+	json_decref(root);
+}
+
 int main(void)
 {
 	/* clang-format off */
@@ -232,6 +291,7 @@ int main(void)
 		cmocka_unit_test(test_placeholders),
 		cmocka_unit_test(test_selection_config),
 		cmocka_unit_test(test_malformed_values),
+		cmocka_unit_test(test_dns_queries),
 	};
 	/* clang-format on */
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);

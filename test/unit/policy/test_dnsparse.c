@@ -100,6 +100,37 @@ static void test_malformed(void **state)
 	tu_put16(&r, 200);
 	assert_int_equal(ng_dns_parse_answers(r.b, r.n, 1, &out), -1);
 
+	/* Pointers that go backward, but too many of them: a TXT record's
+	 * rdata (never read) holds a chain of pointers, each to the one
+	 * before, the first to the question; an A record's owner points at
+	 * its end. With NG_DNS_MAX_JUMPS jumps in all it is the question's
+	 * name; one more and the message is malformed. */
+	for (int extra = 0; extra < 2; extra++) {
+		struct tu_dns c = response(1, 2);
+		int k = NG_DNS_MAX_JUMPS - 1 + extra;
+		size_t prev = 12;
+
+		tu_ptr(&c, 12);
+		tu_put16(&c, 16);
+		tu_put16(&c, 1);
+		tu_put32(&c, 60);
+		tu_put16(&c, (unsigned)(2 * k));
+		for (int i = 0; i < k; i++) {
+			size_t here = c.n;
+
+			tu_ptr(&c, prev);
+			prev = here;
+		}
+		tu_ptr(&c, prev);
+		tu_put16(&c, 1);
+		tu_put16(&c, 1);
+		tu_put32(&c, 60);
+		tu_put16(&c, 4);
+		tu_put32(&c, 0x0a000001);
+		assert_int_equal(ng_dns_parse_answers(c.b, c.n, 1, &out), extra ? -1 : 1);
+	}
+	ng_vec_free(&out.answers);
+
 	/* A reserved label type (0x40) in a name. */
 	struct tu_dns s = response(1, 0);
 	s.b[12] = 0x42;

@@ -7,6 +7,7 @@
 #include "policy/normalize.h"
 #include "policy/policy.h"
 #include "spec/prevresult.h"
+#include "policy/podcomment.h"
 
 #define PREV                                                                                             \
 	"{\"cniVersion\":\"1.0.0\",\"ips\":[{\"address\":\"10.244.1.5/24\",\"gateway\":\"10.244.1.1\"}," \
