@@ -82,6 +82,16 @@ kc_net_up() {
 	_kc_peer "$KC_GW" vgw 192.168.253.1 192.168.253.2 &&
 		ip -n "$KC_NODE" route add default via 192.168.253.2 &&
 		kc_in "$KC_GW" sysctl -qw net.ipv4.ip_forward=0 || return 1
+	# It counts what it is sent: a test can show that nothing in the world
+	# addressed a packet to the outside (kc_gw_packets).
+	kc_in "$KC_GW" nft -f - <<'EOF' || return 1
+table ip dead_end {
+	chain seen {
+		type filter hook prerouting priority 0; policy accept;
+		counter
+	}
+}
+EOF
 	kc_in "$KC_NODE" sysctl -qw net.ipv4.ip_forward=1 || return 1
 
 	# DNS: the cluster's names the tests use, nothing upstream, no files.
@@ -119,6 +129,9 @@ kc_peers_answer() {
 	done
 	return 1
 }
+
+# kc_gw_packets: how many IPv4 packets reached the dead-end gateway.
+kc_gw_packets() { kc_in "$KC_GW" nft list chain ip dead_end seen | sed -n 's/.*counter packets \([0-9]*\).*/\1/p'; }
 
 kc_net_down() {
 	local ns

@@ -183,6 +183,9 @@ if [ -n "$UP" ]; then
 	t_check "hostNetwork pod's ServiceAccount reaches the apiserver via $KC_API_SVC_IP" \
 		has system:serviceaccount:default:default xc "${dp:-none}" kubectl auth whoami -o 'jsonpath={.status.userInfo.username}'
 
+	gw=$(kc_gw_packets)
+	t_check "no packet left the world: the node's default gateway (a dead end) saw ${gw:-?} IPv4 packets" \
+		test "${gw:-x}" = 0
 	t_check "workloads deleted (each pod's CNI DEL ran)" \
 		k delete -f "$W_TMP/smoke.yaml" --wait=true --timeout=60s
 	kc_wait 60 no_pods >/dev/null
