@@ -180,6 +180,8 @@ if [ -n "$UP" ]; then
 	dp=$(ds_pod)
 	t_check "hostNetwork DaemonSet pod ${dp:-?} Running with the node IP" \
 		has "$KC_NODE_IP" pod_field "${dp:-none}" '{.status.podIP}'
+	t_check "hostNetwork pod resolves through the cluster DNS (ClusterFirstWithHostNet)" \
+		has "Address: $KC_STOR_IP" xc "${dp:-none}" nslookup storage.test
 	t_check "hostNetwork pod's ServiceAccount reaches the apiserver via $KC_API_SVC_IP" \
 		has system:serviceaccount:default:default xc "${dp:-none}" kubectl auth whoami -o 'jsonpath={.status.userInfo.username}'
 
