@@ -44,6 +44,18 @@ OUT=$CACHE/k8s/$K8S_VERSION
 BIN=$OUT/bin
 
 [ -x "$GO" ] || { say "no go command (set GO=, or install Go at /usr/local/go)"; exit 1; }
+
+# Only the pinned inputs: no workspace, no toolchain switch (a go.mod
+# 'toolchain' line must not fetch another Go), checksums always checked
+# (nothing exempted by GONOSUMDB/GOPRIVATE/GOINSECURE), static binaries.
+export GOMODCACHE=$CACHE/go/mod GOCACHE=$CACHE/go/build
+export GOFLAGS="-mod=readonly -trimpath -buildvcs=false" GOWORK=off GOTOOLCHAIN=local
+unset GONOSUMDB GOPRIVATE GOINSECURE GONOPROXY
+[ "${GOSUMDB:-off}" != off ] || export GOSUMDB=sum.golang.org
+export CGO_ENABLED=0
+
+# stamp: what the cached set was built from. Any change to the pin, to this
+# script or to the Go version rebuilds (from the warm Go cache: seconds).
 stamp() {
 	{
 		"$GO" version
@@ -71,15 +83,6 @@ if complete; then
 	echo "$BIN"
 	exit 0
 fi
-
-# Only the pinned inputs: no workspace, no toolchain switch (a go.mod
-# 'toolchain' line must not fetch another Go), checksums always checked
-# (nothing exempted by GONOSUMDB/GOPRIVATE/GOINSECURE), static binaries.
-export GOMODCACHE=$CACHE/go/mod GOCACHE=$CACHE/go/build
-export GOFLAGS="-mod=readonly -trimpath -buildvcs=false" GOWORK=off GOTOOLCHAIN=local
-unset GONOSUMDB GOPRIVATE GOINSECURE GONOPROXY
-[ "${GOSUMDB:-off}" != off ] || export GOSUMDB=sum.golang.org
-export CGO_ENABLED=0
 
 # What `kubectl version` and the node's kubeletVersion show, as the release
 # build stamps them (hack/lib/version.sh); an unstamped build says v0.0.0.
@@ -118,5 +121,5 @@ mv "$tmp" "$BIN"
 rm -rf "$BIN.old"
 trap - EXIT
 say "built in $((T2 - T0)) s (modules $((T1 - T0)) s, compile $((T2 - T1)) s):" \
-	"$(du -sh "$BIN" | cut -f1) of binaries, module cache $(du -sh "$GOMODCACHE/cache/download" | cut -f1) downloaded"
+	"$(du -sh "$BIN" | cut -f1) of binaries; module zips in the cache: $(du -sh "$GOMODCACHE/cache/download" | cut -f1)"
 echo "$BIN"

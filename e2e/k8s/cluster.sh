@@ -25,10 +25,10 @@
 #   KC_IMAGE_TAGS=REFS  more names for the pods' image
 #   KEEP=1              keep the temp dir (logs, configs) after kc_down
 #
-# Nothing is put in the machine's network namespace, no route leads out of
-# the world, every listener is in the node's namespace, and kc_down ends
-# every process by PID (never by name) and removes every namespace, mount
-# and cgroup, also after a failure.
+# Nothing is put in the machine's network namespace, the one default route
+# ends at a dead end inside the world, every Kubernetes listener is in the
+# node's namespace, and kc_down ends every process by PID (never by name)
+# and removes every namespace, mount and cgroup, also after a failure.
 
 KC_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 KC_ROOT=$(cd "$KC_HERE/../.." && pwd)

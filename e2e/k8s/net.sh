@@ -17,9 +17,9 @@
 #             routed before kube-proxy's OUTPUT DNAT rewrites it.
 #
 # Each peer is a veth pair to the node with a route back to the pod range
-# and the node IP; the only default route is the node's, to $KC_GW, so
-# nothing in the world can address a packet to the machine or beyond it.
-# Nothing is put in the machine's own namespace.
+# and the node IP; the only default route is the node's, to $KC_GW: a
+# packet addressed beyond the world never leaves it (and is counted there,
+# kc_gw_packets). Nothing is put in the machine's own namespace.
 
 KC_NODE_IP=192.168.249.1
 KC_POD_CIDR=10.244.0.0/24
