@@ -26,7 +26,7 @@ T_START=$(kc_ms)
 need() {
 	local missing="" c
 	[ "$(id -u)" = 0 ] || missing=" root"
-	for c in containerd containerd-shim-runc-v2 ctr runc nsenter unshare ip socat dnsmasq busybox openssl \
+	for c in containerd containerd-shim-runc-v2 ctr runc nsenter unshare ip ss nft socat dnsmasq busybox openssl \
 		curl iptables "${CC:-cc}" flock; do
 		command -v "$c" >/dev/null 2>&1 || missing="$missing $c"
 	done
