@@ -18,6 +18,9 @@
 # rebuilt. GOMODCACHE and GOCACHE live under the same root, so a rebuild
 # (another version, a new Go) only compiles what changed.
 #
+#   build.sh --check  builds nothing: prints the directory and exits 0 when a
+#                     complete set is cached, exits 3 otherwise (for a
+#                     suite that runs the cluster only when it is cheap)
 #   K8S_CACHE=DIR    the cache root (default /var/cache/boxxkite-netguard)
 #   GO=PATH          the go command (default: go on PATH, else /usr/local/go)
 set -euo pipefail
@@ -72,6 +75,10 @@ if complete; then
 	say "cached: $BIN"
 	echo "$BIN"
 	exit 0
+fi
+if [ "${1:-}" = --check ]; then
+	say "not built yet: $BIN (e2e/k8s/build.sh builds it)"
+	exit 3
 fi
 
 mkdir -p "$OUT" "$CACHE/go"
