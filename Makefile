@@ -51,7 +51,7 @@ TEST_SRC := $(wildcard test/unit/*/test_*.c)
 TEST_BIN := $(patsubst test/unit/%.c,$(BUILD)/test/%,$(TEST_SRC))
 # -MMD -MP: each object depends on exactly the headers it includes.
 DEPFLAGS = -MMD -MP
-TOOLS := $(BUILD)/nprobe $(BUILD)/xsktx $(BUILD)/ngwiden
+TOOLS := $(BUILD)/nprobe $(BUILD)/xsktx $(BUILD)/ngwiden $(BUILD)/sockhold
 
 .PHONY: all test unit e2e e2e-cri demo deps asan valgrind fuzz fuzz-deep bench bench-handoff mutants install clean static static-check image manifests e2e-install e2e-kind lint
 all: $(BIN)
@@ -85,6 +85,11 @@ $(BUILD)/ngwiden: test/tools/ngwiden.c $(LIB) | $(BUILD)
 	$(Q)$(CC) $(CFLAGS) -Iplugin $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 $(BUILD)/xsktx: test/tools/xsktx.c | $(BUILD)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
+
+# Keeps a packet, raw or AF_XDP socket after dropping every privilege (e2e/verify.sh).
+$(BUILD)/sockhold: test/tools/sockhold.c | $(BUILD)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
 

@@ -130,6 +130,12 @@ mutant gateways-not-pinned plugin/cni/cni_add.c 's/if (pin_gateways(v) < 0) {/if
 # CHECK takes any range in a name set (as before issue 13).
 mutant name-set-ranges-accepted plugin/nft/snapnames.c 's/if (end \&\& memcmp(key, end, alen) != 0) {/if (0) {/' \
 	hardening.sh "  CHECK fails: covers more than one address" "  verify: rules match policy FAIL, naming it"
+# verify reads capabilities only: a packet, raw or XDP socket kept after
+# dropping them passes (issue 19 item 4).
+mutant held-sockets-unreported plugin/node/verify_caps.c 's/^\tif (\*socks)$/\tif (0)/' heldsockets.sh \
+	"held packet after dropping every capability: FAIL naming its pid" \
+	"held xdp after dropping every capability: FAIL naming its pid" \
+	"held packet by a process outside the pod's namespace: FAIL naming it"
 
 want=("$@")
 T=$(mktemp -d /tmp/nge-mutants.XXXXXX)

@@ -71,6 +71,21 @@ enum ng_cap_reach ng_proc_cap_reach(const struct ng_proc *p, int cap)
 	return NG_CAP_NO;
 }
 
+void ng_proc_merge_thread(struct ng_proc *p, const struct ng_proc *t)
+{
+	/* The bits an exec could grant: bounding set, no_new_privs off. */
+	uint64_t by_exec = (p->nnp ? 0 : p->bnd) | (t->nnp ? 0 : t->bnd);
+
+	p->prm |= t->prm;
+	if (by_exec) {
+		p->bnd = by_exec;
+		p->nnp = false;
+	} else {
+		p->bnd |= t->bnd;
+		p->nnp = true;
+	}
+}
+
 long ng_proc_infra(const struct ng_proc *v, size_t n, int sandbox_pid)
 {
 	for (size_t i = 0; sandbox_pid > 0 && i < n; i++)

@@ -1,7 +1,8 @@
 /* Who in a pod's network namespace can get around its ruleset: a process
  * that can use CAP_NET_ADMIN (it can delete the tables) or CAP_NET_RAW (its
  * AF_XDP sockets transmit past every hook the namespace has). Read from
- * /proc/PID/status and /proc/PID/stat by `verify`; parsed and judged here,
+ * /proc/PID/task/TID/status (every thread's: capabilities are per thread)
+ * and /proc/PID/stat by `verify`; parsed and judged here,
  * with no I/O, so the rules are unit-tested without root. */
 #ifndef NG_PROCCAPS_H
 #define NG_PROCCAPS_H
@@ -40,6 +41,15 @@ enum ng_cap_reach {
 	NG_CAP_NOW,     /* permitted: the process can raise it and use it */
 };
 enum ng_cap_reach ng_proc_cap_reach(const struct ng_proc *p, int cap);
+
+/* Capabilities belong to threads, not processes: capset(2) in one thread
+ * (libcap's cap_set_proc) leaves the others theirs, and /proc/PID/status
+ * shows only the leader's. Folds thread `t` (its /proc/PID/task/TID/status)
+ * into `p` so that ng_proc_cap_reach(p) is the most any thread of the
+ * process can reach: permitted in one of them is NG_CAP_NOW, in the
+ * bounding set of one without no_new_privs is NG_CAP_BY_EXEC. The name
+ * and pid stay p's. */
+void ng_proc_merge_thread(struct ng_proc *p, const struct ng_proc *t);
 
 /* The pod's infra ("pause") process, which the runtime starts to hold the
  * namespace and which runs no pod code: only the one the runtime names

@@ -72,6 +72,44 @@ static void test_reach(void **state)
 	assert_int_equal(ng_proc_cap_reach(&admin_only, NG_CAP_NET_ADMIN), NG_CAP_NOW);
 }
 
+/* A process reaches what its most capable thread reaches. */
+static void test_merge_thread(void **state)
+{
+	(void)state;
+	uint64_t raw = 1ULL << NG_CAP_NET_RAW, admin = 1ULL << NG_CAP_NET_ADMIN;
+	struct ng_proc dropped = {.pid = 7, .name = "leader", .prm = 0, .bnd = 0, .nnp = true}, p;
+	const struct ng_proc kept = {.prm = raw | admin, .bnd = raw | admin, .nnp = false},
+			     exec_raw = {.prm = 0, .bnd = raw, .nnp = false},
+			     nnp_raw = {.prm = 0, .bnd = raw | admin, .nnp = true};
+
+	/* The leader dropped everything, a thread kept both: NOW. */
+	p = dropped;
+	ng_proc_merge_thread(&p, &kept);
+	assert_int_equal(ng_proc_cap_reach(&p, NG_CAP_NET_RAW), NG_CAP_NOW);
+	assert_int_equal(ng_proc_cap_reach(&p, NG_CAP_NET_ADMIN), NG_CAP_NOW);
+	assert_int_equal(p.pid, 7);
+	assert_string_equal(p.name, "leader");
+	/* A thread without no_new_privs and NET_RAW in its bounding set. */
+	p = dropped;
+	ng_proc_merge_thread(&p, &exec_raw);
+	assert_int_equal(ng_proc_cap_reach(&p, NG_CAP_NET_RAW), NG_CAP_BY_EXEC);
+	assert_int_equal(ng_proc_cap_reach(&p, NG_CAP_NET_ADMIN), NG_CAP_NO);
+	/* ...then one with no_new_privs and both bounded: still only NET_RAW
+	 * by exec (that thread cannot gain its bounding set). */
+	ng_proc_merge_thread(&p, &nnp_raw);
+	assert_int_equal(ng_proc_cap_reach(&p, NG_CAP_NET_RAW), NG_CAP_BY_EXEC);
+	assert_int_equal(ng_proc_cap_reach(&p, NG_CAP_NET_ADMIN), NG_CAP_NO);
+	/* Threads that all set no_new_privs: nothing by exec. */
+	p = dropped;
+	ng_proc_merge_thread(&p, &nnp_raw);
+	assert_int_equal(ng_proc_cap_reach(&p, NG_CAP_NET_RAW), NG_CAP_NO);
+	assert_true(p.nnp);
+	/* A leader that could, merged with a thread that cannot: still can. */
+	p = exec_raw;
+	ng_proc_merge_thread(&p, &dropped);
+	assert_int_equal(ng_proc_cap_reach(&p, NG_CAP_NET_RAW), NG_CAP_BY_EXEC);
+}
+
 /* Issue 13 item 7: only the pid the runtime names is the infra process.
  * The oldest process calling itself pause is not exempt by that. */
 static void test_infra(void **state)
@@ -98,6 +136,7 @@ int main(void)
 		cmocka_unit_test(test_parse_status),
 		cmocka_unit_test(test_parse_start),
 		cmocka_unit_test(test_reach),
+		cmocka_unit_test(test_merge_thread),
 		cmocka_unit_test(test_infra),
 	};
 	/* clang-format on */
