@@ -35,6 +35,20 @@ step "layers (scripts/layers.sh)"
 scripts/layers.sh
 result $?
 
+step "one netlink transport (kernel/nl.h)"
+# Every netlink socket of ours is opened in plugin/kernel/ and read through
+# its transport: the kernel-sender check (ng_nl_recv, ng_nl_recv_kernel)
+# and the bounded walk (base/nlwalk.h). libmnl's own socket and read loop
+# check neither.
+out=$(
+	grep -rnE 'mnl_socket_open|socket\((AF|PF)_NETLINK' plugin --include='*.[ch]' | grep -v '^plugin/kernel/' |
+		sed 's|$|  <- a netlink socket outside plugin/kernel/: open it with ng_nl_open_proto (kernel/nl.h)|'
+	grep -rnE 'mnl_socket_recvfrom|mnl_cb_run' plugin --include='*.[ch]' |
+		sed 's|$|  <- a private netlink read loop: read with ng_nl_request, ng_nl_dump or ng_nl_recv (kernel/nl.h)|'
+)
+[ -n "$out" ] && echo "$out"
+result "$([ -z "$out" ] && echo 0 || echo 1)"
+
 step "shellcheck"
 sh_files=$(ls scripts/*.sh e2e/*.sh e2e/lib/*.sh e2e/cri/*.sh e2e/kind/*.sh test/manifests/*.sh deploy/*.sh \
 	test/bench/*.sh .ci/run 2>/dev/null)

@@ -7,6 +7,7 @@
 #include <linux/netfilter/nf_tables.h>
 #include <stdio.h>
 
+#include "kernel/nlcommit.h"
 #include "nft/render.h"
 
 /* The messages for one table: per learned set, the refreshed elements

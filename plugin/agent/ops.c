@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
-#include "agent/drift.h"
+#include "kernel/nftevents.h"
 #include "agent/metrics.h"
 #include "agent/ops_int.h"
 #include "kernel/netns.h"

@@ -7,7 +7,7 @@
  *     opened inside their namespace (closed when the record goes or the
  *     namespace does: no socket keeps a deleted pod alive);
  *   - the drift watch: a change to one of a pod's tables by any socket but
- *     the agent's own (agent/drift.h) is a drift event at once, followed
+ *     the agent's own (kernel/nftevents.h) is a drift event at once, followed
  *     by a CHECK; a periodic CHECK of every pod catches what no event told
  *     (a missed event, an overrun); with --repair the recorded policy is
  *     re-applied in one transaction and the main loop re-commits what it

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agent/drift.h"
+#include "kernel/nftevents.h"
 #include "base/clock.h"
 #include "agent/invfold.h"
 #include "agent/ops.h"

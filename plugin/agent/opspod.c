@@ -12,7 +12,7 @@
 
 #include "agent/agent.h"
 #include "base/clock.h"
-#include "agent/drift.h"
+#include "kernel/nftevents.h"
 #include "agent/ops_int.h"
 #include "base/nlwalk.h"
 #include "kernel/nl.h"

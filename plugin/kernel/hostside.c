@@ -90,8 +90,9 @@ static int dump_all(struct ng_nl *nl, uint16_t type, ng_nl_dump_cb cb, void *dat
 	return ng_nl_dump(nl, nlh, cb, data, err);
 }
 
-static int scan_once(struct ng_nl *nl, ng_host_tables *out, struct ng_err *err)
+static int scan_once(struct ng_nl *nl, void *data, struct ng_err *err)
 {
+	ng_host_tables *out = data;
 	int rc;
 
 	out->n = 0;
@@ -108,21 +109,12 @@ static int scan_once(struct ng_nl *nl, ng_host_tables *out, struct ng_err *err)
 
 int ng_host_scan(struct ng_nl *nl, ng_host_tables *out, struct ng_err *err)
 {
-	int rc = 0;
-
 	/* The kernel marks a dump interrupted (NLM_F_DUMP_INTR) when anyone
 	 * commits while it runs, and on a node many ADDs commit at once (each
 	 * its own host-side table: 50 concurrent pods did it). The listing is
 	 * only read, so read it again (nl.h), before giving up with code 11. */
-	for (int attempt = 0; attempt < NG_NL_READ_TRIES; attempt++) {
-		if (attempt > 0) {
-			memset(err, 0, sizeof(*err));
-			ng_nl_read_pause(attempt);
-		}
-		rc = scan_once(nl, out, err);
-		if (rc != -EINTR)
-			break;
-	}
+	int rc = ng_nl_read_again(nl, scan_once, out, err);
+
 	if (rc == -ENOENT)
 		rc = 0;
 	if (rc < 0)

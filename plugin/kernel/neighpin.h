@@ -13,6 +13,7 @@
 
 #include "base/addr.h"
 #include "base/err.h"
+#include "kernel/nl.h"
 
 /* Finds, in the current (node's) namespace, the MAC of the interface that
  * holds each of `gws` (n of them), then, inside the pod's namespace
@@ -21,5 +22,12 @@
  * does not hold (a router elsewhere, proxy ARP) are left as they are. */
 int ng_neigh_pin_gateways(int pod_netns_fd, const char *ifname, const struct ng_ip *gws, size_t n,
 			  size_t *pinned, struct ng_err *err);
+
+/* The same over rtnetlink transports already open: `node` in the node's
+ * namespace (its addresses and links are read), `pod` in the pod's (the
+ * entries are written there). What ng_neigh_pin_gateways does once it has
+ * opened them (tests hand it a fake kernel). */
+int ng_neigh_pin(struct ng_nl *node, struct ng_nl *pod, const char *ifname, const struct ng_ip *gws, size_t n,
+		 size_t *pinned, struct ng_err *err);
 
 #endif

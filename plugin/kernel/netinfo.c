@@ -1,14 +1,13 @@
 #include "kernel/netinfo.h"
 
-#include <arpa/inet.h>
-#include <libmnl/libmnl.h>
 #include <linux/if.h>
-#include <linux/if_addr.h>
 #include <linux/rtnetlink.h>
+#include <libmnl/libmnl.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
+#include <sys/socket.h>
+
+#include "kernel/rtnl.h"
 
 struct ctx {
 	struct ng_netinfo *ni;
@@ -18,67 +17,47 @@ struct ctx {
 static int link_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct ctx *c = data;
-	const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
-	const struct nlattr *attr;
-	struct ng_link l = {.ifindex = ifi->ifi_index,
-			    .up = (ifi->ifi_flags & IFF_UP) != 0,
-			    .loopback = (ifi->ifi_flags & IFF_LOOPBACK) != 0};
+	struct ng_rtnl_link rl;
+	struct ng_link l = {0};
 
-	mnl_attr_for_each(attr, nlh, sizeof(*ifi)) {
-		if (mnl_attr_get_type(attr) == IFLA_IFNAME &&
-		    mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) == 0)
-			snprintf(l.name, sizeof(l.name), "%s", mnl_attr_get_str(attr));
-		/* Every link in the pod's namespace is "in the sandbox": its MAC
-		 * gives the EUI-64 link-local address the MLD rule allows, as
-		 * prevResult's interfaces[] do at ADD. */
-		if (mnl_attr_get_type(attr) == IFLA_ADDRESS && mnl_attr_get_payload_len(attr) == 6 &&
-		    !l.loopback) {
-			struct ng_mac m;
+	if (!ng_rtnl_link_parse(nlh, &rl))
+		return 0;
+	l.ifindex = rl.ifindex;
+	l.up = (rl.flags & IFF_UP) != 0;
+	l.loopback = (rl.flags & IFF_LOOPBACK) != 0;
+	snprintf(l.name, sizeof(l.name), "%s", rl.name);
+	/* Every link in the pod's namespace is "in the sandbox": its MAC gives
+	 * the EUI-64 link-local address the MLD rule allows, as prevResult's
+	 * interfaces[] do at ADD. */
+	if (rl.have_mac && !l.loopback) {
+		struct ng_mac m;
 
-			memcpy(m.a, mnl_attr_get_payload(attr), 6);
-			if (ng_vec_push(&c->ni->prev.macs, &m) < 0)
-				c->oom = true;
-		}
+		memcpy(m.a, rl.mac, 6);
+		if (ng_vec_push(&c->ni->prev.macs, &m) < 0)
+			c->oom = true;
 	}
 	if (ng_vec_push(&c->ni->links, &l) < 0)
 		c->oom = true;
-	return MNL_CB_OK;
-}
-
-static bool fill_ip(struct ng_ip *ip, uint8_t family, const struct nlattr *attr)
-{
-	size_t want = family == AF_INET ? 4 : 16;
-
-	if (mnl_attr_get_payload_len(attr) != want)
-		return false;
-	ip->fam = family == AF_INET ? NG_V4 : NG_V6;
-	memcpy(ip->a, mnl_attr_get_payload(attr), want);
-	return true;
+	return 0;
 }
 
 static int addr_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct ctx *c = data;
-	const struct ifaddrmsg *ifa = mnl_nlmsg_get_payload(nlh);
-	const struct nlattr *attr;
-	struct ng_ifaddr a = {.plen = ifa->ifa_prefixlen};
-	bool have = false;
+	struct ng_rtnl_addr ra;
+	struct ng_ifaddr a = {0};
 
 	/* Only global addresses: what a CNI plugin hands out. Link-local and
 	 * host-scope (loopback) addresses are covered by the fixed rules. */
-	if (ifa->ifa_scope != RT_SCOPE_UNIVERSE ||
-	    (ifa->ifa_family != AF_INET && ifa->ifa_family != AF_INET6))
-		return MNL_CB_OK;
-	mnl_attr_for_each(attr, nlh, sizeof(*ifa)) {
-		uint16_t t = mnl_attr_get_type(attr);
-
-		/* IFA_LOCAL is the address on point-to-point links; else IFA_ADDRESS. */
-		if ((t == IFA_LOCAL || (t == IFA_ADDRESS && !have)) && fill_ip(&a.ip, ifa->ifa_family, attr))
-			have = true;
-	}
-	if (have && ng_vec_push(&c->ni->prev.addrs, &a) < 0)
+	if (!ng_rtnl_addr_parse(nlh, &ra) || ra.scope != RT_SCOPE_UNIVERSE ||
+	    (!ra.have_local && !ra.have_address))
+		return 0;
+	a.plen = ra.plen;
+	/* IFA_LOCAL is the address on point-to-point links; else IFA_ADDRESS. */
+	a.ip = ra.have_local ? ra.local : ra.address;
+	if (ng_vec_push(&c->ni->prev.addrs, &a) < 0)
 		c->oom = true;
-	return MNL_CB_OK;
+	return 0;
 }
 
 static int route_cb(const struct nlmsghdr *nlh, void *data)
@@ -86,67 +65,64 @@ static int route_cb(const struct nlmsghdr *nlh, void *data)
 	struct ctx *c = data;
 	const struct rtmsg *rt = mnl_nlmsg_get_payload(nlh);
 	const struct nlattr *attr;
-	struct ng_ip gw;
+	struct ng_ip gw = {0};
+	size_t want;
 
+	if (nlh->nlmsg_type != RTM_NEWROUTE || nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*rt)))
+		return 0;
 	/* Any unicast route of the main table through a gateway: CNI plugins
 	 * route either everything (a default route) or only some subnets via
 	 * the same node-side gateway that prevResult names. */
-	if (rt->rtm_table != RT_TABLE_MAIN || rt->rtm_type != RTN_UNICAST)
-		return MNL_CB_OK;
+	if (rt->rtm_table != RT_TABLE_MAIN || rt->rtm_type != RTN_UNICAST ||
+	    (rt->rtm_family != AF_INET && rt->rtm_family != AF_INET6))
+		return 0;
+	want = rt->rtm_family == AF_INET ? 4 : 16;
 	mnl_attr_for_each(attr, nlh, sizeof(*rt)) {
-		if (mnl_attr_get_type(attr) != RTA_GATEWAY || !fill_ip(&gw, rt->rtm_family, attr))
+		if (mnl_attr_get_type(attr) != RTA_GATEWAY || mnl_attr_get_payload_len(attr) != want)
 			continue;
+		gw.fam = rt->rtm_family == AF_INET ? NG_V4 : NG_V6;
+		memcpy(gw.a, mnl_attr_get_payload(attr), want);
 		for (size_t i = 0; i < c->ni->prev.gateways.n; i++)
 			if (ng_ip_eq(&c->ni->prev.gateways.v[i], &gw))
-				return MNL_CB_OK;
+				return 0;
 		if (ng_vec_push(&c->ni->prev.gateways, &gw) < 0)
 			c->oom = true;
 	}
-	return MNL_CB_OK;
+	return 0;
 }
 
-static int dump(struct mnl_socket *nl, uint16_t type, size_t hdrlen, mnl_cb_t cb, struct ctx *c)
+/* The three dumps, from scratch each time the kernel says one was
+ * interrupted (links or addresses changed meanwhile). */
+static int read_all(struct ng_nl *nl, void *data, struct ng_err *err)
 {
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(memset(buf, 0, sizeof(buf)));
-	uint32_t seq = (uint32_t)time(NULL), portid = mnl_socket_get_portid(nl);
-	struct rtgenmsg *g;
-	int ret;
+	struct ctx *c = data;
+	int rc;
 
-	nlh->nlmsg_type = type;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	nlh->nlmsg_seq = seq;
-	g = mnl_nlmsg_put_extra_header(nlh, hdrlen);
-	g->rtgen_family = AF_UNSPEC;
-	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
-		return -1;
-	while ((ret = mnl_socket_recvfrom(nl, buf, sizeof(buf))) > 0) {
-		ret = mnl_cb_run(buf, (size_t)ret, seq, portid, cb, c);
-		if (ret <= MNL_CB_STOP)
-			break;
-	}
-	return ret < 0 ? -1 : 0;
+	c->ni->links.n = c->ni->prev.macs.n = c->ni->prev.addrs.n = c->ni->prev.gateways.n = 0;
+	rc = ng_rtnl_dump(nl, RTM_GETLINK, AF_UNSPEC, link_cb, c, err);
+	if (rc == 0)
+		rc = ng_rtnl_dump(nl, RTM_GETADDR, AF_UNSPEC, addr_cb, c, err);
+	if (rc == 0)
+		rc = ng_rtnl_dump(nl, RTM_GETROUTE, AF_UNSPEC, route_cb, c, err);
+	return rc;
 }
 
 int ng_netinfo_read(struct ng_netinfo *out, struct ng_err *err)
 {
-	struct mnl_socket *nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
 	struct ctx c = {.ni = out};
+	struct ng_err e = {0};
+	struct ng_nl nl = {.fd = -1};
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (!nl || mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		if (nl)
-			mnl_socket_close(nl);
+	if (ng_nl_open_proto(&nl, NETLINK_ROUTE, 0, &e) < 0)
 		return ng_fail(err, NG_E_NETNS, "cannot open an rtnetlink socket in the namespace");
-	}
-	if (dump(nl, RTM_GETLINK, sizeof(struct ifinfomsg), link_cb, &c) < 0 ||
-	    dump(nl, RTM_GETADDR, sizeof(struct ifaddrmsg), addr_cb, &c) < 0 ||
-	    dump(nl, RTM_GETROUTE, sizeof(struct rtmsg), route_cb, &c) < 0)
-		rc = ng_fail(err, NG_E_NETNS, "reading links, addresses and routes of the namespace failed");
+	if (ng_nl_read_again(&nl, read_all, &c, &e) < 0)
+		rc = ng_fail(err, NG_E_NETNS,
+			     "reading links, addresses and routes of the namespace failed: %s", e.msg);
 	else if (c.oom)
 		rc = ng_fail(err, NG_E_INTERNAL, "out of memory");
-	mnl_socket_close(nl);
+	ng_nl_close(&nl);
 	return rc;
 }
 

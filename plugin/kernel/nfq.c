@@ -6,14 +6,13 @@
 #include <linux/netfilter.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_queue.h>
-#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "base/nlwalk.h"
-#include "kernel/netns.h"
 #include "kernel/nl.h"
+#include "kernel/nl_netns.h"
 
 #define NFQ_RCVBUF (4 * 1024 * 1024)
 
@@ -32,92 +31,52 @@ static struct nlmsghdr *nfq_hdr(char *buf, uint16_t type, uint16_t num, uint32_t
 	return nlh;
 }
 
-/* Sends a config message and waits (briefly) for its ack. */
-static int config(struct ng_nfq *q, struct nlmsghdr *nlh, struct ng_err *err)
+/* One config message, acked. */
+static int config(struct ng_nl *nl, uint16_t num, uint16_t attr, const void *data, size_t len,
+		  struct ng_err *err)
 {
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct pollfd p = {.fd = q->fd, .events = POLLIN};
-
-	if (send(q->fd, nlh, nlh->nlmsg_len, 0) < 0)
-		return ng_fail(err, NG_E_KERNEL, "NFQUEUE config: %s", strerror(errno));
-	while (poll(&p, 1, 2000) > 0) {
-		ssize_t n = ng_nl_recv_kernel(q->fd, buf, sizeof(buf));
-		const struct nlmsghdr *r = (const struct nlmsghdr *)buf;
-		size_t left = n > 0 ? (size_t)n : 0;
-
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (n <= 0)
-			break;
-		for (; ng_nlmsg_ok(r, left); r = ng_nlmsg_next(r, &left)) {
-			const struct nlmsgerr *e;
-
-			if (r->nlmsg_type != NLMSG_ERROR || r->nlmsg_seq != nlh->nlmsg_seq)
-				continue;
-			e = mnl_nlmsg_get_payload(r);
-			if (e->error == 0)
-				return 0;
-			return ng_fail(err, NG_E_KERNEL, "binding NFQUEUE %u in the pod's namespace: %s%s",
-				       q->num, strerror(-e->error),
-				       e->error == -EPERM ? " (another process holds that queue there)" : "");
-		}
-	}
-	return ng_fail(err, NG_E_KERNEL, "NFQUEUE config: no answer from the kernel");
-}
-
-struct open_ctx {
-	struct ng_nfq *q;
-	struct ng_err *err;
-};
-
-static int open_here(void *data)
-{
-	struct open_ctx *c = data;
-	struct ng_nfq *q = c->q;
-	char buf[MNL_SOCKET_BUFFER_SIZE];
+	char buf[256] __attribute__((aligned(4)));
 	struct nlmsghdr *nlh;
-	int one = 1, rcv = NFQ_RCVBUF;
-	struct nfqnl_msg_config_cmd cmd = {.command = NFQNL_CFG_CMD_BIND};
-	struct nfqnl_msg_config_params params = {.copy_range = htonl(0xffff), .copy_mode = NFQNL_COPY_PACKET};
-	struct sockaddr_nl sa = {.nl_family = AF_NETLINK};
+	struct ng_err e = {0};
 
-	q->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_NETFILTER);
-	if (q->fd < 0)
-		return ng_fail(c->err, NG_E_KERNEL, "cannot open an NFQUEUE socket: %s", strerror(errno));
-	if (bind(q->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		ng_fail(c->err, NG_E_KERNEL, "cannot bind the NFQUEUE socket: %s", strerror(errno));
-		goto fail;
-	}
-	/* Room for bursts; what does not fit is dropped by the kernel (the
-	 * client retries), never passed unseen. */
-	if (setsockopt(q->fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcv, sizeof(rcv)) < 0)
-		setsockopt(q->fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
-	setsockopt(q->fd, SOL_NETLINK, NETLINK_NO_ENOBUFS, &one, sizeof(one));
 	memset(buf, 0, sizeof(buf));
-	nlh = nfq_hdr(buf, NFQNL_MSG_CONFIG, q->num, ++q->seq, NLM_F_ACK);
-	mnl_attr_put(nlh, NFQA_CFG_CMD, sizeof(cmd), &cmd);
-	if (config(q, nlh, c->err) < 0)
-		goto fail;
-	memset(buf, 0, sizeof(buf));
-	nlh = nfq_hdr(buf, NFQNL_MSG_CONFIG, q->num, ++q->seq, NLM_F_ACK);
-	mnl_attr_put(nlh, NFQA_CFG_PARAMS, sizeof(params), &params);
-	if (config(q, nlh, c->err) < 0)
-		goto fail;
-	return 0;
-fail:
-	close(q->fd);
-	q->fd = -1;
-	return -1;
+	nlh = nfq_hdr(buf, NFQNL_MSG_CONFIG, num, 0, 0);
+	mnl_attr_put(nlh, attr, len, data);
+	if (ng_nl_request(nl, nlh, NULL, NULL, &e) == 0)
+		return 0;
+	if (!nl->answer_errno)
+		return ng_fail(err, NG_E_KERNEL, "NFQUEUE config: %s", e.msg);
+	return ng_fail(err, NG_E_KERNEL, "binding NFQUEUE %u in the pod's namespace: %s%s", num,
+		       strerror(nl->answer_errno),
+		       nl->answer_errno == EPERM ? " (another process holds that queue there)" : "");
 }
 
 int ng_nfq_open_netns(int netns_fd, uint16_t num, struct ng_nfq *q, struct ng_err *err)
 {
-	struct open_ctx c = {q, err};
+	struct nfqnl_msg_config_cmd cmd = {.command = NFQNL_CFG_CMD_BIND};
+	struct nfqnl_msg_config_params params = {.copy_range = htonl(0xffff), .copy_mode = NFQNL_COPY_PACKET};
+	struct ng_nl nl = {.fd = -1};
+	int one = 1;
 
 	memset(q, 0, sizeof(*q));
 	q->fd = -1;
 	q->num = num;
-	return ng_netns_run(netns_fd, open_here, &c, err);
+	if (ng_nl_open_proto_netns(netns_fd, NETLINK_NETFILTER, 0, &nl, err) < 0)
+		return -1;
+	/* Room for bursts; what does not fit is dropped by the kernel (the
+	 * client retries), never passed unseen. */
+	ng_nl_rcvbuf(&nl, NFQ_RCVBUF);
+	setsockopt(nl.fd, SOL_NETLINK, NETLINK_NO_ENOBUFS, &one, sizeof(one));
+	if (config(&nl, num, NFQA_CFG_CMD, &cmd, sizeof(cmd), err) < 0 ||
+	    config(&nl, num, NFQA_CFG_PARAMS, &params, sizeof(params), err) < 0) {
+		ng_nl_close(&nl);
+		return -1;
+	}
+	/* Handed over: from here the queue is read and answered on the bare
+	 * socket, from the agent's poll loop (ng_nfq_read, ng_nfq_verdict). */
+	q->fd = nl.fd;
+	q->seq = nl.seq;
+	return 0;
 }
 
 void ng_nfq_close(struct ng_nfq *q)

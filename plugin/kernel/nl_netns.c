@@ -6,6 +6,8 @@
 
 struct open_ctx {
 	struct ng_nl *nl;
+	int protocol;
+	unsigned group;
 	const char *link;
 	struct ng_err *err;
 };
@@ -21,12 +23,21 @@ static int open_here(void *data)
 			       "interface %s (CNI_IFNAME) is not in the pod's network namespace: the "
 			       "packet-socket guard would hook nothing",
 			       c->link);
-	return ng_nl_open(c->nl, c->err);
+	return ng_nl_open_proto(c->nl, c->protocol, c->group, c->err);
 }
 
 int ng_nl_open_netns(int netns_fd, const char *link, struct ng_nl *nl, struct ng_err *err)
 {
-	struct open_ctx c = {nl, link, err};
+	struct open_ctx c = {nl, NETLINK_NETFILTER, 0, link, err};
 
+	return ng_netns_run(netns_fd, open_here, &c, err);
+}
+
+int ng_nl_open_proto_netns(int netns_fd, int protocol, unsigned group, struct ng_nl *nl, struct ng_err *err)
+{
+	struct open_ctx c = {nl, protocol, group, NULL, err};
+
+	if (netns_fd < 0)
+		return open_here(&c);
 	return ng_netns_run(netns_fd, open_here, &c, err);
 }

@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "base/err.h"
+#include "kernel/nl.h"
 #include "policy/policy.h"
 
 /* Reads the pod's interface `ifname` in namespace `pod_netns_fd` (its MAC,
@@ -20,6 +21,17 @@
  * -1 with err (code 112) when the interface is not there or netlink fails. */
 int ng_peer_find(int pod_netns_fd, const char *ifname, struct ng_link_facts *out, char *why, size_t why_len,
 		 struct ng_err *err);
+
+/* The proof itself, over rtnetlink transports `pod` (in the pod's
+ * namespace) and `node` (in the node's); `pod_ns` and `node_ns` are the
+ * two namespaces' fds, which RTM_GETNSID names to the kernel. What
+ * ng_peer_find does once it has opened them (tests hand it a fake kernel). */
+int ng_peer_prove(struct ng_nl *pod, struct ng_nl *node, int pod_ns, int node_ns, const char *ifname,
+		  struct ng_link_facts *out, char *why, size_t why_len, struct ng_err *err);
+
+/* The pod's side only, over `nl`: the MAC, ifindex and link-local
+ * addresses of `ifname`; no peer. -1 with err (code 112). */
+int ng_link_read(struct ng_nl *nl, const char *ifname, struct ng_link_facts *out, struct ng_err *err);
 
 /* The pod's side only, in the current namespace (verify runs inside it):
  * the MAC and link-local addresses of `ifname`; no peer. -1 with err. */

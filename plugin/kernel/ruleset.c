@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "kernel/netns.h"
+#include "kernel/nlcommit.h"
 #include "kernel/resolve.h"
 #include "nft/render.h"
 #include "nft/snapdiff.h"

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/drift.h"
+#include "kernel/nftevents.h"
 #include "base/nlwalk.h"
 #include "agent/invfold.h"
 #include "state/record.h"

@@ -17,7 +17,7 @@
 
 #include "cni/hostmirror.h"
 #include "kernel/netns.h"
-#include "kernel/nl.h"
+#include "kernel/nlcommit.h"
 #include "kernel/nl_netns.h"
 #include "nft/render.h"
 #include "policy/pod_policy.h"

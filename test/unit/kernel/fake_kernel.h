@@ -1,6 +1,11 @@
 /* A fake kernel for the netlink transport's tests: it answers sendmsg and
  * recv as a scenario says (an error on the k-th message, lost replies,
- * EINTR, refused batches), so every path of kernel/nl.c runs without root. */
+ * EINTR, refused batches), so every path of kernel/nl.c runs without root.
+ * Below it, a fake socket for request/answer protocols (struct fsock):
+ * each message sent is kept and answered by a function of the test's
+ * world, into a queue of datagrams that each carry their sender, so a
+ * forger in the pod's namespace can be played too (fake_rtnl.h plays
+ * rtnetlink on it). */
 #ifndef NG_TEST_FAKE_KERNEL_H
 #define NG_TEST_FAKE_KERNEL_H
 
@@ -13,7 +18,7 @@
 #include <linux/netlink.h>
 #include <sys/uio.h>
 
-#include "kernel/nl.h"
+#include "kernel/nlcommit.h"
 #include "nft/render.h"
 #include "kernel/ruleset.h"
 
@@ -146,12 +151,15 @@ __attribute__((unused)) static ssize_t fake_sendmsg(void *ctx, const struct msgh
 	return 1;
 }
 
-__attribute__((unused)) static ssize_t fake_recv(void *ctx, void *buf, size_t len)
+__attribute__((unused)) static ssize_t fake_recv(void *ctx, void *buf, size_t len, int timeout_ms,
+						 uint32_t *sender)
 {
 	struct fake *f = ctx;
 	struct scenario *sc = &f->sc[(f->attempt - 1) < 4 ? f->attempt - 1 : 3];
 	size_t out = 0;
 
+	(void)timeout_ms;
+	*sender = 0; /* the kernel */
 	if (sc->eintr_once && !f->eintr_done) {
 		f->eintr_done = 1;
 		errno = EINTR;
@@ -218,6 +226,141 @@ __attribute__((unused)) static int commit_with(struct fake *f, struct ng_err *er
 		ng_batch_free(&b);
 	ng_policy_free(&p);
 	return rc;
+}
+
+/* ---- a fake socket: requests kept, answers queued with their sender ---- */
+
+#define FS_DGRAMS 128
+#define FS_DGRAM  8192
+#define FS_REQS   64
+#define FS_FORGER 4242 /* a process in the pod's namespace, not the kernel */
+
+struct fsock {
+	/* Answers one message the code sent (fs_msg... into the queue). */
+	void (*answer)(struct fsock *s, const struct nlmsghdr *req);
+	void *world;
+	int send_errno; /* sendmsg fails with this */
+	int recv_errno; /* the next recv fails with this, once */
+	/* every message sent, in order (the first FS_REQS kept) */
+	uint8_t req[FS_REQS][1024];
+	int nreq;
+	/* datagrams queued and not yet read: a ring, q[i % FS_DGRAMS] */
+	uint8_t q[FS_DGRAMS][FS_DGRAM];
+	size_t qlen[FS_DGRAMS];
+	uint32_t qsender[FS_DGRAMS];
+	int qhead, qtail;
+};
+
+/* Starts a datagram from `sender` (0: the kernel). */
+__attribute__((unused)) static void fs_dgram(struct fsock *s, uint32_t sender)
+{
+	int at = s->qtail % FS_DGRAMS;
+
+	assert_true(s->qtail - s->qhead < FS_DGRAMS);
+	memset(s->q[at], 0, FS_DGRAM);
+	s->qlen[at] = 0;
+	s->qsender[at] = sender;
+	s->qtail++;
+}
+
+/* A message at the end of the current datagram; fs_end when it is built. */
+__attribute__((unused)) static struct nlmsghdr *fs_msg(struct fsock *s, uint16_t type, uint16_t flags,
+						       uint32_t seq)
+{
+	int at = (s->qtail - 1) % FS_DGRAMS;
+	struct nlmsghdr *nlh;
+
+	assert_true(s->qtail > s->qhead && s->qlen[at] + 2048 <= FS_DGRAM);
+	nlh = mnl_nlmsg_put_header(s->q[at] + s->qlen[at]);
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = flags;
+	nlh->nlmsg_seq = seq;
+	return nlh;
+}
+
+__attribute__((unused)) static void fs_end(struct fsock *s, const struct nlmsghdr *nlh)
+{
+	s->qlen[(s->qtail - 1) % FS_DGRAMS] += NLMSG_ALIGN(nlh->nlmsg_len);
+}
+
+/* An ack (error 0) or an error reply to `seq`. */
+__attribute__((unused)) static void fs_ack(struct fsock *s, uint32_t seq, int error)
+{
+	struct nlmsghdr *nlh = fs_msg(s, NLMSG_ERROR, NLM_F_CAPPED, seq);
+	struct nlmsgerr *e = mnl_nlmsg_put_extra_header(nlh, sizeof(*e));
+
+	e->error = -error;
+	fs_end(s, nlh);
+}
+
+/* The end of a dump, its errno 0, with `flags` (NLM_F_DUMP_INTR...). */
+__attribute__((unused)) static void fs_done(struct fsock *s, uint32_t seq, uint16_t flags)
+{
+	struct nlmsghdr *nlh = fs_msg(s, NLMSG_DONE, NLM_F_MULTI | flags, seq);
+	int *e = mnl_nlmsg_put_extra_header(nlh, sizeof(int));
+
+	*e = 0;
+	fs_end(s, nlh);
+}
+
+__attribute__((unused)) static ssize_t fs_sendmsg(void *ctx, const struct msghdr *msg)
+{
+	struct fsock *s = ctx;
+	ssize_t total = 0;
+
+	if (s->send_errno) {
+		errno = s->send_errno;
+		return -1;
+	}
+	for (size_t i = 0; i < msg->msg_iovlen; i++) {
+		const struct nlmsghdr *nlh = msg->msg_iov[i].iov_base;
+		int len = (int)msg->msg_iov[i].iov_len;
+
+		total += len;
+		for (; mnl_nlmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len)) {
+			/* kept up to 1 KiB: a long one's first bytes */
+			if (s->nreq < FS_REQS)
+				memcpy(s->req[s->nreq], nlh,
+				       nlh->nlmsg_len < sizeof(s->req[0]) ? nlh->nlmsg_len
+									  : sizeof(s->req[0]));
+			s->nreq++;
+			s->answer(s, nlh);
+		}
+	}
+	return total;
+}
+
+__attribute__((unused)) static ssize_t fs_recv(void *ctx, void *buf, size_t len, int timeout_ms,
+					       uint32_t *sender)
+{
+	struct fsock *s = ctx;
+	int at = s->qhead % FS_DGRAMS;
+	size_t n;
+
+	(void)timeout_ms;
+	if (s->recv_errno) {
+		errno = s->recv_errno;
+		s->recv_errno = 0;
+		return -1;
+	}
+	if (s->qhead == s->qtail) {
+		errno = EAGAIN; /* what the real socket says after its timeout */
+		return -1;
+	}
+	n = s->qlen[at] < len ? s->qlen[at] : len;
+	memcpy(buf, s->q[at], n);
+	*sender = s->qsender[at];
+	s->qhead++;
+	return (ssize_t)n;
+}
+
+__attribute__((unused)) static const struct ng_nl_ops fs_ops = {fs_sendmsg, fs_recv};
+
+/* The k-th message sent (0-based). */
+__attribute__((unused)) static const struct nlmsghdr *fs_req(const struct fsock *s, int k)
+{
+	assert_true(k < s->nreq && k < FS_REQS);
+	return (const struct nlmsghdr *)s->req[k];
 }
 
 #endif

@@ -1,4 +1,4 @@
-/* The drift watch's ears: an nf_tables event socket (the NFNLGRP_NFTABLES
+/* The agent's drift watch's ears: an nf_tables event socket (the NFNLGRP_NFTABLES
  * group `nft monitor` listens to), opened inside a pod's namespace (it then
  * hears that namespace only, like the queue socket) or in the node's, and
  * the pure reading of one event: which table of which family, what
@@ -10,8 +10,8 @@
  * namespace (the learner's and this thread's) name themselves exactly:
  * elements the agent learns are never drift, whoever else writes is. Port
  * id 0 is the kernel itself (e.g. a timed-out element): not drift either. */
-#ifndef NG_DRIFT_H
-#define NG_DRIFT_H
+#ifndef NG_NFTEVENTS_H
+#define NG_NFTEVENTS_H
 
 #include <linux/netlink.h>
 #include <stdbool.h>
@@ -36,9 +36,11 @@ int ng_nft_event_parse(const struct nlmsghdr *nlh, struct ng_nft_event *ev);
  * the rest. Pure. */
 const char *ng_nft_event_what(uint16_t type);
 
-/* A non-blocking event socket in the namespace `netns_fd` (-1: the current
- * one), with a large receive buffer; -1 with err. An overrun (ENOBUFS on
- * read) means events were lost: the caller checks everything it watches. */
+/* An event socket in the namespace `netns_fd` (-1: the current one), with
+ * a large receive buffer: its fd, or -1 with err. Read it with
+ * ng_nl_recv_kernel (kernel/nl.h: only the kernel's datagrams) and walk
+ * each datagram with base/nlwalk.h. An overrun (ENOBUFS on read) means
+ * events were lost: the caller checks everything it watches. */
 int ng_nft_events_open(int netns_fd, struct ng_err *err);
 
 #endif

@@ -1,15 +1,12 @@
-#include "agent/drift.h"
+#include "kernel/nftevents.h"
 
-#include <errno.h>
 #include <libmnl/libmnl.h>
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>
-#include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include "kernel/netns.h"
+#include "kernel/nl.h"
+#include "kernel/nl_netns.h"
 
 /* The name attribute of each message type's object (the table name is
  * attribute 1 in every one of them). */
@@ -89,44 +86,17 @@ const char *ng_nft_event_what(uint16_t type)
 	}
 }
 
-struct open_ctx {
-	int fd;
-	struct ng_err *err;
-};
-
-static int open_here(void *data)
+int ng_nft_events_open(int netns_fd, struct ng_err *err)
 {
-	struct open_ctx *c = data;
-	struct sockaddr_nl sa = {.nl_family = AF_NETLINK};
-	int group = NFNLGRP_NFTABLES, size = 256 << 10;
+	struct ng_nl nl = {.fd = -1};
 
-	c->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_NETFILTER);
-	if (c->fd < 0)
-		return ng_fail(c->err, NG_E_KERNEL, "nf_tables event socket: %s", strerror(errno));
+	if (ng_nl_open_proto_netns(netns_fd, NETLINK_NETFILTER, NFNLGRP_NFTABLES, &nl, err) < 0)
+		return -1;
 	/* Room for a table replace's burst of events (a few hundred small
 	 * messages); an overrun only means "check everything". Unprivileged
 	 * RCVBUF is capped by rmem_max; FORCE needs CAP_NET_ADMIN, which the
 	 * agent has. Per pod: keep it modest. */
-	if (setsockopt(c->fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
-		setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
-	if (bind(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    setsockopt(c->fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &group, sizeof(group)) < 0) {
-		int e = errno;
-
-		close(c->fd);
-		c->fd = -1;
-		return ng_fail(c->err, NG_E_KERNEL, "nf_tables event group: %s", strerror(e));
-	}
-	return 0;
-}
-
-int ng_nft_events_open(int netns_fd, struct ng_err *err)
-{
-	struct open_ctx c = {-1, err};
-
-	if (netns_fd < 0)
-		return open_here(&c) < 0 ? -1 : c.fd;
-	if (ng_netns_run(netns_fd, open_here, &c, err) < 0)
-		return -1;
-	return c.fd;
+	ng_nl_rcvbuf(&nl, 256 << 10);
+	/* Handed over: the ops thread polls and reads the bare socket. */
+	return nl.fd;
 }
