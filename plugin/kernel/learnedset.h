@@ -5,12 +5,22 @@
 #ifndef NG_LEARNEDSET_H
 #define NG_LEARNEDSET_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "base/err.h"
 #include "kernel/nl.h"
+#include "nft/render_objs.h"
 #include "nft/render_sets.h"
 #include "policy/policy.h"
+
+/* The learned set of family index `f` (0: IPv4) for single ports
+ * (names_vX) or port ranges (names_vX_ranges), as an index into
+ * ng_render_set_specs' array. */
+static inline int ng_learned_set(int f, bool ranged)
+{
+	return (ranged ? NG_S_TTL4 : NG_S_NAMES4) + f;
+}
 
 /* el->timeout: the element's timeout in s; left_ms: 0 when it has none. */
 typedef void (*ng_learned_fn)(const struct ng_elem *el, uint64_t left_ms, void *data);
