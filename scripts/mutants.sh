@@ -77,7 +77,7 @@ mutant arp-any-sender plugin/nft/render_raw.c 's/ng_rb_cmp(&rb, NFT_CMP_EQ, pod-
 	"ARP reply claiming the gateway's address: held"
 # The agent lets answers through without committing what they teach: the
 # first connect after an answer is refused.
-mutant agent-commit-skipped plugin/agent/commit.c 's/if (a->pending.n == 0)/if (1)/' agent.sh \
+mutant agent-commit-skipped plugin/agent/pod.c 's/if (pend->n == 0)/if (1)/' agent.sh \
 	"UDP: first connect after each answer, 1000 of 1000" "TCP: first connect after each answer, 1000 of 1000"
 # Answers over loopback are queued: a process with NET_RAW forges one "from"
 # the resolver to its own address. The agent drops it too (not in on the
@@ -91,7 +91,7 @@ mutant foreign-netlink-read plugin/kernel/nl.c 's/if (n < 0 || sender == 0)/if (
 	"... the forged message teaches nothing: 10.50.0.9 not in names_v4" "... nor in the node-side table"
 # The agent reads packets any queue rule handed it: a pod's own NFQUEUE rule
 # (output hook) passes it a forged answer.
-mutant queue-origin-unchecked plugin/agent/pod.c 's/if (pk->hook != NF_INET_LOCAL_IN || pk->indev != p->ifindex) {/if (0) {/' \
+mutant queue-origin-unchecked plugin/agent/answer.c 's/if (pk->hook != NF_INET_LOCAL_IN || pk->indev != p->ifindex) {/if (0) {/' \
 	agent.sh "... its answer teaches nothing: 10.66.0.66 not in names_v4" "... nor the node-side table"
 # The queue rule carries the bypass flag: with no agent, answers pass unlearned (fail open).
 mutant queue-bypass plugin/nft/rulebuild.c 's/.queues_total = 1, .flags = 0}/.queues_total = 1, .flags = NFQ_FLAG_BYPASS}/' \

@@ -2,8 +2,9 @@
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
-#include "agent/agent.h"
+#include "agent/alog.h"
 #include "base/decision_log.h"
 
 void ng_alog_line(const char *level, const char *event, const char *pod, const char *record, const char *msg)
@@ -27,13 +28,20 @@ void ng_alog_line(const char *level, const char *event, const char *pod, const c
 	json_decref(o);
 }
 
-void ng_alog(const char *level, const char *event, const struct ng_pod *p, const char *fmt, ...)
+void ng_alogv(const char *level, const char *event, const char *pod, const char *record, const char *fmt,
+	      va_list ap)
 {
 	char msg[1024];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	ng_alog_line(level, event, pod, record, msg);
+}
+
+void ng_alog(const char *level, const char *event, const char *pod, const char *record, const char *fmt, ...)
+{
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	ng_alogv(level, event, pod, record, fmt, ap);
 	va_end(ap);
-	ng_alog_line(level, event, p ? p->policy.pod : NULL, p ? p->key : NULL, msg);
 }

@@ -1,7 +1,6 @@
-/* /readyz and /metrics for the kubelet's probes and the node's scraper: a
- * request is read (briefly: the loop must get back to the queues), answered
- * and the connection closed. Health here; the operating issue fills in the
- * metrics. */
+/* /healthz, /readyz and /metrics on the --listen socket. See http.h. */
+#include "agent/http.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -12,9 +11,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include "agent/agent.h"
-#include "agent/ops.h"
 
 int ng_http_listen(const char *addr, struct ng_err *err)
 {
@@ -63,51 +59,9 @@ int ng_http_listen(const char *addr, struct ng_err *err)
 	return fd;
 }
 
-static void metrics(const struct ng_agent *a, FILE *f)
+void ng_http_serve(int listen_fd, bool serving, struct ng_ops *ops)
 {
-	struct ng_counters t = a->c;
-	size_t learned = 0;
-
-	for (size_t i = 0; i < a->pods.n; i++) {
-		const struct ng_counters *c = &a->pods.v[i]->c;
-
-		t.answers += c->answers;
-		t.learned += c->learned;
-		t.kept_alive += c->kept_alive;
-		t.metadata += c->metadata;
-		t.unparsed += c->unparsed;
-		t.full += c->full;
-		t.commits += c->commits;
-		t.commit_errors += c->commit_errors;
-		t.dropped += c->dropped;
-		t.expired += c->expired;
-		learned += a->pods.v[i]->tr.n;
-	}
-#define M(name, help, type, v)                                                                           \
-	fprintf(f,                                                                                       \
-		"# HELP boxxkite_netguard_agent_" name " " help "\n# TYPE boxxkite_netguard_agent_" name \
-		" " type "\n"                                                                            \
-		"boxxkite_netguard_agent_" name " %llu\n",                                               \
-		(unsigned long long)(v))
-	M("pods", "Pods whose DNS answers the agent serves.", "gauge", a->pods.n);
-	M("learned_elements", "Learned set elements alive, all pods.", "gauge", learned);
-	M("answers_total", "DNS messages read from pods' queues.", "counter", t.answers);
-	M("learned_total", "Set elements added or refreshed.", "counter", t.learned);
-	M("kept_alive_total", "Refreshes for live connections.", "counter", t.kept_alive);
-	M("metadata_refused_total", "Metadata addresses in answers, never learned.", "counter", t.metadata);
-	M("unparsed_total", "Answers that did not parse (passed, nothing learned).", "counter", t.unparsed);
-	M("tracker_full_total", "Elements not learned: a pod's bound was reached.", "counter", t.full);
-	M("commits_total", "Transactions acknowledged.", "counter", t.commits);
-	M("commit_errors_total", "Transactions refused or lost (the answer was dropped).", "counter",
-	  t.commit_errors);
-	M("dropped_total", "Queued packets dropped.", "counter", t.dropped);
-	M("expired_total", "Learned elements whose lifetime ran out.", "counter", t.expired);
-#undef M
-}
-
-void ng_http_serve(struct ng_agent *a)
-{
-	int fd = accept4(a->http_fd, NULL, NULL, SOCK_CLOEXEC);
+	int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
 	char req[1024], *body = NULL;
 	size_t blen = 0, n = 0;
 	struct pollfd p = {.fd = fd, .events = POLLIN};
@@ -131,19 +85,14 @@ void ng_http_serve(struct ng_agent *a)
 	if (f) {
 		if (!strncmp(req, "GET /healthz ", 13)) {
 			/* Liveness: the loop answers. */
-			status = a->serving ? "200 OK" : "503 Service Unavailable";
-			fprintf(f, "%s\n", a->serving ? "ok" : "starting");
+			status = serving ? "200 OK" : "503 Service Unavailable";
+			fprintf(f, "%s\n", serving ? "ok" : "starting");
 		} else if (!strncmp(req, "GET /readyz ", 12)) {
 			/* Readiness: installed, configured and serving (agent/readyz.h). */
-			bool ok = a->ops ? ng_ops_readyz(a->ops, f) : a->serving;
-
-			status = ok ? "200 OK" : "503 Service Unavailable";
+			status = ng_ops_readyz(ops, f) ? "200 OK" : "503 Service Unavailable";
 		} else if (!strncmp(req, "GET /metrics ", 13)) {
 			status = "200 OK";
-			if (a->ops)
-				ng_ops_metrics(a->ops, f);
-			else
-				metrics(a, f);
+			ng_ops_metrics(ops, f);
 		} else {
 			fprintf(f, "not found\n");
 		}

@@ -1,13 +1,11 @@
-/* The ops thread (agent/ops.h): its loop, the pods from stateDir/decisions,
- * the view (opsview.c). */
+/* The ops thread (agent/ops.h): its loop, the pods from stateDir/pods
+ * (one each: opspod.c), the view it publishes (opsview.c). */
 #include "agent/ops.h"
-#include "base/clock.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
-#include <stdarg.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -17,153 +15,123 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
-#include "kernel/nftevents.h"
+#include "agent/invfold.h"
 #include "agent/metrics.h"
-#include "agent/ops_int.h"
+#include "agent/opsdir.h"
+#include "agent/opspod.h"
+#include "agent/readyz.h"
+#include "base/clock.h"
 #include "kernel/netns.h"
+#include "kernel/nftevents.h"
+#include "state/record.h"
 
 #define TICK_MS    1000
 /* At most two views a second: a burst of 100 ADDs must not cost 100
  * copies of the whole node. */
 #define PUBLISH_MS 500
 
-void ng_ops_log(const char *level, const char *event, const struct ng_opod *p, const char *fmt, ...)
-{
-	char msg[1024], pod[520];
-	va_list ap;
+struct ng_ops {
+	struct ng_ops_config cfg;
+	char state_dir[4096];
+	pthread_t thread;
+	int stop_fd, relearn_fd, inotify_fd, node_ev_fd;
+	struct ng_nl node_nl;
+	bool node_nl_open;
+	struct ng_opod_env env; /* what each pod's work is given */
+	ng_opod_vec pods;
+	struct ng_invfold fold;
+	struct ng_readyz readyz;
+	struct ng_view local; /* counters that outlive pods, readiness, totals */
+	bool dirty;
+	int64_t next_tick_ms, last_publish_ms;
+	pid_t tid;
 
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	/* The learner's shape: "pod" is namespace/name, "record" the key. */
-	if (p)
-		ng_podref_name(&p->d.pod, pod, sizeof(pod));
-	ng_alog_line(level, event, p ? pod : NULL, p ? p->d.key : NULL, msg);
+	/* Nothing below is touched by either thread but under `mu`. */
+	pthread_mutex_t mu;
+	struct ng_view shared; /* the last complete view: /metrics, /readyz */
+	bool agent_serving;
+	uint32_t agent_node_portid;
+	NG_VEC(struct ng_ops_agent_pod) agent_pods;
+	uint64_t agent_totals[NG_AC_COUNT];
+	bool agent_published;
+	NG_VEC(char *) relearn;
+};
+
+/* env.learner_owns: the port ids the learner published. */
+static bool learner_owns(void *data, const char *key, bool node, uint32_t portid)
+{
+	struct ng_ops *o = data;
+	bool own = false;
+
+	pthread_mutex_lock(&o->mu);
+	if (node)
+		own = portid == o->agent_node_portid;
+	else
+		for (size_t i = 0; i < o->agent_pods.n && !own; i++)
+			own = o->agent_pods.v[i].portid == portid && !strcmp(o->agent_pods.v[i].key, key);
+	pthread_mutex_unlock(&o->mu);
+	return own;
 }
 
-static struct ng_opod *find(struct ng_ops *o, const char *key, bool refused)
+/* A repaired pod the learner commits its learned elements to again. */
+static void queue_relearn(struct ng_ops *o, const char *key)
 {
-	for (size_t i = 0; i < o->pods.n; i++)
-		if (!strcmp(o->pods.v[i]->d.key, key) && o->pods.v[i]->d.refused_file == refused)
-			return o->pods.v[i];
-	return NULL;
-}
+	char *k = strdup(key);
+	uint64_t one = 1;
 
-static void drop(struct ng_ops *o, size_t i, const char *why)
-{
-	struct ng_opod *p = o->pods.v[i];
-
-	if (!strcmp(p->d.decision, "enforced"))
-		ng_ops_log("info", "pod_unwatched", p, "%s", why);
-	o->pods.v[i] = o->pods.v[--o->pods.n];
-	ng_opod_free(p);
-	o->dirty = true;
-}
-
-/* A refused record goes once a later ADD of the same pod decided, or
- * after NG_REFUSED_KEEP_S. */
-static bool refused_stale(struct ng_ops *o, const struct ng_opod *p, int64_t now)
-{
-	if (!p->d.refused_file)
-		return false;
-	if (now - p->d.at_ms > (int64_t)NG_REFUSED_KEEP_S * 1000)
-		return true;
-	for (size_t i = 0; i < o->pods.n; i++) {
-		const struct ng_record *d = &o->pods.v[i]->d;
-
-		if (!d->refused_file && d->pod.name[0] && !strcmp(d->pod.ns, p->d.pod.ns) &&
-		    !strcmp(d->pod.name, p->d.pod.name) && d->at_ms >= p->d.at_ms)
-			return true;
+	pthread_mutex_lock(&o->mu);
+	if (k && ng_vec_push(&o->relearn, &k) < 0) {
+		free(k);
+		k = NULL;
 	}
-	return false;
-}
-
-/* Reads the directory's events. A pod whose decision record was removed
- * (DEL removes it before the tables) is dropped at once: scan() reads the
- * node's events before anything else, and DEL's own deletion of the
- * host-side table must not count as drift (nor be repaired). */
-static void forget_deleted(struct ng_ops *o)
-{
-	char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
-	ssize_t n;
-
-	while ((n = read(o->inotify_fd, buf, sizeof(buf))) > 0) {
-		for (ssize_t off = 0; off + (ssize_t)sizeof(struct inotify_event) <= n;) {
-			const struct inotify_event *ev = (const struct inotify_event *)(buf + off);
-			char key[256];
-			bool refused;
-
-			off += (ssize_t)(sizeof(*ev) + ev->len);
-			if (!(ev->mask & (IN_DELETE | IN_MOVED_FROM)) || ev->len == 0 ||
-			    !ng_record_name(ev->name, key, sizeof(key), &refused))
-				continue;
-			for (size_t i = 0; i < o->pods.n; i++)
-				if (!strcmp(o->pods.v[i]->d.key, key) &&
-				    o->pods.v[i]->d.refused_file == refused) {
-					drop(o, i, "its decision record is gone (DEL)");
-					break;
-				}
-		}
+	pthread_mutex_unlock(&o->mu);
+	if (k && write(o->relearn_fd, &one, sizeof(one)) < 0) {
+		/* the counter is saturated: a wakeup is pending anyway */
 	}
 }
 
+/* A complete view, built outside the lock (the learner's publish must
+ * never wait on it) and swapped in under it; status.json rewritten. */
+static void publish_view(struct ng_ops *o)
+{
+	struct ng_opsview_learner l = {0};
+	struct ng_ops_agent_pod *pods = NULL;
+	struct ng_view v, old;
+
+	pthread_mutex_lock(&o->mu);
+	l.published = o->agent_published;
+	l.serving = o->agent_serving;
+	memcpy(l.totals, o->agent_totals, sizeof(l.totals));
+	if (o->agent_pods.n && (pods = malloc(o->agent_pods.n * sizeof(*pods)))) {
+		memcpy(pods, o->agent_pods.v, o->agent_pods.n * sizeof(*pods));
+		l.n = o->agent_pods.n;
+	}
+	pthread_mutex_unlock(&o->mu);
+	l.pods = pods;
+	ng_opsview_build(&o->local, o->pods.v, o->pods.n, &l, ng_wall_ms(), &v);
+	free(pods);
+	pthread_mutex_lock(&o->mu);
+	old = o->shared;
+	o->shared = v;
+	pthread_mutex_unlock(&o->mu);
+	ng_view_free(&old);
+	/* This thread alone writes o->shared: reading it unlocked is safe. */
+	ng_opsview_write_status(o->state_dir, &o->shared);
+	o->dirty = false;
+	o->last_publish_ms = ng_mono_ms();
+	malloc_trim(0);
+}
+
+/* The node's events first, while new pods are still unknown: an ADD
+ * builds a pod's host-side table before it writes the record that makes
+ * the pod known here, and those events (already queued on the socket) are
+ * the ADD's, not drift. */
 static void scan(struct ng_ops *o)
 {
-	char dir[4200], path[4600], key[256];
-	int64_t now = ng_wall_ms();
-	struct dirent *e;
-	DIR *d;
-
-	/* The node's events first, while new pods are still unknown: an ADD
-	 * builds a pod's host-side table before it writes the decision record
-	 * that makes the pod known here, and those events (already queued on
-	 * the socket) are the ADD's, not drift. */
-	if (o->node_ev_fd >= 0)
-		ng_opod_events(o, o->node_ev_fd, true);
-	snprintf(dir, sizeof(dir), "%s/" NG_PODS_DIR, o->state_dir);
-	d = opendir(dir);
-	for (size_t i = 0; i < o->pods.n; i++)
-		o->pods.v[i]->seen = false;
-	while (d && (e = readdir(d))) {
-		struct ng_opod *p;
-		struct stat st;
-		bool refused;
-
-		if (!ng_record_name(e->d_name, key, sizeof(key), &refused) ||
-		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
-			continue;
-		p = find(o, key, refused);
-		if (p && p->file_ino == (uint64_t)st.st_ino) {
-			p->seen = true;
-			continue;
-		}
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (p) { /* rewritten: a retried ADD */
-			for (size_t i = 0; i < o->pods.n; i++)
-				if (o->pods.v[i] == p)
-					drop(o, i, "its decision was rewritten");
-		}
-		p = ng_opod_load(o, path, (uint64_t)st.st_ino);
-		if (p && ng_vec_push(&o->pods, &p) < 0) // NOLINT(bugprone-sizeof-expression)
-			ng_opod_free(p);
-		else if (p && !strcmp(p->d.decision, "enforced"))
-			ng_ops_log("info", "pod_watched", p, "drift watch and metrics for %s", p->d.key);
+	if (o->node_ev_fd >= 0 && ng_opod_events(o->pods.v, o->pods.n, o->node_ev_fd, true, &o->env))
 		o->dirty = true;
-	}
-	if (d)
-		closedir(d);
-	for (size_t i = o->pods.n; i-- > 0;) {
-		struct ng_opod *p = o->pods.v[i];
-
-		if (!p->seen) {
-			drop(o, i, "its decision record is gone (DEL)");
-		} else if (refused_stale(o, p, now)) {
-			snprintf(path, sizeof(path), "%s/%s" NG_REFUSED_SUFFIX, dir, p->d.key);
-			unlink(path);
-			drop(o, i, "refused record aged out");
-		}
-	}
+	if (ng_opsdir_scan(&o->pods, o->state_dir))
+		o->dirty = true;
 }
 
 /* The namespace of an enforced pod gone (DEL may come late, or never):
@@ -172,16 +140,10 @@ static void sweep_gone(struct ng_ops *o)
 {
 	for (size_t i = 0; i < o->pods.n; i++) {
 		struct ng_opod *p = o->pods.v[i];
+
 		if (!p->nl_open || ng_netns_still_pods(&p->d.pod))
 			continue;
-		ng_ops_log("info", "pod_unwatched", p, "its network namespace is gone");
-		ng_nl_close(&p->nl);
-		p->nl_open = false;
-		if (p->ev_fd >= 0)
-			close(p->ev_fd);
-		p->ev_fd = -1;
-		snprintf(p->vp.read_error, sizeof(p->vp.read_error), "the pod's network namespace is gone");
-		p->vp.read_ok = false;
+		ng_opod_unwatch(p);
 		o->dirty = true;
 	}
 }
@@ -200,7 +162,7 @@ static void tick(struct ng_ops *o)
 		if (p->nl_open && now >= p->next_check_ms)
 			p->check_now = true;
 		if (p->nl_open && now >= p->next_collect_ms)
-			ng_opod_collect(o, p);
+			ng_opod_collect(p, &o->env);
 	}
 	o->local.scans++;
 	o->dirty = true;
@@ -214,7 +176,9 @@ static void run_checks(struct ng_ops *o, const char *why)
 		if (!p->check_now)
 			continue;
 		p->check_now = false;
-		ng_opod_check(o, p, p->vp.checked ? why : "first look");
+		if (ng_opod_check(p, &o->env, p->vp.checked ? why : "first look") && p->d.learn)
+			queue_relearn(o, p->d.key);
+		o->dirty = true;
 	}
 }
 
@@ -229,7 +193,7 @@ static void *thread_main(void *data)
 	o->tid = (pid_t)syscall(SYS_gettid);
 	tick(o);
 	run_checks(o, "periodic");
-	ng_ops_publish_view(o);
+	publish_view(o);
 	o->next_tick_ms = ng_mono_ms() + TICK_MS;
 	for (;;) {
 		size_t n = 3 + o->pods.n;
@@ -257,15 +221,17 @@ static void *thread_main(void *data)
 		if (fds[0].revents)
 			break;
 		if (fds[1].revents) {
-			forget_deleted(o);
+			if (ng_opsdir_forget_deleted(&o->pods, o->inotify_fd))
+				o->dirty = true;
 			scan(o);
 		}
-		if (fds[2].revents)
-			ng_opod_events(o, o->node_ev_fd, true);
+		if (fds[2].revents && ng_opod_events(o->pods.v, o->pods.n, o->node_ev_fd, true, &o->env))
+			o->dirty = true;
 		/* Pods may have been dropped by scan(): look fds up, never index. */
 		for (size_t i = 3; i < n; i++)
-			if (fds[i].revents && fds[i].fd >= 0)
-				ng_opod_events(o, fds[i].fd, false);
+			if (fds[i].revents && fds[i].fd >= 0 &&
+			    ng_opod_events(o->pods.v, o->pods.n, fds[i].fd, false, &o->env))
+				o->dirty = true;
 		for (size_t i = 0; i < o->pods.n; i++)
 			drift_seen |= o->pods.v[i]->check_now;
 		if (drift_seen)
@@ -276,7 +242,7 @@ static void *thread_main(void *data)
 			o->next_tick_ms = ng_mono_ms() + TICK_MS;
 		}
 		if (o->dirty && ng_mono_ms() - o->last_publish_ms >= PUBLISH_MS)
-			ng_ops_publish_view(o);
+			publish_view(o);
 	}
 	free(fds);
 	return NULL;
@@ -317,6 +283,13 @@ int ng_ops_start(const struct ng_ops_config *c, struct ng_ops **out, struct ng_e
 	if (o->node_ev_fd < 0)
 		goto fail;
 	o->node_nl_open = ng_nl_open(&o->node_nl, err) == 0;
+	o->env = (struct ng_opod_env){.state_dir = o->state_dir,
+				      .node_nl = o->node_nl_open ? &o->node_nl : NULL,
+				      .repair = o->cfg.repair,
+				      .check_ms = o->cfg.check_ms,
+				      .learner_owns = learner_owns,
+				      .learner_data = o,
+				      .local = &o->local};
 	if (pthread_create(&o->thread, NULL, thread_main, o) != 0) {
 		ng_fail(err, NG_E_INTERNAL, "cannot start the ops thread");
 		goto fail;
@@ -347,7 +320,7 @@ void ng_ops_stop(struct ng_ops *o)
 	if (write(o->stop_fd, &one, sizeof(one)) == sizeof(one))
 		pthread_join(o->thread, NULL);
 	while (o->pods.n)
-		drop(o, o->pods.n - 1, "agent stopping");
+		ng_opsdir_drop(&o->pods, o->pods.n - 1, "agent stopping");
 	ng_vec_free(&o->pods);
 	ng_invfold_close(&o->fold);
 	if (o->node_nl_open)

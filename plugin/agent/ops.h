@@ -2,10 +2,10 @@
  * does (dumping every pod's tables, a CHECK, a repair) ever delays a DNS
  * answer the main loop holds:
  *
- *   - every pod of the node from stateDir/decisions (cni/decisionrec.h),
- *     enforced ones with a netfilter socket and an nf_tables event socket
- *     opened inside their namespace (closed when the record goes or the
- *     namespace does: no socket keeps a deleted pod alive);
+ *   - every pod of the node from stateDir/pods (agent/opspod.h), enforced
+ *     ones with a netfilter socket and an nf_tables event socket opened
+ *     inside their namespace (closed when the record goes or the namespace
+ *     does: no socket keeps a deleted pod alive);
  *   - the drift watch: a change to one of a pod's tables by any socket but
  *     the agent's own (kernel/nftevents.h) is a drift event at once, followed
  *     by a CHECK; a periodic CHECK of every pod catches what no event told
@@ -14,7 +14,7 @@
  *     had learned for the pod;
  *   - the plugin's invocation totals (agent/invfold.h), /readyz's checks,
  *     the node view behind /metrics, and stateDir/status.json for
- *     `boxxkite-netguard status`.
+ *     `boxxkite-netguard status` (agent/opsview.h).
  * The main loop calls only the functions below: publish its counters,
  * answer HTTP from the last view, take the pods to relearn. */
 #ifndef NG_OPS_H
@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "agent/opsview.h"
 #include "base/err.h"
 #include "node/nodeview.h"
 
@@ -32,19 +33,11 @@
  * node's own scraper or a kubelet probe reach it; nothing else does). */
 #define NG_AGENT_LISTEN_DEFAULT "127.0.0.1:9617"
 #define NG_OPS_CHECK_MS         30000 /* periodic CHECK of every pod (events are at once) */
-#define NG_OPS_COLLECT_MS       5000  /* counters and learned sets re-read */
 
 struct ng_ops_config {
 	const char *state_dir, *bin_dir, *conf_dir;
 	bool repair;
 	int check_ms;
-};
-
-/* What the main loop publishes about a pod it learns for. */
-struct ng_ops_agent_pod {
-	char key[256];
-	uint32_t portid; /* its netfilter socket in the pod's namespace */
-	uint64_t ac[NG_AC_COUNT];
 };
 
 struct ng_ops;

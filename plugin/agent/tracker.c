@@ -3,6 +3,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+struct ng_track {
+	struct ng_ip ip;
+	uint8_t proto;
+	bool ranged; /* names_vX_ranges, else names_vX */
+	bool used;
+	uint16_t p_lo, p_hi;
+	uint32_t lifetime; /* s, the lease the element was last learned for */
+	int64_t expires;   /* ms, CLOCK_MONOTONIC */
+};
+
 static uint32_t hash(const struct ng_ip *ip, uint8_t proto, bool ranged, uint16_t lo, uint16_t hi)
 {
 	uint32_t h = 2166136261u;
@@ -125,13 +135,12 @@ static int pend(ng_pending_vec *out, struct ng_track *s, const struct ng_elem *e
 	return 0;
 }
 
-int ng_tracker_plan_one(struct ng_tracker *t, struct ng_track *k, uint32_t lifetime, int64_t now_ms,
-			ng_pending_vec *out)
+/* A refresh of tracked element `s` for `life` seconds from now. */
+static int pend_again(ng_pending_vec *out, struct ng_track *s, uint32_t life, int64_t now)
 {
-	struct ng_elem e = {.lo = k->ip, .hi = k->ip, .proto = k->proto, .p_lo = k->p_lo, .p_hi = k->p_hi};
+	struct ng_elem e = {.lo = s->ip, .hi = s->ip, .proto = s->proto, .p_lo = s->p_lo, .p_hi = s->p_hi};
 
-	(void)t;
-	return pend(out, k, &e, lifetime, now_ms, false);
+	return pend(out, s, &e, life, now, false);
 }
 
 int ng_tracker_plan(struct ng_tracker *t, const struct ng_learn_result *r, int64_t now_ms,
@@ -169,6 +178,70 @@ int ng_tracker_plan(struct ng_tracker *t, const struct ng_learn_result *r, int64
 		}
 	}
 	return 0;
+}
+
+int ng_tracker_relearn(struct ng_tracker *t, int64_t now_ms, ng_pending_vec *out)
+{
+	int n = 0;
+
+	for (uint32_t i = 0; i < t->cap; i++) {
+		struct ng_track *s = &t->slot[i];
+		int64_t left = (s->expires - now_ms) / 1000;
+		uint32_t lease = s->lifetime;
+
+		if (!s->used || s->expires <= now_ms)
+			continue;
+		/* The kernel is sent what is left; the tracker keeps the lease,
+		 * which a live connection renews in full. */
+		if (pend_again(out, s, (uint32_t)(left > 0 ? left : 1), now_ms) < 0)
+			return -1;
+		s->lifetime = lease;
+		n++;
+	}
+	return n;
+}
+
+int ng_tracker_due(const struct ng_tracker *t, int64_t now_ms, int64_t window_ms, struct ng_tracker_due *d)
+{
+	uint32_t n = 0;
+
+	*d = (struct ng_tracker_due){.now_ms = now_ms, .window_ms = window_ms};
+	for (uint32_t i = 0; i < t->cap; i++)
+		n += t->slot[i].used && t->slot[i].expires - now_ms <= window_ms;
+	if (n == 0)
+		return 0;
+	d->at = malloc(n * sizeof(*d->at));
+	if (!d->at)
+		return -1;
+	for (uint32_t i = 0; i < t->cap; i++)
+		if (t->slot[i].used && t->slot[i].expires - now_ms <= window_ms)
+			d->at[d->n++] = i;
+	return (int)d->n;
+}
+
+void ng_tracker_due_free(struct ng_tracker_due *d)
+{
+	free(d->at);
+	memset(d, 0, sizeof(*d));
+}
+
+unsigned ng_tracker_keepalive(struct ng_tracker *t, const struct ng_tracker_due *d, const struct ng_ip *dst,
+			      uint8_t proto, uint16_t dport, ng_pending_vec *out)
+{
+	unsigned planned = 0;
+
+	for (uint32_t i = 0; i < d->n; i++) {
+		struct ng_track *s = &t->slot[d->at[i]];
+
+		/* Still within the window: a second flow to an address the
+		 * first one refreshed plans nothing more. */
+		if (!s->used || s->proto != proto || dport < s->p_lo || dport > s->p_hi ||
+		    !ng_ip_eq(&s->ip, dst) || s->expires - d->now_ms > d->window_ms)
+			continue;
+		if (pend_again(out, s, s->lifetime, d->now_ms) == 0)
+			planned++;
+	}
+	return planned;
 }
 
 void ng_tracker_revert(struct ng_tracker *t, const ng_pending_vec *p)
@@ -213,6 +286,11 @@ int ng_tracker_learned(struct ng_tracker *t, const struct ng_elem *e, bool range
 		s->expires = expires;
 	s->lifetime = e->timeout;
 	return 0;
+}
+
+uint32_t ng_tracker_count(const struct ng_tracker *t)
+{
+	return t->n;
 }
 
 void ng_tracker_free(struct ng_tracker *t)

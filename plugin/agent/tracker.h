@@ -6,7 +6,7 @@
  * commit is sent).
  *
  * Bounded: at most NG_TRACK_MAX elements per pod (an open-addressing table
- * of at most 2 * NG_TRACK_MAX slots of 48 bytes: 768 KiB worst case, a few
+ * of at most 2 * NG_TRACK_MAX slots of 40 bytes: 640 KiB worst case, a few
  * KiB for a pod with tens of names). Past it, answers still pass but teach
  * nothing more (counted). */
 #ifndef NG_AGENT_TRACKER_H
@@ -20,16 +20,10 @@
 
 #define NG_TRACK_MAX 8192
 
-struct ng_track {
-	struct ng_ip ip;
-	uint8_t proto;
-	bool ranged; /* names_vX_ranges, else names_vX */
-	bool used;
-	uint16_t p_lo, p_hi;
-	uint32_t lifetime; /* s, the last one committed */
-	int64_t expires;   /* ms, CLOCK_MONOTONIC */
-};
+struct ng_track; /* one element: private to tracker.c */
 
+/* Private to tracker.c (an open-addressing table, linear probing): every
+ * question about the elements is one of the functions below. */
 struct ng_tracker {
 	struct ng_track *slot;
 	uint32_t cap, n;
@@ -45,21 +39,52 @@ struct ng_pending {
 };
 typedef NG_VEC(struct ng_pending) ng_pending_vec;
 
-/* Adds to `out` what `r` requires: elements not tracked or expired, and
- * those whose new expiry is later than the tracked one by more than a tenth
- * of the lifetime (at most 60 s). Updates the tracker at once; revert if
- * the commit fails. *full counts elements refused by the bound. 0 or -1. */
+/* Every function that plans appends to `out` and updates the tracker at
+ * once (each expiry is computed before its commit is sent): revert with
+ * the same list if the commit fails. */
+
+/* What `r` requires: elements not tracked or expired, and those whose new
+ * expiry is later than the tracked one by more than a tenth of the
+ * lifetime (at most 60 s); never a shorter one. *full counts elements
+ * refused by the bound. 0 or -1 (out of memory). */
 int ng_tracker_plan(struct ng_tracker *t, const struct ng_learn_result *r, int64_t now_ms,
 		    ng_pending_vec *out, unsigned *full);
-/* Plans a refresh of one tracked element to now + lifetime (live
- * connections keep their address). */
-int ng_tracker_plan_one(struct ng_tracker *t, struct ng_track *k, uint32_t lifetime, int64_t now_ms,
-			ng_pending_vec *out);
+
+/* After a repair replaced the tables: every live element again, with the
+ * expiry and lifetime it had (the agent's view stays the truth for what it
+ * learned; a repair is not a new lease). Returns how many, or -1. */
+int ng_tracker_relearn(struct ng_tracker *t, int64_t now_ms, ng_pending_vec *out);
+
+/* The elements that expire within `window_ms` of `now_ms`: all a
+ * keep-alive pass looks at (the pod chooses how many flows conntrack
+ * lists; none may cost a walk of the whole tracker). Valid until the
+ * tracker next gains or loses an element. */
+struct ng_tracker_due {
+	uint32_t *at; /* their places in the table */
+	uint32_t n;
+	int64_t now_ms, window_ms;
+};
+/* Fills `d` (nothing allocated when none is due); its n, or -1. */
+int ng_tracker_due(const struct ng_tracker *t, int64_t now_ms, int64_t window_ms, struct ng_tracker_due *d);
+void ng_tracker_due_free(struct ng_tracker_due *d);
+
+/* A live flow to dst, proto, dport: its due elements (same address and
+ * protocol, the port in their range, still within the window) planned to
+ * now + their lifetime, so live connections keep their address. Returns
+ * how many were planned. */
+unsigned ng_tracker_keepalive(struct ng_tracker *t, const struct ng_tracker_due *d, const struct ng_ip *dst,
+			      uint8_t proto, uint16_t dport, ng_pending_vec *out);
+
+/* Undoes what planned `p` (newest first): new elements forgotten, the
+ * others' expiry and lifetime restored. */
 void ng_tracker_revert(struct ng_tracker *t, const ng_pending_vec *p);
 /* Forgets elements whose expiry has passed; returns how many. */
 unsigned ng_tracker_expire(struct ng_tracker *t, int64_t now_ms);
-/* Records an element read back from the kernel (restart). */
+/* Records an element read back from the kernel (restart), never moving a
+ * tracked expiry earlier. 0, or -1 (full or out of memory). */
 int ng_tracker_learned(struct ng_tracker *t, const struct ng_elem *e, bool ranged, int64_t expires);
+/* Elements tracked. */
+uint32_t ng_tracker_count(const struct ng_tracker *t);
 void ng_tracker_free(struct ng_tracker *t);
 
 #endif

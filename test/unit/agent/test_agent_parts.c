@@ -1,99 +1,10 @@
-/* The agent's pure parts: the tracker (refresh never shortens, bounded,
- * reverts), DNS-over-TCP framing (hold only the completing segment, rewind
- * on a drop, gaps and retransmissions) and the packet headers. */
+/* The agent's pure parts: DNS-over-TCP framing (hold only the completing
+ * segment, rewind on a drop, gaps and retransmissions) and the packet
+ * headers. The tracker has test_tracker.c. */
 #include "testutil.h"
 
 #include "agent/packet.h"
 #include "agent/tcpflow.h"
-#include "agent/tracker.h"
-
-static struct ng_learn_result one(const char *ip, uint16_t port, uint32_t life)
-{
-	struct ng_learn_result r = {0};
-	struct ng_elem e = {.proto = 6, .p_lo = port, .p_hi = port, .timeout = life};
-
-	ng_ip_parse(ip, &e.lo);
-	e.hi = e.lo;
-	assert_int_equal(ng_vec_push(&r.single[0], &e), 0);
-	return r;
-}
-
-static void test_tracker_refresh(void **state)
-{
-	(void)state;
-	struct ng_tracker t = {0};
-	ng_pending_vec p = {0};
-	unsigned full = 0;
-	struct ng_learn_result r = one("10.0.0.1", 443, 60);
-
-	assert_int_equal(ng_tracker_plan(&t, &r, 1000, &p, &full), 0);
-	assert_int_equal(p.n, 1);
-	assert_false(p.v[0].refresh); /* new: a plain add */
-	/* The same answer 1 s later moves the expiry by 1 s < slack (6 s): no commit. */
-	p.n = 0;
-	assert_int_equal(ng_tracker_plan(&t, &r, 2000, &p, &full), 0);
-	assert_int_equal(p.n, 0);
-	/* 10 s later: a refresh (delete + add). */
-	assert_int_equal(ng_tracker_plan(&t, &r, 11000, &p, &full), 0);
-	assert_int_equal(p.n, 1);
-	assert_true(p.v[0].refresh);
-	/* A shorter lifetime never shortens. */
-	ng_learn_result_free(&r);
-	r = one("10.0.0.1", 443, 5);
-	p.n = 0;
-	assert_int_equal(ng_tracker_plan(&t, &r, 12000, &p, &full), 0);
-	assert_int_equal(p.n, 0);
-	/* A failed commit reverts: the element is new again. */
-	ng_learn_result_free(&r);
-	r = one("10.0.0.2", 443, 60);
-	assert_int_equal(ng_tracker_plan(&t, &r, 12000, &p, &full), 0);
-	assert_int_equal(t.n, 2);
-	ng_tracker_revert(&t, &p);
-	assert_int_equal(t.n, 1);
-	/* Expiry forgets. */
-	assert_int_equal(ng_tracker_expire(&t, 11000 + 60000), 1);
-	assert_int_equal(t.n, 0);
-	ng_learn_result_free(&r);
-	ng_vec_free(&p);
-	ng_tracker_free(&t);
-}
-
-/* Plans the answer "10.x.y.z (the i-th address), tcp 443, 60 s". */
-static void plan_nth(struct ng_tracker *t, unsigned i, int64_t now, ng_pending_vec *p, unsigned *full)
-{
-	char ip[32];
-	struct ng_learn_result r;
-
-	snprintf(ip, sizeof(ip), "10.%u.%u.%u", i >> 16, (i >> 8) & 255, i & 255);
-	r = one(ip, 443, 60);
-	assert_int_equal(ng_tracker_plan(t, &r, now, p, full), 0);
-	ng_learn_result_free(&r);
-}
-
-static void test_tracker_bound(void **state)
-{
-	(void)state;
-	struct ng_tracker t = {0};
-	ng_pending_vec p = {0};
-	unsigned full = 0;
-
-	for (unsigned i = 0; i < NG_TRACK_MAX + 10; i++)
-		plan_nth(&t, i, 1000, &p, &full);
-	assert_int_equal(t.n, NG_TRACK_MAX);
-	assert_int_equal(full, 10);
-	/* Half expire, half stay: the table stays consistent (all findable). */
-	for (uint32_t i = 0; i < t.cap; i++)
-		if (t.slot[i].used && (t.slot[i].ip.a[3] & 1))
-			t.slot[i].expires = 500;
-	ng_tracker_expire(&t, 1000);
-	assert_int_equal(t.n, NG_TRACK_MAX / 2);
-	p.n = 0;
-	for (unsigned i = 0; i < NG_TRACK_MAX; i += 2)
-		plan_nth(&t, i, 1500, &p, &full);
-	assert_int_equal(p.n, 0); /* every even one found, none re-added */
-	ng_vec_free(&p);
-	ng_tracker_free(&t);
-}
 
 /* ---- TCP framing ------------------------------------------------------------ */
 
@@ -227,8 +138,8 @@ static void test_packet_headers(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_tracker_refresh), cmocka_unit_test(test_tracker_bound),
-		cmocka_unit_test(test_tcp_framing),     cmocka_unit_test(test_tcp_pod_budget),
+		cmocka_unit_test(test_tcp_framing),
+		cmocka_unit_test(test_tcp_pod_budget),
 		cmocka_unit_test(test_packet_headers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,8 +1,10 @@
 /* `boxxkite-netguard agent`: the loop. See agent.h and README "The node
  * agent". */
-#include <dirent.h>
+#include "agent/agent.h"
+
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,21 +13,35 @@
 #include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
-#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
+#include "agent/alog.h"
+#include "agent/http.h"
+#include "agent/learner.h"
 #include "agent/migrate.h"
-#include "base/clock.h"
 #include "agent/ops.h"
-#include "agent/opshook.h"
 #include "agent/readyz.h"
+#include "base/clock.h"
 #include "base/cliarg.h"
+#include "kernel/nl.h"
 #include "state/confdir.h"
 #include "state/record.h"
 
 #define SWEEP_MS 1000
+
+/* The loop's own state. Its epoll reports either a pointer to one of the
+ * fds below (the fd's own field is the tag) or a pod of the learner. */
+struct ng_agent {
+	char state_dir[4096];
+	int epfd, inotify_fd, timer_fd, signal_fd, http_fd, lock_fd, ops_fd;
+	struct ng_nl node_nl; /* host-side tables, in the agent's own namespace */
+	bool node_nl_open;
+	struct ng_learner learner;
+	bool serving;       /* the first scan is done: /readyz */
+	struct ng_ops *ops; /* the ops thread (agent/ops.h) */
+	bool stop;
+};
 
 static int usage(FILE *f, int rc)
 {
@@ -57,7 +73,7 @@ static int take_lock(struct ng_agent *a)
 	snprintf(path, sizeof(path), "%s/" NG_AGENT_LOCK, a->state_dir);
 	a->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (a->lock_fd < 0) {
-		ng_alog("error", "start", NULL, "%s: %s", path, strerror(errno));
+		ng_alog("error", "start", NULL, NULL, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	for (int i = 0; i < 100; i++) {
@@ -65,7 +81,7 @@ static int take_lock(struct ng_agent *a)
 			return 0;
 		usleep(10000);
 	}
-	ng_alog("error", "start", NULL, "another agent holds %s", path);
+	ng_alog("error", "start", NULL, NULL, "another agent holds %s", path);
 	return -1;
 }
 
@@ -76,41 +92,10 @@ static int watch(struct ng_agent *a, int fd, int *tag)
 	return epoll_ctl(a->epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
-/* Every record in pods/, loaded or confirmed; pods whose record is gone
- * released. Catches whatever inotify could not tell (overflow, restart). */
 static void scan(struct ng_agent *a)
 {
-	char dir[4200];
-	DIR *d;
-	struct dirent *e;
-
-	snprintf(dir, sizeof(dir), "%s/" NG_PODS_DIR, a->state_dir);
-	d = opendir(dir);
-	if (!d)
-		return;
-	for (size_t i = 0; i < a->pods.n; i++)
-		a->pods.v[i]->seen = false;
-	while ((e = readdir(d))) {
-		char key[256];
-		struct ng_pod *p;
-		struct stat st;
-		bool refused;
-
-		if (!ng_record_name(e->d_name, key, sizeof(key), &refused) || refused)
-			continue;
-		p = ng_pod_find(a, key);
-		if (p && fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    (uint64_t)st.st_ino == p->rec_ino) {
-			p->seen = true;
-			continue;
-		}
-		ng_pod_load(a, e->d_name);
-	}
-	closedir(d);
-	for (size_t i = a->pods.n; i-- > 0;)
-		if (!a->pods.v[i]->seen)
-			ng_pod_release(a, a->pods.v[i], "its record is gone");
-	ng_agent_ops_publish(a);
+	ng_learner_scan(&a->learner);
+	ng_learner_publish(&a->learner, a->ops, a->serving);
 }
 
 static void on_inotify(struct ng_agent *a)
@@ -124,26 +109,18 @@ static void on_inotify(struct ng_agent *a)
 
 			p += sizeof(*ev) + ev->len;
 			if (ev->mask & IN_Q_OVERFLOW) {
-				scan(a);
+				ng_learner_scan(&a->learner);
 				continue;
 			}
 			if (!ev->len)
 				continue;
-			if (ev->mask & (IN_MOVED_TO | IN_CLOSE_WRITE)) {
-				ng_pod_load(a, ev->name);
-			} else if (ev->mask & (IN_DELETE | IN_MOVED_FROM)) {
-				char key[256];
-				struct ng_pod *pod;
-				bool refused;
-
-				if (!ng_record_name(ev->name, key, sizeof(key), &refused) || refused)
-					continue;
-				if ((pod = ng_pod_find(a, key)))
-					ng_pod_release(a, pod, "its record was removed (DEL)");
-			}
+			if (ev->mask & (IN_MOVED_TO | IN_CLOSE_WRITE))
+				ng_learner_load(&a->learner, ev->name);
+			else if (ev->mask & (IN_DELETE | IN_MOVED_FROM))
+				ng_learner_removed(&a->learner, ev->name);
 		}
 	}
-	ng_agent_ops_publish(a);
+	ng_learner_publish(&a->learner, a->ops, a->serving);
 }
 
 static void sweep(struct ng_agent *a)
@@ -154,8 +131,7 @@ static void sweep(struct ng_agent *a)
 	if (read(a->timer_fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		return;
 	scan(a);
-	for (size_t i = a->pods.n; i-- > 0;)
-		ng_pod_sweep(a, a->pods.v[i], now);
+	ng_learner_sweep(&a->learner, now);
 }
 
 static int setup(struct ng_agent *a, const char *listen_addr)
@@ -166,21 +142,15 @@ static int setup(struct ng_agent *a, const char *listen_addr)
 	struct itimerspec its = {.it_interval = {SWEEP_MS / 1000, (SWEEP_MS % 1000) * 1000000L},
 				 .it_value = {SWEEP_MS / 1000, (SWEEP_MS % 1000) * 1000000L}};
 
-	a->ev_inotify = NG_EV_INOTIFY;
-	a->ev_timer = NG_EV_TIMER;
-	a->ev_signal = NG_EV_SIGNAL;
-	a->ev_http = NG_EV_HTTP;
-	a->http_fd = -1;
+	a->epfd = a->inotify_fd = a->timer_fd = a->signal_fd = a->http_fd = a->lock_fd = a->ops_fd = -1;
 	if (ng_state_dirs(a->state_dir, &err) < 0) {
-		ng_alog("error", "start", NULL, "%s", err.msg);
+		ng_alog("error", "start", NULL, NULL, "%s", err.msg);
 		return -1;
 	}
 	if (take_lock(a) < 0)
 		return -1;
 	/* 0.2's records first, before either thread reads the directory. */
 	ng_agent_migrate(a->state_dir);
-	a->msg = malloc(sizeof(*a->msg));
-	a->rx = malloc(65536 + 4096);
 	a->epfd = epoll_create1(EPOLL_CLOEXEC);
 	a->inotify_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
 	a->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
@@ -191,23 +161,24 @@ static int setup(struct ng_agent *a, const char *listen_addr)
 	signal(SIGPIPE, SIG_IGN);
 	a->signal_fd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
 	snprintf(dir, sizeof(dir), "%s/" NG_PODS_DIR, a->state_dir);
-	if (!a->msg || !a->rx || a->epfd < 0 || a->inotify_fd < 0 || a->timer_fd < 0 || a->signal_fd < 0 ||
+	/* The host-side tables live in this namespace (the node's). */
+	a->node_nl_open = ng_nl_open(&a->node_nl, &err) == 0;
+	if (ng_learner_init(&a->learner, a->state_dir, a->epfd, a->node_nl_open ? &a->node_nl : NULL) < 0 ||
+	    a->epfd < 0 || a->inotify_fd < 0 || a->timer_fd < 0 || a->signal_fd < 0 ||
 	    inotify_add_watch(a->inotify_fd, dir, IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM) <
 		    0 ||
-	    timerfd_settime(a->timer_fd, 0, &its, NULL) < 0 || watch(a, a->inotify_fd, &a->ev_inotify) < 0 ||
-	    watch(a, a->timer_fd, &a->ev_timer) < 0 || watch(a, a->signal_fd, &a->ev_signal) < 0) {
-		ng_alog("error", "start", NULL, "setting up the loop: %s", strerror(errno));
+	    timerfd_settime(a->timer_fd, 0, &its, NULL) < 0 || watch(a, a->inotify_fd, &a->inotify_fd) < 0 ||
+	    watch(a, a->timer_fd, &a->timer_fd) < 0 || watch(a, a->signal_fd, &a->signal_fd) < 0) {
+		ng_alog("error", "start", NULL, NULL, "setting up the loop: %s", strerror(errno));
 		return -1;
 	}
-	if (listen_addr && strcmp(listen_addr, "none") != 0) {
+	if (listen_addr) {
 		a->http_fd = ng_http_listen(listen_addr, &err);
-		if (a->http_fd < 0 || watch(a, a->http_fd, &a->ev_http) < 0) {
-			ng_alog("error", "start", NULL, "%s", err.msg);
+		if (a->http_fd < 0 || watch(a, a->http_fd, &a->http_fd) < 0) {
+			ng_alog("error", "start", NULL, NULL, "%s", err.msg);
 			return -1;
 		}
 	}
-	/* The host-side tables live in this namespace (the node's). */
-	a->node_nl_open = ng_nl_open(&a->node_nl, &err) == 0;
 	return 0;
 }
 
@@ -219,22 +190,79 @@ static void run(struct ng_agent *a)
 		int n = epoll_wait(a->epfd, evs, 64, -1);
 
 		for (int i = 0; i < n; i++) {
-			int kind = *(int *)evs[i].data.ptr;
+			void *tag = evs[i].data.ptr;
 
-			switch (kind) {
-			case NG_EV_NFQ: ng_pod_serve(a, evs[i].data.ptr); break;
-			case NG_EV_INOTIFY: on_inotify(a); break;
-			case NG_EV_TIMER: sweep(a); break;
-			case NG_EV_HTTP: ng_http_serve(a); break;
-			case NG_EV_SIGNAL: a->stop = true; break;
-			case NG_EV_OPS: ng_agent_ops_relearn(a); break;
-			}
+			if (tag == &a->inotify_fd)
+				on_inotify(a);
+			else if (tag == &a->timer_fd)
+				sweep(a);
+			else if (tag == &a->ops_fd)
+				ng_learner_relearn(&a->learner, a->ops);
+			else if (tag == &a->http_fd)
+				ng_http_serve(a->http_fd, a->serving, a->ops);
+			else if (tag == &a->signal_fd)
+				a->stop = true;
+			else
+				ng_learner_serve(&a->learner, tag);
 			/* A release inside this batch frees a pod another event
 			 * may point at: start over with a fresh wait. */
-			if (kind == NG_EV_INOTIFY || kind == NG_EV_TIMER || kind == NG_EV_OPS)
+			if (tag == &a->inotify_fd || tag == &a->timer_fd || tag == &a->ops_fd)
 				break;
 		}
 	}
+}
+
+/* The options (as the other commands: getopt_long); 0 to run, else the
+ * exit status. */
+static int options(int argc, char **argv, struct ng_agent *a, const char **listen_addr,
+		   struct ng_ops_config *oc)
+{
+	static const struct option opts[] = {
+		{"state-dir", required_argument, NULL, 's'},
+		{"listen", required_argument, NULL, 'l'},
+		{"repair", no_argument, NULL, 'r'},
+		{"check-interval", required_argument, NULL, 'c'},
+		{"cni-bin-dir", required_argument, NULL, 'b'},
+		{"cni-conf-dir", required_argument, NULL, 'd'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	long secs;
+	int c;
+
+	/* '+': in order, stopping at the first operand (there are none: an
+	 * error); the usage text is the only complaint. */
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			if (optarg[0] != '/')
+				return usage(stderr, 2);
+			snprintf(a->state_dir, sizeof(a->state_dir), "%s", optarg);
+			break;
+		case 'l': *listen_addr = optarg; break;
+		case 'r': oc->repair = true; break;
+		case 'c':
+			if (!ng_arg_long("agent", "check-interval", optarg, 1, 86400, &secs))
+				return usage(stderr, 2);
+			oc->check_ms = (int)secs * 1000;
+			break;
+		case 'b':
+			if (optarg[0] != '/')
+				return usage(stderr, 2);
+			oc->bin_dir = optarg;
+			break;
+		case 'd':
+			if (optarg[0] != '/')
+				return usage(stderr, 2);
+			oc->conf_dir = optarg;
+			break;
+		case 'h': return usage(stdout, 0);
+		default: return usage(stderr, 2);
+		}
+	}
+	return optind < argc ? usage(stderr, 2) : -1;
 }
 
 int ng_agent_main(int argc, char **argv)
@@ -245,29 +273,13 @@ int ng_agent_main(int argc, char **argv)
 				   .conf_dir = NG_DEFAULT_CONF_DIR,
 				   .check_ms = NG_OPS_CHECK_MS};
 	struct ng_err err = {0};
-	long secs;
+	int rc;
 
 	memset(&a, 0, sizeof(a));
 	snprintf(a.state_dir, sizeof(a.state_dir), "%s", NG_DEFAULT_STATE_DIR);
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--state-dir") && i + 1 < argc && argv[i + 1][0] == '/')
-			snprintf(a.state_dir, sizeof(a.state_dir), "%s", argv[++i]);
-		else if (!strcmp(argv[i], "--listen") && i + 1 < argc)
-			listen_addr = argv[++i];
-		else if (!strcmp(argv[i], "--repair"))
-			oc.repair = true;
-		else if (!strcmp(argv[i], "--check-interval") && i + 1 < argc &&
-			 ng_arg_long("agent", "check-interval", argv[++i], 1, 86400, &secs))
-			oc.check_ms = (int)secs * 1000;
-		else if (!strcmp(argv[i], "--cni-bin-dir") && i + 1 < argc && argv[i + 1][0] == '/')
-			oc.bin_dir = argv[++i];
-		else if (!strcmp(argv[i], "--cni-conf-dir") && i + 1 < argc && argv[i + 1][0] == '/')
-			oc.conf_dir = argv[++i];
-		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-			return usage(stdout, 0);
-		else
-			return usage(stderr, 2);
-	}
+	rc = options(argc, argv, &a, &listen_addr, &oc);
+	if (rc >= 0)
+		return rc;
 	if (!strcmp(listen_addr, "none"))
 		listen_addr = NULL;
 	if (setup(&a, listen_addr) < 0)
@@ -276,33 +288,28 @@ int ng_agent_main(int argc, char **argv)
 	 * learner's sockets from the first publish. */
 	oc.state_dir = a.state_dir;
 	if (ng_ops_start(&oc, &a.ops, &err) < 0) {
-		ng_alog("error", "start", NULL, "%s", err.msg);
+		ng_alog("error", "start", NULL, NULL, "%s", err.msg);
 		return 1;
 	}
-	a.ev_ops = NG_EV_OPS;
-	if (watch(&a, ng_ops_relearn_fd(a.ops), &a.ev_ops) < 0) {
-		ng_alog("error", "start", NULL, "watching the ops thread: %s", strerror(errno));
+	a.ops_fd = ng_ops_relearn_fd(a.ops);
+	if (watch(&a, a.ops_fd, &a.ops_fd) < 0) {
+		ng_alog("error", "start", NULL, NULL, "watching the ops thread: %s", strerror(errno));
 		ng_ops_stop(a.ops);
 		return 1;
 	}
 	scan(&a);
 	a.serving = true;
-	ng_agent_ops_publish(&a);
-	ng_alog("info", "serving", NULL, "state dir %s, %zu pods, /metrics and /readyz on %s%s", a.state_dir,
-		a.pods.n, listen_addr ? listen_addr : "(none)", oc.repair ? ", drift repaired" : "");
+	ng_learner_publish(&a.learner, a.ops, a.serving);
+	ng_alog("info", "serving", NULL, NULL, "state dir %s, %zu pods, /metrics and /readyz on %s%s",
+		a.state_dir, a.learner.pods.n, listen_addr ? listen_addr : "(none)",
+		oc.repair ? ", drift repaired" : "");
 	run(&a);
 	ng_ops_stop(a.ops);
 	a.ops = NULL;
-	ng_alog("info", "stopping", NULL,
+	ng_alog("info", "stopping", NULL, NULL,
 		"signal received; queued answers are dropped until an agent serves");
-	while (a.pods.n)
-		ng_pod_release(&a, a.pods.v[a.pods.n - 1], "agent stopping");
-	ng_vec_free(&a.pods);
-	ng_vec_free(&a.pending);
-	ng_learn_result_free(&a.lr);
+	ng_learner_free(&a.learner);
 	if (a.node_nl_open)
 		ng_nl_close(&a.node_nl);
-	free(a.msg);
-	free(a.rx);
 	return 0;
 }

@@ -1,0 +1,179 @@
+/* A queued answer, from the queue to its verdict. See answer.h. */
+#include "agent/answer.h"
+
+#include <errno.h>
+#include <linux/netfilter.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/packet.h"
+#include "agent/tcpflow.h"
+#include "base/clock.h"
+
+#define RX_LEN (65536 + 4096)
+
+int ng_answer_scratch_init(struct ng_answer_scratch *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->msg = malloc(sizeof(*s->msg));
+	s->rx = malloc(RX_LEN);
+	if (!s->msg || !s->rx) {
+		ng_answer_scratch_free(s);
+		return -1;
+	}
+	return 0;
+}
+
+void ng_answer_scratch_free(struct ng_answer_scratch *s)
+{
+	free(s->msg);
+	free(s->rx);
+	ng_learn_result_free(&s->lr);
+	ng_vec_free(&s->pending);
+	memset(s, 0, sizeof(*s));
+}
+
+static bool from_resolver(const struct ng_pod *p, const struct ng_pkt *k)
+{
+	const ng_elem_vec *dns = &p->policy.dns[NG_FAM_IDX(k->src.fam)];
+
+	if (k->sport != 53)
+		return false;
+	for (size_t i = 0; i < dns->n; i++)
+		if (ng_ip_eq(&dns->v[i].lo, &k->src) && dns->v[i].proto == k->proto)
+			return true;
+	return false;
+}
+
+/* One packet's messages (UDP: one; a TCP segment: those it completes). */
+struct msg_ctx {
+	struct ng_pod *p;
+	struct ng_answer_scratch *s;
+	int rc; /* -1: a message could not be planned */
+};
+
+/* One DNS message: parsed, matched, planned into s->pending. */
+static void take_message(const uint8_t *msg, size_t len, void *data)
+{
+	struct msg_ctx *c = data;
+	struct ng_pod *p = c->p;
+	struct ng_answer_scratch *s = c->s;
+	unsigned full = 0;
+
+	p->c.answers++;
+	if (ng_dns_parse(msg, len, s->msg) < 0) {
+		p->c.unparsed++;
+		return; /* teaches nothing, passes unchanged */
+	}
+	if (ng_learn(&p->policy, s->msg, &s->lr) < 0 ||
+	    ng_tracker_plan(&p->tr, &s->lr, ng_mono_ms(), &s->pending, &full) < 0) {
+		c->rc = -1;
+		return;
+	}
+	if (full) {
+		p->c.full += full;
+		ng_pod_log("warning", "tracker_full", p,
+			   "%u element(s) of the answer for %s not learned: %u tracked", full,
+			   s->msg->names[0], ng_tracker_count(&p->tr));
+	}
+	if (s->lr.metadata) {
+		p->c.metadata += s->lr.metadata;
+		ng_pod_log("warning", "metadata_refused", p,
+			   "the answer for %s names %u metadata address(es): not learned", s->msg->names[0],
+			   s->lr.metadata);
+	}
+}
+
+/* Commits what the packet's messages planned; false when they could not
+ * be planned or committed (the tracker then forgets the plan: it must
+ * never claim an element the kernel does not hold). */
+static bool commit_planned(struct ng_pod_shared *sh, const struct msg_ctx *c)
+{
+	if (c->rc < 0) {
+		ng_tracker_revert(&c->p->tr, &c->s->pending);
+		return false;
+	}
+	return ng_pod_commit(c->p, sh, &c->s->pending) == 0;
+}
+
+static uint32_t tcp_verdict(struct ng_pod_shared *sh, const struct ng_pkt *k, struct msg_ctx *c)
+{
+	struct ng_tcpflow *f = ng_tcp_flow(&c->p->tcp, k, ng_mono_ms());
+	uint32_t v = NF_ACCEPT;
+	int n;
+
+	if (!f)
+		return k->payload_len || (k->tcp_flags & NG_TCP_SYN) ? NF_DROP : NF_ACCEPT;
+	n = ng_tcp_segment(f, k, &sh->tcp_budget, take_message, c);
+	if (n < 0 || (n > 0 && !commit_planned(sh, c)))
+		v = NF_DROP; /* a gap or a bound; or the commit did not happen */
+	if (n >= 0)
+		ng_tcp_done(f, v == NF_ACCEPT, &sh->tcp_budget);
+	/* A FIN ends the flow only in order (after every byte before it): one
+	 * past a dropped segment would leave that segment's retransmission
+	 * with no flow to land in. */
+	if (v == NF_ACCEPT && ((k->tcp_flags & NG_TCP_RST) ||
+			       ((k->tcp_flags & NG_TCP_FIN) && k->seq + (uint32_t)k->payload_len == f->next)))
+		ng_tcp_close(f, &sh->tcp_budget);
+	return v;
+}
+
+uint32_t ng_answer_packet(struct ng_pod *p, struct ng_pod_shared *sh, struct ng_answer_scratch *s,
+			  const struct ng_nfq_packet *pk)
+{
+	struct msg_ctx c = {p, s, 0};
+	struct ng_pkt k;
+	uint32_t v = NF_ACCEPT;
+
+	s->pending.n = 0;
+	/* Our dns_answers chain queues in the input hook, on the pod's
+	 * interface, and nowhere else. */
+	if (pk->hook != NF_INET_LOCAL_IN || pk->indev != p->ifindex) {
+		v = NF_DROP;
+		/* Someone else's queue rule: worth an operator's eye (logged at
+		 * the 1st, 2nd, 4th, 8th, ... so a flood cannot flood the log). */
+		p->c.foreign++;
+		if (!(p->c.foreign & (p->c.foreign - 1)))
+			ng_pod_log("warning", "queue_foreign", p,
+				   "%llu packet(s) not queued by the agent's chain (this one: hook %u, in on "
+				   "ifindex %u, the pod's %s is %u): dropped; does the pod hold NET_ADMIN?",
+				   (unsigned long long)p->c.foreign, pk->hook, pk->indev, p->pod.ifname,
+				   p->ifindex);
+	} else if (ng_pkt_parse(pk->data, pk->len, &k) < 0) {
+		v = NF_DROP;
+	} else if (!from_resolver(p, &k)) {
+		v = NF_ACCEPT; /* the rule queues only resolvers' port 53: nothing to learn */
+	} else if (k.proto == 17) {
+		take_message(k.payload, k.payload_len, &c);
+		if (!commit_planned(sh, &c))
+			v = NF_DROP;
+	} else {
+		v = tcp_verdict(sh, &k, &c);
+	}
+	if (v == NF_DROP)
+		p->c.dropped++;
+	return v;
+}
+
+struct serve_ctx {
+	struct ng_pod *p;
+	struct ng_pod_shared *sh;
+	struct ng_answer_scratch *s;
+};
+
+static void one_packet(const struct ng_nfq_packet *pk, void *data)
+{
+	struct serve_ctx *c = data;
+
+	/* Only now, after every table acknowledged: the verdict. */
+	ng_nfq_verdict(&c->p->q, pk->id, ng_answer_packet(c->p, c->sh, c->s, pk));
+}
+
+void ng_answer_serve(struct ng_pod *p, struct ng_pod_shared *sh, struct ng_answer_scratch *s)
+{
+	struct serve_ctx c = {p, sh, s};
+
+	/* The epoll is level-triggered: what is left is read next time. */
+	if (ng_nfq_read(&p->q, s->rx, RX_LEN, 64, one_packet, &c) < 0)
+		ng_pod_log("error", "queue_read", p, "%s", strerror(errno));
+}

@@ -1,0 +1,46 @@
+/* The learner's hot path: a packet the pod's dns_answers chain queued is
+ * read, what its DNS answer teaches is matched (policy/learn.c), planned
+ * (agent/tracker.h) and committed to every table that enforces the pod
+ * (agent/pod.h), and only then is the verdict given. Everything between
+ * the queue and the verdict is ng_answer_packet, which a test drives with
+ * an injected netlink transport (the pod's nl, sh->node_nl). */
+#ifndef NG_AGENT_ANSWER_H
+#define NG_AGENT_ANSWER_H
+
+#include <stdint.h>
+
+#include "agent/pod.h"
+#include "agent/tracker.h"
+#include "kernel/nfq.h"
+#include "policy/dnsparse.h"
+#include "policy/learn.h"
+
+/* The scratch of one answer at a time, reused from answer to answer (the
+ * parsed message is ~66 KiB): what ng_answer_packet fills and reads. */
+struct ng_answer_scratch {
+	struct ng_dns_msg *msg;
+	struct ng_learn_result lr;
+	ng_pending_vec pending;
+	uint8_t *rx; /* the queue's receive buffer (ng_answer_serve) */
+};
+int ng_answer_scratch_init(struct ng_answer_scratch *s);
+void ng_answer_scratch_free(struct ng_answer_scratch *s);
+
+/* The verdict (NF_ACCEPT / NF_DROP) on packet `pk` of pod p's queue:
+ *   - not queued by our chain (not the input hook, not in on the pod's
+ *     interface: a queue rule of the pod's own, with NET_ADMIN, would hand
+ *     us packets it wrote itself) or unreadable: dropped, counted (foreign);
+ *   - not from one of the pod's resolvers (port 53): accepted, untouched;
+ *   - UDP: the answer learned and committed, accepted once every
+ *     namespace acknowledged, dropped when that failed;
+ *   - TCP: the segment that completes a message is held until its
+ *     addresses are committed; other in-order segments pass, a gap is
+ *     dropped (the sender retransmits). */
+uint32_t ng_answer_packet(struct ng_pod *p, struct ng_pod_shared *sh, struct ng_answer_scratch *s,
+			  const struct ng_nfq_packet *pk);
+
+/* Reads what the pod's queue holds (at most 64 datagrams: one pod's flood
+ * must not keep the others waiting) and gives each packet its verdict. */
+void ng_answer_serve(struct ng_pod *p, struct ng_pod_shared *sh, struct ng_answer_scratch *s);
+
+#endif

@@ -1,0 +1,233 @@
+/* The learner's pods, by record key. See learner.h. */
+#include "agent/learner.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent/alog.h"
+#include "base/clock.h"
+#include "kernel/netns.h"
+#include "state/ready.h"
+#include "state/record.h"
+
+int ng_learner_init(struct ng_learner *l, const char *state_dir, int epfd, struct ng_nl *node_nl)
+{
+	memset(l, 0, sizeof(*l));
+	l->state_dir = state_dir;
+	l->epfd = epfd;
+	l->sh.node_nl = node_nl;
+	return ng_answer_scratch_init(&l->scratch);
+}
+
+static struct ng_pod *find(const struct ng_learner *l, const char *key)
+{
+	for (size_t i = 0; i < l->pods.n; i++)
+		if (!strcmp(l->pods.v[i]->key, key))
+			return l->pods.v[i];
+	return NULL;
+}
+
+static void release(struct ng_learner *l, struct ng_pod *p, const char *why)
+{
+	char key[sizeof(p->key)];
+
+	for (size_t i = 0; i < l->pods.n; i++)
+		if (l->pods.v[i] == p) {
+			l->pods.v[i] = l->pods.v[--l->pods.n];
+			break;
+		}
+	epoll_ctl(l->epfd, EPOLL_CTL_DEL, p->q.fd, NULL);
+	ng_pod_log("info", "pod_released", p, "%s", why);
+	ng_counters_add(&l->released, &p->c);
+	snprintf(key, sizeof(key), "%s", p->key);
+	/* The sockets go before the ready file: DEL waits for that file. */
+	ng_pod_free(p, &l->sh);
+	ng_record_clear_ready(l->state_dir, key);
+}
+
+void ng_learner_free(struct ng_learner *l)
+{
+	while (l->pods.n)
+		release(l, l->pods.v[l->pods.n - 1], "agent stopping");
+	ng_vec_free(&l->pods);
+	ng_answer_scratch_free(&l->scratch);
+}
+
+/* A record the learner serves: a pod whose names it learns, being added
+ * or enforced. */
+static bool learns(const struct ng_record *r)
+{
+	return r->learn && !r->refused_file &&
+	       (!strcmp(r->decision, "pending") || !strcmp(r->decision, "enforced"));
+}
+
+/* A new pod for record r: opened, its queue watched, its ready file
+ * written (ADD waits for it). */
+static int take_on(struct ng_learner *l, struct ng_record *r, uint64_t ino)
+{
+	struct ng_err err = {0};
+	struct ng_pod *p;
+	int64_t t0 = ng_mono_us();
+
+	if (ng_pod_open(r, &l->sh, &p, &err) < 0) {
+		ng_alog("error", "pod_unusable", NULL, NULL, "%s: %s", r->key, err.msg);
+		return -1;
+	}
+	p->seen = true;
+	p->rec_ino = ino;
+
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = p};
+	/* the vector holds pointers: &p is the element to copy */
+	if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, p->q.fd, &ev) < 0 ||
+	    ng_vec_push(&l->pods, &p) < 0) { // NOLINT(bugprone-sizeof-expression)
+		ng_pod_log("error", "pod_unusable", p, "cannot watch its queue: %s", strerror(errno));
+		ng_pod_free(p, &l->sh);
+		return -1;
+	}
+	if (ng_record_set_ready(l->state_dir, p->key, p->nonce, &err) < 0)
+		ng_pod_log("error", "ready_write", p, "%s", err.msg);
+	ng_pod_log("info", "pod_added", p,
+		   "serving %zu name entries, %u addresses still learned, picked up in %lld us",
+		   p->policy.name_entries.n, ng_tracker_count(&p->tr), (long long)(ng_mono_us() - t0));
+	return 0;
+}
+
+int ng_learner_load(struct ng_learner *l, const char *name)
+{
+	char path[4500], key[256];
+	struct ng_record r;
+	struct ng_err err = {0};
+	struct ng_pod *old;
+	bool refused;
+	struct stat st;
+	int rc = 0;
+
+	if (!ng_record_name(name, key, sizeof(key), &refused) || refused)
+		return 0; /* a temp file of an ongoing write, a refusal, or not ours */
+	snprintf(path, sizeof(path), "%s/" NG_PODS_DIR "/%s", l->state_dir, name);
+	if (ng_record_read(path, &r, &err) < 0) {
+		if (access(path, F_OK) == 0)
+			ng_alog("error", "record_unusable", NULL, NULL, "%s", err.msg);
+		return -1;
+	}
+	if (stat(path, &st) < 0)
+		st.st_ino = 0;
+	old = find(l, r.key);
+	if (!learns(&r)) {
+		if (old)
+			release(l, old, "its record no longer asks for learning");
+	} else if (old && !strcmp(old->nonce, r.nonce)) {
+		/* The same ADD's final record ("pending" to "enforced"). */
+		old->seen = true;
+		old->rec_ino = (uint64_t)st.st_ino;
+	} else {
+		if (old) /* a retried ADD: the new record wins */
+			release(l, old, "record replaced");
+		rc = take_on(l, &r, (uint64_t)st.st_ino);
+	}
+	ng_record_free(&r);
+	return rc;
+}
+
+void ng_learner_removed(struct ng_learner *l, const char *name)
+{
+	char key[256];
+	struct ng_pod *p;
+	bool refused;
+
+	if (ng_record_name(name, key, sizeof(key), &refused) && !refused && (p = find(l, key)))
+		release(l, p, "its record was removed (DEL)");
+}
+
+void ng_learner_scan(struct ng_learner *l)
+{
+	char dir[4200];
+	DIR *d;
+	struct dirent *e;
+
+	snprintf(dir, sizeof(dir), "%s/" NG_PODS_DIR, l->state_dir);
+	d = opendir(dir);
+	if (!d)
+		return;
+	for (size_t i = 0; i < l->pods.n; i++)
+		l->pods.v[i]->seen = false;
+	while ((e = readdir(d))) {
+		char key[256];
+		struct ng_pod *p;
+		struct stat st;
+		bool refused;
+
+		if (!ng_record_name(e->d_name, key, sizeof(key), &refused) || refused)
+			continue;
+		p = find(l, key);
+		if (p && fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    (uint64_t)st.st_ino == p->rec_ino) {
+			p->seen = true;
+			continue;
+		}
+		ng_learner_load(l, e->d_name);
+	}
+	closedir(d);
+	for (size_t i = l->pods.n; i-- > 0;)
+		if (!l->pods.v[i]->seen)
+			release(l, l->pods.v[i], "its record is gone");
+}
+
+void ng_learner_serve(struct ng_learner *l, struct ng_pod *p)
+{
+	ng_answer_serve(p, &l->sh, &l->scratch);
+}
+
+void ng_learner_sweep(struct ng_learner *l, int64_t now_ms)
+{
+	for (size_t i = l->pods.n; i-- > 0;) {
+		struct ng_pod *p = l->pods.v[i];
+
+		/* The namespace's path gone or reused: the pod is gone. */
+		if (!ng_netns_still_pods(&p->pod))
+			release(l, p, "its network namespace is gone");
+		else
+			ng_pod_sweep(p, &l->sh, now_ms);
+	}
+}
+
+void ng_learner_relearn(struct ng_learner *l, struct ng_ops *ops)
+{
+	char keys[64][256];
+	size_t n;
+
+	while ((n = ng_ops_take_relearn(ops, keys, 64)) > 0)
+		for (size_t i = 0; i < n; i++) {
+			struct ng_pod *p = find(l, keys[i]);
+
+			if (p)
+				ng_pod_relearn(p, &l->sh);
+		}
+}
+
+void ng_learner_publish(const struct ng_learner *l, struct ng_ops *ops, bool serving)
+{
+	struct ng_ops_agent_pod *pods = calloc(l->pods.n ? l->pods.n : 1, sizeof(*pods));
+	uint64_t totals[NG_AC_COUNT] = {0};
+
+	if (!pods)
+		return;
+	ng_counters_export(&l->released, totals);
+	for (size_t i = 0; i < l->pods.n; i++) {
+		const struct ng_pod *p = l->pods.v[i];
+
+		snprintf(pods[i].key, sizeof(pods[i].key), "%s", p->key);
+		pods[i].portid = p->nl.portid;
+		ng_counters_export(&p->c, pods[i].ac);
+		ng_counters_export(&p->c, totals);
+	}
+	ng_ops_publish(ops, serving, l->sh.node_nl ? l->sh.node_nl->portid : 0, pods, l->pods.n, totals);
+	free(pods);
+}

@@ -1,0 +1,57 @@
+/* The learner: the pods whose DNS answers the agent serves, one per
+ * record in stateDir/pods that asks for learning (a pod being added, or
+ * enforced, with egress.names "learn"), kept by record key. The loop
+ * (agent/agent.c) hands it every record event, the once-a-second sweep
+ * and each pod whose queue is readable; it tells the ops thread what it
+ * serves (agent/ops.h). */
+#ifndef NG_AGENT_LEARNER_H
+#define NG_AGENT_LEARNER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "agent/answer.h"
+#include "agent/ops.h"
+#include "agent/pod.h"
+#include "base/vec.h"
+#include "kernel/nl.h"
+
+struct ng_learner {
+	const char *state_dir;
+	int epfd; /* the loop's: each pod's queue is watched there, the pod its pointer */
+	NG_VEC(struct ng_pod *) pods;
+	struct ng_pod_shared sh;
+	struct ng_answer_scratch scratch;
+	struct ng_counters released; /* what released pods counted */
+};
+
+/* node_nl: the loop's socket in the node's namespace, or NULL. -1 out of
+ * memory. */
+int ng_learner_init(struct ng_learner *l, const char *state_dir, int epfd, struct ng_nl *node_nl);
+/* Releases every pod ("agent stopping") and frees the rest. */
+void ng_learner_free(struct ng_learner *l);
+
+/* Every record of stateDir/pods loaded or confirmed; pods whose record is
+ * gone released. Catches what the directory's events could not tell
+ * (an overflow, a restart). */
+void ng_learner_scan(struct ng_learner *l);
+/* Record file `name` was written: its pod picked up (or re-read, after a
+ * retried ADD; released when it no longer asks for learning). 0, or -1
+ * when the record is unusable (logged). */
+int ng_learner_load(struct ng_learner *l, const char *name);
+/* Record file `name` was removed (DEL): its pod released. */
+void ng_learner_removed(struct ng_learner *l, const char *name);
+
+/* Pod p's queue is readable. */
+void ng_learner_serve(struct ng_learner *l, struct ng_pod *p);
+/* Once a second: pods whose namespace is gone (DEL may never come, or came
+ * while the agent was down) released; the others swept. */
+void ng_learner_sweep(struct ng_learner *l, int64_t now_ms);
+/* The ops thread repaired pods: each one's learned elements committed
+ * again (the repair replaced its tables, with empty name sets). */
+void ng_learner_relearn(struct ng_learner *l, struct ng_ops *ops);
+/* Tells the ops thread its pods, their sockets' port ids and counters,
+ * its totals (released pods included), whether it serves. */
+void ng_learner_publish(const struct ng_learner *l, struct ng_ops *ops, bool serving);
+
+#endif

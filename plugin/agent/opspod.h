@@ -1,0 +1,82 @@
+/* One pod the ops thread watches (agent/ops.h): read from its record in
+ * stateDir/pods; for an enforced one, its compiled policy and a netfilter
+ * socket and an nf_tables event socket inside its namespace; its part of
+ * the node view (what its tables hold, its CHECKs, its drift). Everything
+ * a pod's work needs of the thread comes in a struct ng_opod_env. */
+#ifndef NG_OPSPOD_H
+#define NG_OPSPOD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernel/nftevents.h"
+#include "kernel/nl.h"
+#include "node/nodeview.h"
+#include "policy/policy.h"
+#include "state/record.h"
+
+#define NG_OPOD_COLLECT_MS 5000 /* counters and learned sets re-read */
+
+struct ng_opod {
+	struct ng_record d;
+	uint64_t file_ino;
+	bool seen;
+	struct ng_policy pol;
+	bool pol_ok;
+	int ev_fd;
+	struct ng_nl nl;
+	bool nl_open;
+	struct ng_view_pod vp;
+	bool check_now;
+	/* the changes of one read of the event socket, logged as one drift */
+	unsigned batch_n;
+	struct ng_nft_event batch_first;
+	int64_t next_check_ms, next_collect_ms;
+};
+
+/* Is port id `portid` one of the learner's sockets in the namespace of the
+ * pod of record `key` (node: in the node's)? Changes it makes are not
+ * drift. */
+typedef bool (*ng_opod_learner_fn)(void *data, const char *key, bool node, uint32_t portid);
+
+struct ng_opod_env {
+	const char *state_dir;
+	struct ng_nl *node_nl; /* the thread's own socket in the node's namespace; NULL: none */
+	bool repair;           /* --repair: drift re-applies the recorded policy */
+	int check_ms;          /* between periodic CHECKs */
+	ng_opod_learner_fn learner_owns;
+	void *learner_data;
+	struct ng_view *local; /* the node-wide counters a pod's work adds to */
+};
+
+/* The pod of record file `path` (inode `ino`); NULL when unreadable
+ * (logged). An enforced pod gets its sockets and a first CHECK at once. */
+struct ng_opod *ng_opod_load(const char *path, uint64_t ino);
+/* Its namespace is gone: its sockets close now (no socket keeps a deleted
+ * pod alive), its view says why. */
+void ng_opod_unwatch(struct ng_opod *p);
+void ng_opod_free(struct ng_opod *p);
+bool ng_opod_enforced(const struct ng_opod *p);
+
+/* Reads what event socket `fd` holds: a pod's (the pod of `pods` whose
+ * socket it is) or, node = true, the node's (every pod's host-side
+ * table). A change to one of a pod's tables by anyone but the agent is
+ * logged as one drift per pod and read, and marks the pod for a CHECK;
+ * lost events mark every pod the socket watches. Returns the drifts. */
+unsigned ng_opod_events(struct ng_opod *const *pods, size_t n, int fd, bool node,
+			const struct ng_opod_env *env);
+/* CHECKs both sides against the recorded policy (`why`: "drift",
+ * "periodic", "first look"); with env->repair, a difference found after
+ * drift, or by a periodic CHECK, is repaired and checked again. True when
+ * a repair re-applied the pod's tables (their learned sets are empty
+ * again). */
+bool ng_opod_check(struct ng_opod *p, const struct ng_opod_env *env, const char *why);
+/* Re-reads the pod's counters and learned set sizes into its view. */
+void ng_opod_collect(struct ng_opod *p, const struct ng_opod_env *env);
+
+/* A log line (agent/alog.h) about pod `p` (may be NULL). */
+void ng_opod_log(const char *level, const char *event, const struct ng_opod *p, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+#endif

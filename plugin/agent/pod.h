@@ -1,0 +1,99 @@
+/* One pod in the learner (agent/learner.h keeps them by record key): the
+ * policy rebuilt from its record, an NFQUEUE socket and a netfilter socket
+ * opened inside its namespace, the tracker of what it learned, its
+ * DNS-over-TCP flows and its counters. Its answers are decided in
+ * agent/answer.c; here it is opened, committed to, swept, relearned and
+ * freed.
+ *
+ * Memory per pod: the struct (~3 KiB with its TCP flow slots), the
+ * compiled policy (proportional to the config), the tracker (40 bytes per
+ * slot, at most 2 * NG_TRACK_MAX slots), TCP buffers from the agent-wide
+ * NG_TCP_BUDGET, two sockets. */
+#ifndef NG_AGENT_POD_H
+#define NG_AGENT_POD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/tcpflow.h"
+#include "agent/tracker.h"
+#include "kernel/learncommit.h"
+#include "kernel/nfq.h"
+#include "kernel/nl.h"
+#include "node/nodeview.h"
+#include "policy/policy.h"
+#include "spec/podref.h"
+#include "state/record.h"
+
+/* Counters, per pod and for the agent (the sum, plus what no pod owns):
+ * /metrics exports them (NG_AC_* in node/nodeview.h). */
+struct ng_counters {
+	uint64_t answers;    /* DNS messages seen */
+	uint64_t learned;    /* elements added or refreshed */
+	uint64_t kept_alive; /* refreshes for live connections */
+	uint64_t metadata;   /* metadata addresses refused */
+	uint64_t unparsed;   /* answers that did not parse (passed, nothing learned) */
+	uint64_t full;       /* elements refused by the tracker's bound */
+	uint64_t commits;    /* transactions acknowledged */
+	uint64_t commit_errors;
+	uint64_t dropped; /* packets dropped: commit failed, TCP gap, bounds */
+	uint64_t foreign; /* of those, not queued by the agent's own chain */
+	uint64_t expired; /* elements whose lifetime ran out */
+};
+
+void ng_counters_add(struct ng_counters *to, const struct ng_counters *c);
+/* Adds c into ac, by the names /metrics knows. */
+void ng_counters_export(const struct ng_counters *c, uint64_t ac[NG_AC_COUNT]);
+
+/* What every pod of the learner shares, passed to each call that needs
+ * it: the netfilter socket in the node's namespace (the host-side tables)
+ * and the bytes all pods' DNS-over-TCP flows hold (NG_TCP_BUDGET). */
+struct ng_pod_shared {
+	struct ng_nl *node_nl; /* NULL: none could be opened */
+	size_t tcp_budget;
+};
+
+struct ng_pod {
+	char key[256];
+	char nonce[NG_NONCE_LEN + 1];
+	struct ng_podref pod;
+	uint32_t ifindex; /* of pod.ifname, in the pod's namespace (recorded): answers come in there */
+	struct ng_policy policy;
+	struct ng_set_spec sets[NG_S_COUNT];
+	ng_learned_table_vec tables; /* every table holding its learned sets, both sides */
+	struct ng_nfq q;
+	struct ng_nl nl;
+	struct ng_tracker tr;
+	struct ng_tcpflows tcp;
+	struct ng_counters c;
+	bool seen;        /* the last directory scan found its record */
+	uint64_t rec_ino; /* its record file (a rewrite is a new inode) */
+};
+
+/* The pod of record `r` (a learning pod's: "pending" or "enforced"): its
+ * identity and tables taken from r, its policy rebuilt, its sockets opened
+ * in its namespace, what its learned sets still hold read back into the
+ * tracker. 0 with *out, or -1 with err. */
+int ng_pod_open(struct ng_record *r, struct ng_pod_shared *sh, struct ng_pod **out, struct ng_err *err);
+/* Closes its sockets (they would keep its namespace, veth and address
+ * alive) and frees it. */
+void ng_pod_free(struct ng_pod *p, struct ng_pod_shared *sh);
+
+/* Commits `pend` to every table of the pod (kernel/learncommit.h): 0 when
+ * every namespace acknowledged; otherwise logged, counted, and the tracker
+ * reverted (it must never claim an element the kernel does not hold). */
+int ng_pod_commit(struct ng_pod *p, struct ng_pod_shared *sh, const ng_pending_vec *pend);
+
+/* Once a second, the namespace known to be the pod's: lifetimes, live
+ * connections (conntrack), idle TCP flows. */
+void ng_pod_sweep(struct ng_pod *p, struct ng_pod_shared *sh, int64_t now_ms);
+/* After a repair replaced the pod's tables: every tracked element
+ * committed again. */
+void ng_pod_relearn(struct ng_pod *p, struct ng_pod_shared *sh);
+
+/* A log line (agent/alog.h) about pod `p` (may be NULL). */
+void ng_pod_log(const char *level, const char *event, const struct ng_pod *p, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+#endif
