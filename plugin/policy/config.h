@@ -50,13 +50,13 @@ struct ng_config {
 	bool opt_in;               /* enforce.optInAnnotation */
 
 	NG_VEC(struct ng_ip) dns; /* dns.servers */
+	ng_dest_vec dns_always;   /* dns.alwaysAllowed: NAME / WILDCARD entries, no ports */
 	/* dns.queries "listed": a pod asks only for names its policy lists
 	 * (its name entries) or dns.alwaysAllowed; "any": every query leaves. */
 	bool queries_listed;
-	ng_dest_vec dns_always; /* dns.alwaysAllowed: NAME / WILDCARD entries, no ports */
-	uint8_t refused_rcode;  /* dns.refusedAnswer: 3 NXDOMAIN (default), 5 REFUSED */
-	ng_dest_vec allow;      /* egress.allow */
-	ng_dest_vec envelope;   /* egress.envelope */
+	uint8_t refused_rcode; /* dns.refusedAnswer: 3 NXDOMAIN (default), 5 REFUSED */
+	ng_dest_vec allow;     /* egress.allow */
+	ng_dest_vec envelope;  /* egress.envelope */
 	unsigned min_prefix_v4, min_prefix_v6;
 	uint32_t min_name_ttl; /* egress.minNameTTL, seconds */
 	/* egress.names: "learn" (default): name entries get addresses only

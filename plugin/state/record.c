@@ -146,11 +146,34 @@ static int str_field(const json_t *o, const char *k, char *dst, size_t len, bool
 	return 0;
 }
 
+static int hex(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* "02:42:0a:00:00:05", exactly: lowercase, two digits a byte. */
+static int parse_mac(const char *s, uint8_t mac[6])
+{
+	if (strlen(s) != 17)
+		return -1;
+	for (size_t k = 0; k < 6; k++) {
+		int hi = hex(s[3 * k]), lo = hex(s[3 * k + 1]);
+
+		if (hi < 0 || lo < 0 || (k < 5 && s[3 * k + 2] != ':'))
+			return -1;
+		mac[k] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}
+
 static int link_from_json(const json_t *o, struct ng_link_facts *f, struct ng_err *err)
 {
 	const json_t *ll = json_object_get(o, "linkLocal"), *a;
 	const char *mac = json_string_value(json_object_get(o, "mac"));
-	unsigned m[6];
 	size_t i;
 
 	memset(f, 0, sizeof(*f));
@@ -159,13 +182,8 @@ static int link_from_json(const json_t *o, struct ng_link_facts *f, struct ng_er
 	f->ifindex = (int)json_integer_value(json_object_get(o, "ifindex"));
 	f->peer_ifindex = (int)json_integer_value(json_object_get(o, "peerIfindex"));
 	if (mac) {
-		char end;
-
-		if (sscanf(mac, "%2x:%2x:%2x:%2x:%2x:%2x%c", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5],
-			   &end) != 6)
+		if (parse_mac(mac, f->mac) < 0)
 			return ng_fail(err, NG_E_DECODE, "pod record: link.mac malformed");
-		for (int k = 0; k < 6; k++)
-			f->mac[k] = (uint8_t)m[k];
 		f->have_mac = true;
 	}
 	json_array_foreach(ll, i, a) {
