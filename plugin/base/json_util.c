@@ -41,3 +41,11 @@ const char *ng_json_str(const json_t *obj, const char *key)
 
 	return json_is_string(v) ? json_string_value(v) : NULL;
 }
+
+int ng_json_list_limit(const json_t *list, const char *path, size_t max, struct ng_err *err)
+{
+	if (json_array_size(list) <= max)
+		return 0;
+	return ng_fail(err, NG_E_CONFIG, "%s: %zu entries, more than %zu (README \"Limits\")", path,
+		       json_array_size(list), max);
+}

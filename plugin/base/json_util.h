@@ -19,4 +19,8 @@ int ng_json_opt_bool(const json_t *obj, const char *key, const char *path, bool 
 /* Optional string member: NULL when absent or not a string. */
 const char *ng_json_str(const json_t *obj, const char *key);
 
+/* Fails (code 7) when the JSON array `list` at `path` has more than `max`
+ * entries (README "Limits"). */
+int ng_json_list_limit(const json_t *list, const char *path, size_t max, struct ng_err *err);
+
 #endif

@@ -96,19 +96,19 @@ static const char *rcode_name(unsigned rcode)
 
 void ng_verify_probe_dns(struct run *r)
 {
-	if (!r->have_cfg || r->cfg.dns.n == 0) {
+	if (!r->have_cfg || r->cfg.dns.servers.n == 0) {
 		ng_vrow(r, "dns", NG_SKIP, -1,
 			r->have_cfg ? "no dns.servers configured" : "no configuration");
 		return;
 	}
-	for (size_t i = 0; i < r->cfg.dns.n; i++) {
+	for (size_t i = 0; i < r->cfg.dns.servers.n; i++) {
 		for (int tcp = 0; tcp < 2; tcp++) {
 			struct ng_probe p;
 			char addr[NG_IP_STRLEN], check[96];
 
-			ng_ip_format(&r->cfg.dns.v[i], addr, sizeof(addr));
+			ng_ip_format(&r->cfg.dns.servers.v[i], addr, sizeof(addr));
 			snprintf(check, sizeof(check), "dns %s (%s)", addr, tcp ? "tcp" : "udp");
-			ng_probe_dns(&r->cfg.dns.v[i], tcp, r->o->dns_name, r->o->timeout_ms, &p);
+			ng_probe_dns(&r->cfg.dns.servers.v[i], tcp, r->o->dns_name, r->o->timeout_ms, &p);
 			if (p.result == NG_PROBE_CONNECTED)
 				ng_vrow(r, check, NG_PASS, p.ms, "answered in %.2f ms (rcode %s)", p.ms,
 					rcode_name(p.rcode));

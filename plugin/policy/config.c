@@ -1,5 +1,4 @@
 #include "policy/config.h"
-#include "policy/config_dns.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,14 +20,6 @@ int ng_check_prefix_min(const struct ng_config *cfg, const struct ng_prefix *p, 
 		return ng_fail(err, code, "%s: prefix /%u is shorter than the minimum /%u (egress.%s)", what,
 			       p->plen, min, p->ip.fam == NG_V4 ? "minPrefixV4" : "minPrefixV6");
 	return 0;
-}
-
-int ng_config_list_limit(const json_t *list, const char *path, size_t max, struct ng_err *err)
-{
-	if (json_array_size(list) <= max)
-		return 0;
-	return ng_fail(err, NG_E_CONFIG, "%s: %zu entries, more than %zu (README \"Limits\")", path,
-		       json_array_size(list), max);
 }
 
 /* Kubernetes namespace names are DNS-1123 labels. */
@@ -66,7 +57,7 @@ static int parse_enforce(const json_t *root, struct ng_config *cfg, struct ng_er
 		if (!json_is_array(ns))
 			return ng_fail(err, NG_E_CONFIG,
 				       "enforce.namespaces: must be an array of namespace names");
-		if (ng_config_list_limit(ns, "enforce.namespaces", NG_CONFIG_MAX_LIST, err) < 0)
+		if (ng_json_list_limit(ns, "enforce.namespaces", NG_CONFIG_MAX_LIST, err) < 0)
 			return -1;
 		json_array_foreach((json_t *)ns, i, v) {
 			char *copy;
@@ -93,6 +84,24 @@ static int parse_enforce(const json_t *root, struct ng_config *cfg, struct ng_er
 			       "enforce.optInAnnotation: needs \"capabilities\": {\"%s\": true} in this "
 			       "plugin entry, or the runtime never passes the annotation",
 			       NG_ANNOTATIONS_CAP);
+	return 0;
+}
+
+/* The "dns" object (policy/config_dns.h); no resolver may be a metadata
+ * endpoint. */
+static int parse_dns(const json_t *root, struct ng_config *cfg, struct ng_err *err)
+{
+	if (ng_dns_config_parse(root, &cfg->dns, err) < 0)
+		return -1;
+	for (size_t i = 0; i < cfg->dns.servers.n; i++) {
+		struct ng_prefix host = {.ip = cfg->dns.servers.v[i],
+					 .plen = (uint8_t)ng_ip_bits(cfg->dns.servers.v[i].fam)};
+		char what[64];
+
+		snprintf(what, sizeof(what), "dns.servers[%zu]", i);
+		if (ng_check_not_metadata(cfg, &host, what, NG_E_CONFIG, err) < 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -207,7 +216,7 @@ static int parse_ingress(const json_t *root, struct ng_config *cfg, struct ng_er
 	if (list) {
 		if (!json_is_array(list))
 			return ng_fail(err, NG_E_CONFIG, "ingress.ports: must be an array of port numbers");
-		if (ng_config_list_limit(list, "ingress.ports", NG_CONFIG_MAX_SHORT_LIST, err) < 0)
+		if (ng_json_list_limit(list, "ingress.ports", NG_CONFIG_MAX_SHORT_LIST, err) < 0)
 			return -1;
 		json_array_foreach(list, i, v) {
 			uint16_t port;
@@ -225,7 +234,7 @@ static int parse_ingress(const json_t *root, struct ng_config *cfg, struct ng_er
 		if (!json_is_array(list))
 			return ng_fail(err, NG_E_CONFIG,
 				       "ingress.sources: must be an array of IP addresses or CIDRs");
-		if (ng_config_list_limit(list, "ingress.sources", NG_CONFIG_MAX_LIST, err) < 0)
+		if (ng_json_list_limit(list, "ingress.sources", NG_CONFIG_MAX_LIST, err) < 0)
 			return -1;
 		json_array_foreach(list, i, v) {
 			struct ng_prefix p;
@@ -429,8 +438,8 @@ int ng_config_parse(const json_t *root, struct ng_config *cfg, struct ng_err *er
 		return -1;
 
 	if (ng_metadata_parse(root, cfg, err) < 0 || parse_enforce(root, cfg, err) < 0 ||
-	    ng_config_parse_dns(root, cfg, err) < 0 || parse_egress(root, cfg, err) < 0 ||
-	    ng_config_finish_dns(root, cfg, err) < 0 || parse_ingress(root, cfg, err) < 0 ||
+	    parse_dns(root, cfg, err) < 0 || parse_egress(root, cfg, err) < 0 ||
+	    ng_dns_config_finish(root, cfg->learn, &cfg->dns, err) < 0 || parse_ingress(root, cfg, err) < 0 ||
 	    parse_log(root, cfg, err) < 0 || parse_state_dir(root, cfg, err) < 0)
 		return -1;
 	if (parse_host_mirror(root, cfg, err) < 0)
@@ -444,8 +453,7 @@ void ng_config_free(struct ng_config *cfg)
 	for (size_t i = 0; i < cfg->namespaces.n; i++)
 		free(cfg->namespaces.v[i]);
 	ng_vec_free(&cfg->namespaces);
-	ng_vec_free(&cfg->dns);
-	ng_vec_free(&cfg->dns_always);
+	ng_dns_config_free(&cfg->dns);
 	ng_vec_free(&cfg->allow);
 	ng_vec_free(&cfg->envelope);
 	ng_vec_free(&cfg->ingress_ports);

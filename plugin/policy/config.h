@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "base/addr.h"
+#include "policy/config_dns.h"
 #include "policy/dest.h"
 #include "base/err.h"
 #include "base/vec.h"
@@ -27,7 +28,6 @@
  * ingress.sources, enforce.namespaces; short ones: dns.servers,
  * ingress.ports, metadata.extra. */
 #define NG_CONFIG_MAX_LIST       100000
-#define NG_DNS_ALWAYS_MAX        1024 /* dns.alwaysAllowed entries */
 #define NG_CONFIG_MAX_SHORT_LIST 1024
 
 enum ng_deny_action { NG_DENY_REJECT, NG_DENY_DROP };
@@ -49,14 +49,9 @@ struct ng_config {
 	NG_VEC(char *) namespaces; /* enforce.namespaces */
 	bool opt_in;               /* enforce.optInAnnotation */
 
-	NG_VEC(struct ng_ip) dns; /* dns.servers */
-	ng_dest_vec dns_always;   /* dns.alwaysAllowed: NAME / WILDCARD entries, no ports */
-	/* dns.queries "listed": a pod asks only for names its policy lists
-	 * (its name entries) or dns.alwaysAllowed; "any": every query leaves. */
-	bool queries_listed;
-	uint8_t refused_rcode; /* dns.refusedAnswer: 3 NXDOMAIN (default), 5 REFUSED */
-	ng_dest_vec allow;     /* egress.allow */
-	ng_dest_vec envelope;  /* egress.envelope */
+	struct ng_dns_config dns; /* the "dns" object (policy/config_dns.h) */
+	ng_dest_vec allow;        /* egress.allow */
+	ng_dest_vec envelope;     /* egress.envelope */
 	unsigned min_prefix_v4, min_prefix_v6;
 	uint32_t min_name_ttl; /* egress.minNameTTL, seconds */
 	/* egress.names: "learn" (default): name entries get addresses only
@@ -90,8 +85,6 @@ void ng_config_free(struct ng_config *cfg);
 /* Address-level checks shared with the annotation parser. */
 int ng_check_prefix_min(const struct ng_config *cfg, const struct ng_prefix *p, const char *what, int code,
 			struct ng_err *err);
-/* Fails (code 7) when the JSON array `list` at `path` has more than `max` entries. */
-int ng_config_list_limit(const json_t *list, const char *path, size_t max, struct ng_err *err);
 
 /* Walks every string value under `v` and fails (with `code`) naming the path
  * when one contains "CHANGEME": a template value must never reach a node. */

@@ -4,9 +4,8 @@
 #include <string.h>
 
 #include "base/json_util.h"
-#include "policy/metadata.h"
 
-static int parse_servers(const json_t *dns, struct ng_config *cfg, struct ng_err *err)
+static int parse_servers(const json_t *dns, struct ng_dns_config *d, struct ng_err *err)
 {
 	const json_t *servers = json_object_get(dns, "servers"), *v;
 	size_t i;
@@ -15,21 +14,14 @@ static int parse_servers(const json_t *dns, struct ng_config *cfg, struct ng_err
 		return 0;
 	if (!json_is_array(servers))
 		return ng_fail(err, NG_E_CONFIG, "dns.servers: must be an array of IP addresses");
-	if (ng_config_list_limit(servers, "dns.servers", NG_CONFIG_MAX_SHORT_LIST, err) < 0)
+	if (ng_json_list_limit(servers, "dns.servers", NG_DNS_SERVERS_MAX, err) < 0)
 		return -1;
 	json_array_foreach(servers, i, v) {
 		struct ng_ip ip;
-		struct ng_prefix host;
-		char what[64];
 
-		snprintf(what, sizeof(what), "dns.servers[%zu]", i);
 		if (!json_is_string(v) || ng_ip_parse(json_string_value(v), &ip) < 0)
-			return ng_fail(err, NG_E_CONFIG, "%s: not an IP address", what);
-		host.ip = ip;
-		host.plen = (uint8_t)ng_ip_bits(ip.fam);
-		if (ng_check_not_metadata(cfg, &host, what, NG_E_CONFIG, err) < 0)
-			return -1;
-		if (ng_vec_push(&cfg->dns, &ip) < 0)
+			return ng_fail(err, NG_E_CONFIG, "dns.servers[%zu]: not an IP address", i);
+		if (ng_vec_push(&d->servers, &ip) < 0)
 			return ng_fail(err, NG_E_INTERNAL, "out of memory");
 	}
 	return 0;
@@ -64,7 +56,7 @@ static int parse_always_one(const char *s, const char *what, struct ng_dest *d, 
 	return 0;
 }
 
-static int parse_always(const json_t *dns, struct ng_config *cfg, struct ng_err *err)
+static int parse_always(const json_t *dns, struct ng_dns_config *d, struct ng_err *err)
 {
 	const json_t *list = json_object_get(dns, "alwaysAllowed"), *v;
 	size_t i;
@@ -73,33 +65,33 @@ static int parse_always(const json_t *dns, struct ng_config *cfg, struct ng_err 
 		return 0;
 	if (!json_is_array(list))
 		return ng_fail(err, NG_E_CONFIG, "dns.alwaysAllowed: must be an array of names");
-	if (ng_config_list_limit(list, "dns.alwaysAllowed", NG_DNS_ALWAYS_MAX, err) < 0)
+	if (ng_json_list_limit(list, "dns.alwaysAllowed", NG_DNS_ALWAYS_MAX, err) < 0)
 		return -1;
 	json_array_foreach(list, i, v) {
-		struct ng_dest d;
+		struct ng_dest e;
 		char what[64];
 
 		snprintf(what, sizeof(what), "dns.alwaysAllowed[%zu]", i);
 		if (!json_is_string(v))
 			return ng_fail(err, NG_E_CONFIG, "%s: must be a string", what);
-		if (parse_always_one(json_string_value(v), what, &d, err) < 0)
+		if (parse_always_one(json_string_value(v), what, &e, err) < 0)
 			return -1;
-		if (ng_vec_push(&cfg->dns_always, &d) < 0)
+		if (ng_vec_push(&d->always, &e) < 0)
 			return ng_fail(err, NG_E_INTERNAL, "out of memory");
 	}
 	return 0;
 }
 
-int ng_config_parse_dns(const json_t *root, struct ng_config *cfg, struct ng_err *err)
+int ng_dns_config_parse(const json_t *root, struct ng_dns_config *d, struct ng_err *err)
 {
 	static const char *const keys[] = {"servers", "queries", "alwaysAllowed", "refusedAnswer", NULL};
 	const json_t *dns = json_object_get(root, "dns"), *v;
 
-	cfg->refused_rcode = 3;
+	d->refused_rcode = 3;
 	if (!dns)
 		return 0;
-	if (ng_json_check_object(dns, "dns", keys, err) < 0 || parse_servers(dns, cfg, err) < 0 ||
-	    parse_always(dns, cfg, err) < 0)
+	if (ng_json_check_object(dns, "dns", keys, err) < 0 || parse_servers(dns, d, err) < 0 ||
+	    parse_always(dns, d, err) < 0)
 		return -1;
 	v = json_object_get(dns, "refusedAnswer");
 	if (v) {
@@ -108,7 +100,7 @@ int ng_config_parse_dns(const json_t *root, struct ng_config *cfg, struct ng_err
 		if (strcmp(s, "nxdomain") != 0 && strcmp(s, "refused") != 0)
 			return ng_fail(err, NG_E_CONFIG,
 				       "dns.refusedAnswer: must be \"nxdomain\" or \"refused\"");
-		cfg->refused_rcode = strcmp(s, "refused") == 0 ? 5 : 3;
+		d->refused_rcode = strcmp(s, "refused") == 0 ? 5 : 3;
 	}
 	v = json_object_get(dns, "queries");
 	if (v && (!json_is_string(v) ||
@@ -117,19 +109,25 @@ int ng_config_parse_dns(const json_t *root, struct ng_config *cfg, struct ng_err
 	return 0;
 }
 
-int ng_config_finish_dns(const json_t *root, struct ng_config *cfg, struct ng_err *err)
+int ng_dns_config_finish(const json_t *root, bool learn, struct ng_dns_config *d, struct ng_err *err)
 {
 	const json_t *v = json_object_get(json_object_get(root, "dns"), "queries");
 	const char *q = v ? json_string_value(v) : NULL;
 
-	if (!cfg->learn && q && !strcmp(q, "listed"))
+	if (!learn && q && !strcmp(q, "listed"))
 		return ng_fail(err, NG_E_CONFIG,
 			       "dns.queries: \"listed\" needs egress.names \"learn\" (the agent checks each "
 			       "query); in \"resolve\" mode only \"any\" applies");
-	cfg->queries_listed = cfg->learn && (!q || !strcmp(q, "listed"));
-	if (!cfg->learn && cfg->dns_always.n)
+	d->queries_listed = learn && (!q || !strcmp(q, "listed"));
+	if (!learn && d->always.n)
 		return ng_fail(err, NG_E_CONFIG,
 			       "dns.alwaysAllowed: only used with dns.queries \"listed\" (egress.names "
 			       "\"learn\")");
 	return 0;
+}
+
+void ng_dns_config_free(struct ng_dns_config *d)
+{
+	ng_vec_free(&d->servers);
+	ng_vec_free(&d->always);
 }

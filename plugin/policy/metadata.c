@@ -251,7 +251,7 @@ int ng_metadata_parse(const json_t *root, struct ng_config *cfg, struct ng_err *
 		return 0;
 	if (!json_is_array(extra))
 		return ng_fail(err, NG_E_CONFIG, "metadata.extra: must be an array of IP addresses");
-	if (ng_config_list_limit(extra, "metadata.extra", NG_CONFIG_MAX_SHORT_LIST, err) < 0)
+	if (ng_json_list_limit(extra, "metadata.extra", NG_CONFIG_MAX_SHORT_LIST, err) < 0)
 		return -1;
 	json_array_foreach(extra, i, v) {
 		struct ng_ip ip;

@@ -205,8 +205,8 @@ static int add_dns(struct ng_policy *p, const struct ng_config *cfg)
 {
 	static const uint8_t protos[] = {NG_PROTO_UDP, NG_PROTO_TCP};
 
-	for (size_t i = 0; i < cfg->dns.n; i++) {
-		const struct ng_ip *ip = &cfg->dns.v[i];
+	for (size_t i = 0; i < cfg->dns.servers.n; i++) {
+		const struct ng_ip *ip = &cfg->dns.servers.v[i];
 		ng_elem_vec *v = &p->dns[NG_FAM_IDX(ip->fam)];
 
 		for (size_t k = 0; k < 2; k++) {
@@ -296,10 +296,10 @@ int ng_policy_link(struct ng_policy *p, const struct ng_link_facts *f, bool host
 /* dns.alwaysAllowed, in the shape of name entries (ports unused). */
 static int add_always(struct ng_policy *p, const struct ng_config *cfg)
 {
-	p->queries_listed = cfg->queries_listed;
-	p->refused_rcode = cfg->refused_rcode;
-	for (size_t i = 0; p->queries_listed && i < cfg->dns_always.n; i++) {
-		const struct ng_dest *d = &cfg->dns_always.v[i];
+	p->queries_listed = cfg->dns.queries_listed;
+	p->refused_rcode = cfg->dns.refused_rcode;
+	for (size_t i = 0; p->queries_listed && i < cfg->dns.always.n; i++) {
+		const struct ng_dest *d = &cfg->dns.always.v[i];
 		struct ng_name_entry ne = {.wildcard = d->kind == NG_HOST_WILDCARD};
 
 		snprintf(ne.name, sizeof(ne.name), "%.*s", (int)sizeof(ne.name) - 1, d->name);

@@ -27,7 +27,7 @@ static void test_base_parses(void **state)
 	assert_true(cfg.annotations_capability);
 	assert_int_equal(cfg.namespaces.n, 1);
 	assert_true(cfg.opt_in);
-	assert_int_equal(cfg.dns.n, 2);
+	assert_int_equal(cfg.dns.servers.n, 2);
 	assert_int_equal(cfg.allow.n, 2);
 	assert_int_equal(cfg.allow.v[1].kind, NG_HOST_NAME);
 	assert_int_equal(cfg.envelope.n, 3);
@@ -231,8 +231,8 @@ static void test_dns_queries(void **state)
 	/* resolve mode (BASE_CONF): every query leaves, as before. */
 	root = tu_json(BASE_CONF);
 	assert_int_equal(ng_config_parse(root, &cfg, &err), 0);
-	assert_false(cfg.queries_listed);
-	assert_int_equal(cfg.refused_rcode, 3);
+	assert_false(cfg.dns.queries_listed);
+	assert_int_equal(cfg.dns.refused_rcode, 3);
 	ng_config_free(&cfg);
 	json_decref(root);
 	/* learn mode: "listed" unless said otherwise. */
@@ -242,16 +242,16 @@ static void test_dns_queries(void **state)
 		tu_json("{\"servers\":[\"10.96.0.10\"],\"alwaysAllowed\":[\"*.svc.cluster.local\","
 			"\"Metadata.Google.Internal.\"],\"refusedAnswer\":\"refused\"}"));
 	assert_int_equal(ng_config_parse(root, &cfg, &err), 0);
-	assert_true(cfg.queries_listed);
-	assert_int_equal(cfg.refused_rcode, 5);
-	assert_int_equal(cfg.dns_always.n, 2);
-	assert_int_equal(cfg.dns_always.v[0].kind, NG_HOST_WILDCARD);
-	assert_string_equal(cfg.dns_always.v[0].name, "svc.cluster.local");
-	assert_string_equal(cfg.dns_always.v[1].name, "metadata.google.internal");
+	assert_true(cfg.dns.queries_listed);
+	assert_int_equal(cfg.dns.refused_rcode, 5);
+	assert_int_equal(cfg.dns.always.n, 2);
+	assert_int_equal(cfg.dns.always.v[0].kind, NG_HOST_WILDCARD);
+	assert_string_equal(cfg.dns.always.v[0].name, "svc.cluster.local");
+	assert_string_equal(cfg.dns.always.v[1].name, "metadata.google.internal");
 	ng_config_free(&cfg);
 	json_object_set_new(json_object_get(root, "dns"), "queries", json_string("any"));
 	assert_int_equal(ng_config_parse(root, &cfg, &err), 0);
-	assert_false(cfg.queries_listed);
+	assert_false(cfg.dns.queries_listed);
 	ng_config_free(&cfg);
 	json_decref(root);
 
