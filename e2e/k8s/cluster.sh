@@ -95,7 +95,10 @@ kc_init() {
 	KC_T=$(mktemp -d "/tmp/$KC_P.XXXXXX") || return 1
 	KC_PKI=$KC_T/pki KC_LOGS=$KC_T/logs KC_SOCK=$KC_T/containerd.sock
 	KC_NETD=$KC_T/net.d KC_CNI_BIN=$KC_T/cni-bin KC_IPAM=$KC_T/ipam
-	mkdir -p "$KC_LOGS" "$KC_T/sysctl" || return 1
+	# The same two CNI dirs as the node's processes see them at fixed names
+	# (node.sh, kc_mounts_up): where e2e/k8s/overlay/ points the hostPaths.
+	KC_NODE_NETD=/run/ngk/cni/net.d KC_NODE_CNI_BIN=/run/ngk/cni/bin
+	mkdir -p "$KC_LOGS" "$KC_T/sysctl" "$KC_NETD" "$KC_CNI_BIN" || return 1
 	KC_PIDS=() KC_NAMES=() KC_BG=() KC_HOLDER="" KC_MNT="" KC_MNT_FD="" KC_LEFTOVER="" KC_DOWN_DONE=""
 	# A trap runs inside whatever command it interrupts, with that command's
 	# redirections: its words go to the stdout kc_init was called with.

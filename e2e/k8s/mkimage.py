@@ -33,13 +33,16 @@ def entry(name, kind=tarfile.REGTYPE, mode=0o755, data=b"", link=""):
     return info, io.BytesIO(data) if kind == tarfile.REGTYPE else None
 
 
-def layer(items):
+def layer(items, skeleton=True):
+    """One layer's tar: ITEMs, after the skeleton (the directories and the
+    root-only passwd and group) unless skeleton is False (FROM scratch)."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT) as tar:
-        for d in DIRS:
-            tar.addfile(*entry(d, tarfile.DIRTYPE, 0o1777 if d == "tmp" else 0o755))
-        tar.addfile(*entry("etc/passwd", mode=0o644, data=b"root:x:0:0:root:/:/bin/sh\n"))
-        tar.addfile(*entry("etc/group", mode=0o644, data=b"root:x:0:\n"))
+        if skeleton:
+            for d in DIRS:
+                tar.addfile(*entry(d, tarfile.DIRTYPE, 0o1777 if d == "tmp" else 0o755))
+            tar.addfile(*entry("etc/passwd", mode=0o644, data=b"root:x:0:0:root:/:/bin/sh\n"))
+            tar.addfile(*entry("etc/group", mode=0o644, data=b"root:x:0:\n"))
         for item in items:
             if "=" in item:
                 dest, src = item.split("=", 1)
@@ -53,19 +56,17 @@ def layer(items):
     return buf.getvalue()
 
 
-def main():
-    if len(sys.argv) < 4:
-        sys.exit(__doc__)
-    out, ref, entrypoint = sys.argv[1:4]
-    blob = layer(sys.argv[4:])
+def archive(out, ref, blob, run_config, created_by="e2e/k8s/mkimage.py"):
+    """Writes the docker-archive OUT: one layer BLOB, the image config's
+    "config" part RUN_CONFIG (Entrypoint, Cmd, User, Env...), named REF."""
     diff_id = "sha256:" + hashlib.sha256(blob).hexdigest()
     config = json.dumps({
         "architecture": GOARCH.get(platform.machine(), platform.machine()),
         "os": "linux",
         "created": "1970-01-01T00:00:00Z",
-        "config": {"Entrypoint": [entrypoint], "Env": ["PATH=/bin"], "WorkingDir": "/"},
+        "config": run_config,
         "rootfs": {"type": "layers", "diff_ids": [diff_id]},
-        "history": [{"created": "1970-01-01T00:00:00Z", "created_by": "e2e/k8s/mkimage.py"}],
+        "history": [{"created": "1970-01-01T00:00:00Z", "created_by": created_by}],
     }, sort_keys=True).encode()
     config_name = hashlib.sha256(config).hexdigest() + ".json"
     layer_name = diff_id[len("sha256:"):] + "/layer.tar"
@@ -75,6 +76,13 @@ def main():
         tar.addfile(*entry(layer_name.split("/")[0], tarfile.DIRTYPE))
         tar.addfile(*entry(layer_name, mode=0o644, data=blob))
         tar.addfile(*entry("manifest.json", mode=0o644, data=manifest))
+
+
+def main():
+    if len(sys.argv) < 4:
+        sys.exit(__doc__)
+    out, ref, entrypoint = sys.argv[1:4]
+    archive(out, ref, layer(sys.argv[4:]), {"Entrypoint": [entrypoint], "Env": ["PATH=/bin"], "WorkingDir": "/"})
 
 
 if __name__ == "__main__":

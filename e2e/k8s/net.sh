@@ -68,6 +68,9 @@ _kc_serve() {
 	KC_BG+=($!)
 }
 
+# _kc_http MARKER: the shell command of one HTTP answer (socat SYSTEM:).
+_kc_http() { echo "cat $KC_T/http/$1; timeout 1 cat >/dev/null; exit 0"; }
+
 kc_net_up() {
 	local ns
 	for ns in "${KC_NSES[@]}"; do
@@ -102,20 +105,25 @@ EOF
 		--host-record="kubernetes.default.svc.cluster.local,$KC_API_SVC_IP" \
 		--host-record="storage.test,$KC_STOR_IP" --host-record="granted.test,$KC_STOR_GRANT_IP" \
 		--host-record="metadata.google.internal,$KC_META_IP"
-	# HTTP/1.0 answers, so that curl and nc both read the marker word.
+	# HTTP/1.0 answers, so that curl and nc both read the marker word. The
+	# answer is written at once (nc sends nothing), then what the client
+	# sends is read for up to a second: a server that exits before the
+	# request arrives makes socat fail writing it (EPIPE) and close before
+	# the answer is out, and curl reads "Empty reply" (27 of 60 here).
 	local l=reuseaddr,fork w
 	mkdir -p "$KC_T/http" || return 1
 	for w in metadata-ok storage-ok storage-80; do
 		printf 'HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n%s\n' $((${#w} + 1)) "$w" >"$KC_T/http/$w"
 	done
-	_kc_serve "$KC_META" metadata socat "TCP-LISTEN:80,bind=$KC_META_IP,$l" EXEC:"/bin/cat $KC_T/http/metadata-ok"
-	_kc_serve "$KC_STOR" storage socat "TCP-LISTEN:443,$l" EXEC:"/bin/cat $KC_T/http/storage-ok"
-	_kc_serve "$KC_STOR" storage socat "TCP-LISTEN:80,$l" EXEC:"/bin/cat $KC_T/http/storage-80"
+	_kc_serve "$KC_META" metadata socat "TCP-LISTEN:80,bind=$KC_META_IP,$l" SYSTEM:"$(_kc_http metadata-ok)"
+	_kc_serve "$KC_STOR" storage socat "TCP-LISTEN:443,$l" SYSTEM:"$(_kc_http storage-ok)"
+	_kc_serve "$KC_STOR" storage socat "TCP-LISTEN:80,$l" SYSTEM:"$(_kc_http storage-80)"
 	kc_peers_answer
 }
 
-# kc_node_get HOST PORT: what a plain TCP client on the node reads.
-kc_node_get() { kc_in "$KC_NODE" socat -T 2 -u "TCP:$1:$2,connect-timeout=2" - 2>/dev/null; }
+# kc_node_get HOST PORT: what a plain TCP client on the node reads (it
+# sends nothing and half-closes at once: the server need not wait).
+kc_node_get() { kc_in "$KC_NODE" socat -T 2 - "TCP:$1:$2,connect-timeout=2" </dev/null 2>/dev/null; }
 
 # kc_peers_answer: every fake peer answers from the node, within 5 s.
 kc_peers_answer() {

@@ -14,6 +14,10 @@
 #    shared, a new peer group inside this namespace only, so that hostPath
 #    volumes under it with HostToContainer propagation (/run/netns) see
 #    mounts made after the pod started;
+#  - the CNI conf and bin dirs ($KC_NETD, $KC_CNI_BIN, in the temp dir) are
+#    also bound at fixed names, $KC_NODE_NETD and $KC_NODE_CNI_BIN under
+#    /run: what a manifest's hostPath names (e2e/k8s/overlay/), the same
+#    every run, and never a directory of the machine;
 #  - the six sysctls the kubelet wants are shown to it set. They are global
 #    (vm.overcommit_memory, kernel.panic, kernel.panic_on_oops...): a kubelet
 #    with protectKernelDefaults false rewrites the machine's, one with true
@@ -30,13 +34,14 @@ kc_mounts_up() {
 		mount -t tmpfs -o mode=0755 ngk-run /run && mount --make-rshared /run &&
 		mount -t tmpfs -o mode=0755 ngk-varlib /var/lib &&
 		mount -t tmpfs -o mode=0755 ngk-varlog /var/log &&
-		mkdir -p /var/lib/cni /var/log/pods /var/log/containers || exit 1
+		mkdir -p /var/lib/cni /var/log/pods /var/log/containers "$2" "$3" || exit 1
+		mount --bind "$4" "$2" && mount --bind "$5" "$3" || exit 1
 		for kv in vm/overcommit_memory=1 vm/panic_on_oom=0 kernel/panic=10 kernel/panic_on_oops=1 \
 			kernel/keys/root_maxkeys=1000000 kernel/keys/root_maxbytes=25000000; do
 			f="$1/sysctl/$(echo "${kv%%=*}" | tr / .)"
 			echo "${kv#*=}" >"$f" && mount --bind "$f" "/proc/sys/${kv%%=*}" || exit 1
 		done
-		exec sleep infinity' sh "$KC_T" >"$KC_LOGS/mounts.log" 2>&1 &
+		exec sleep infinity' sh "$KC_T" "$KC_NODE_NETD" "$KC_NODE_CNI_BIN" "$KC_NETD" "$KC_CNI_BIN" >"$KC_LOGS/mounts.log" 2>&1 &
 	KC_HOLDER=$!
 	for _ in $(seq 100); do
 		kc_alive "$KC_HOLDER" || return 1
