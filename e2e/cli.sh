@@ -99,7 +99,7 @@ readme_example() {
 	# (the example's last option is --bin-dir)
 	[[ -z $bin_override ]] || cmd="${cmd%%--bin-dir *}--bin-dir $bin_override"
 	rm -rf "$W_TMP/ex" && mkdir -m 0755 "$W_TMP/ex" "$W_TMP/ex/copy-of-net.d" "$W_TMP/ex/bin"
-	cp "$E2E_DIR/kind/entry.json" "$W_TMP/ex/netguard.json"
+	cp "$REPO_DIR/conf/boxxkite-netguard.json" "$W_TMP/ex/netguard.json"
 	echo '{"cniVersion":"0.3.1","name":"kindnet","plugins":[{"type":"ptp"}]}' >"$W_TMP/ex/copy-of-net.d/10-kindnet.conflist"
 	ln -s "$NG_BIN" "$W_TMP/ex/bin/boxxkite-netguard"
 	echo "$cmd"

@@ -2,16 +2,18 @@
 # scripts/k8s-deps.sh: what `make e2e-k8s` needs on a fresh Debian 12, as
 # root: the CRI e2e's packages (scripts/deps.sh --e2e --cri: containerd,
 # runc, the CNI plugins, dnsmasq, socat, busybox-static, iptables...), then
-# openssl (the cluster's certificates) and curl (the components' health
-# ports), and a Go new enough for the pinned release's go.mod (the
-# Kubernetes binaries are built from source by e2e/k8s/build.sh). Debian's
-# golang is too old; this project's machines have Go at /usr/local/go.
+# openssl (the cluster's certificates), curl (the components' health
+# ports; the pods' curl, with its libraries), python3-yaml (the Helm chart
+# compared with the kustomizations), and a Go new enough for the pinned
+# go.mod files (the Kubernetes binaries and Helm are built from source by
+# e2e/k8s/build.sh). Debian's golang is too old; this project's machines
+# have Go at /usr/local/go.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/deps.sh --e2e --cri
 
-extra=(openssl curl)
+extra=(openssl curl python3-yaml)
 missing=()
 for p in "${extra[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -50,7 +50,7 @@ out=$(
 result "$([ -z "$out" ] && echo 0 || echo 1)"
 
 step "shellcheck"
-sh_files=$(ls scripts/*.sh e2e/*.sh e2e/lib/*.sh e2e/cri/*.sh e2e/kind/*.sh test/manifests/*.sh deploy/*.sh \
+sh_files=$(ls scripts/*.sh e2e/*.sh e2e/lib/*.sh e2e/cri/*.sh e2e/k8s/*.sh test/manifests/*.sh deploy/*.sh \
 	test/bench/*.sh .ci/run 2>/dev/null)
 # shellcheck disable=SC2086
 shellcheck -x $sh_files

@@ -24,7 +24,7 @@ no_needed() { ! readelf -d "$BIN" | grep -q NEEDED; }
 mkdir -m 0755 "$T/conf" "$T/bin"
 echo '{"cniVersion":"0.3.1","name":"kindnet","plugins":[{"type":"ptp"}]}' >"$T/conf/10-kindnet.conflist"
 dry_run() {
-	env -i "$BIN" install --dry-run --entry "$REPO/e2e/kind/entry.json" --conf-dir "$T/conf" \
+	env -i "$BIN" install --dry-run --entry "$REPO/conf/boxxkite-netguard.json" --conf-dir "$T/conf" \
 		--bin-dir "$T/bin" | grep -q '"type": "boxxkite-netguard"'
 }
 echo "--- $BIN"

@@ -4,12 +4,17 @@
 # 1. check.py on deploy/ as shipped: must pass (with BINARY, default
 #    build/boxxkite-netguard, it also runs the ConfigMap's entry through the
 #    plugin's own validation), and on the sandbox example
-#    (e2e/kind/sandbox.yaml: Pod Security restricted).
+#    (e2e/k8s/sandbox.yaml, the pod e2e-k8s runs: Pod Security restricted).
 # 2. Every kustomization rendered with `kubectl kustomize` (Debian's
 #    kubernetes-client or any later kubectl): deploy/, deploy/uninstall/,
 #    and each overlay of deploy/overlays/ (install + uninstall), whose
 #    DaemonSets must mount the host dirs the vendor documents (the table
-#    below, kept apart from the overlays on purpose).
+#    below, kept apart from the overlays on purpose), and the test overlays
+#    of e2e/k8s/overlay/ (the test node's dirs, which only its own mount
+#    namespace has).
+# 2b. deploy/helm/ renders what the kustomizations render (helm.sh), when a
+#    helm binary is there (HELM, or e2e/k8s/build.sh's cached set: make
+#    k8s-build); e2e-k8s always runs it.
 # 3. The checker checked: copies of deploy/ with one thing broken each,
 #    made the way a careless edit would make them; check.py must fail on
 #    every one, naming the fault. A checker that passes everything would
@@ -30,7 +35,7 @@ T=$(mktemp -d /tmp/ng-manifests.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 PASS=0 FAIL=0 N=0
 
-SANDBOX=$REPO/e2e/kind/sandbox.yaml
+SANDBOX=$REPO/e2e/k8s/sandbox.yaml
 echo "--- deploy/ as shipped, and the sandbox example"
 if "$PY" "$HERE/check.py" "$REPO/deploy" "$BIN" --sandbox "$SANDBOX" | tee "$T/shipped.out" | sed 's/^/  /'; then
 	PASS=$((PASS + 1))
@@ -46,11 +51,11 @@ PLATFORMS=(
 	"overlays/gke /etc/cni/net.d /home/kubernetes/bin"
 	"overlays/k3s /var/lib/rancher/k3s/agent/etc/cni/net.d /var/lib/rancher/k3s/data/cni"
 )
-# rendered DIR NAME CONF BIN: kubectl kustomize DIR and DIR's uninstall
-# counterpart, then check.py --rendered on both; prints check.py's output.
+# rendered DIR NAME CONF BIN [UNINSTALL-DIR]: kubectl kustomize DIR and
+# DIR's uninstall counterpart (DIR/uninstall unless given), then check.py
+# --rendered on both; prints check.py's output.
 rendered() {
-	local d=$1 name=$2 conf=$3 bin=$4 un
-	un=$d/uninstall
+	local d=$1 name=$2 conf=$3 bin=$4 un=${5:-$1/uninstall}
 	[[ $d == */. || $d == . ]] && un=$(dirname "$d")/uninstall
 	"$KUBECTL" kustomize "$d" >"$T/$name.yaml" 2>"$T/$name.err" || { cat "$T/$name.err" && return 1; }
 	"$KUBECTL" kustomize "$un" >"$T/$name-uninstall.yaml" 2>"$T/$name.err" || { cat "$T/$name.err" && return 1; }
@@ -72,6 +77,17 @@ for p in "${PLATFORMS[@]}"; do
 		grep -v '^  ok' <<<"$out" | sed 's/^/        /'
 	fi
 done
+# e2e/k8s/overlay/: deploy/ and deploy/uninstall/ on the test node.
+E2E_OV=$REPO/e2e/k8s/overlay
+if out=$(rendered "$E2E_OV/install" e2e /run/ngk/cni/net.d /run/ngk/cni/bin "$E2E_OV/uninstall" 2>&1) &&
+	out2=$(rendered "$E2E_OV/node" e2e-node /run/ngk/cni/net.d /run/ngk/cni/bin "$E2E_OV/uninstall" 2>&1); then
+	PASS=$((PASS + 1))
+	printf '  ok    e2e/k8s/overlay/{node,install,uninstall} render; their DaemonSets mount the test node'"'"'s dirs\n'
+else
+	FAIL=$((FAIL + 1))
+	printf '  FAIL  e2e/k8s/overlay/\n'
+	printf '%s\n' "${out:-}" "${out2:-}" | grep -v '^  ok' | sed 's/^/        /'
+fi
 # Every overlay has its row above (a new one without a row is untested).
 for d in "$REPO"/deploy/overlays/*/; do
 	o=overlays/$(basename "$d")
@@ -79,6 +95,14 @@ for d in "$REPO"/deploy/overlays/*/; do
 	FAIL=$((FAIL + 1))
 	printf '  FAIL  deploy/%s has no row in PLATFORMS (check.sh)\n' "$o"
 done
+
+HELM=${HELM:-}
+if [[ -z $HELM ]] && k8s=$("$REPO/e2e/k8s/build.sh" --check 2>/dev/null); then HELM=$k8s/helm; fi
+if [[ -n $HELM && -x $HELM ]]; then
+	if "$HERE/helm.sh" "$HELM" "$KUBECTL" | sed 's/^/  /'; then PASS=$((PASS + 1)); else FAIL=$((FAIL + 1)); fi
+else
+	echo "--- deploy/helm/: not compared here, no helm (make k8s-build builds it; make e2e-k8s always compares)"
+fi
 
 # mutant NAME EXPECTED-TEXT EDIT...: copies deploy/ to $T/NAME, runs EDIT
 # there (a shell command, with $D the copy), and expects check.py to fail
