@@ -17,7 +17,7 @@
 #   make static     a static binary for the DaemonSet image; make image (Docker);
 #                   make static-check (in make test) checks it
 #   make e2e-k8s    a single-node Kubernetes built from source, deploy/ applied for real,
-#                   the seed's checks (root; make k8s-build first: ~5 min once)
+#                   the seed's checks (root; make k8s-build first: ~9 min once)
 #   make install    install into $(DESTDIR)$(PREFIX) (default /opt/cni/bin)
 #   make clean
 
@@ -266,8 +266,8 @@ clean:
 # ---- A single-node Kubernetes built from source (e2e/k8s/, root) -----------
 # k8s-build: the pinned release's binaries (e2e/k8s/module/go.mod), built
 # once through the Go module proxy and cached by version under
-# /var/cache/boxxkite-netguard/k8s/ with the pinned Helm (about 10 min of CPU
-# cold, 5 min on 2 idle cores; 20 s with a warm Go cache; instant once
+# /var/cache/boxxkite-netguard/k8s/ with the pinned Helm (about 17 min of CPU
+# cold, 8-9 min on 2 idle cores; 20 s with a warm Go cache; instant once
 # built). e2e-k8s-smoke: the cluster up inside network namespaces, the checks
 # every later test relies on, down again. e2e-k8s: the smoke, then deploy/
 # applied for real and the seed's checks (e2e/k8s/deploy.sh), one summary.
