@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "kernel/peer.h"
 #include "kernel/ruleset.h"
@@ -9,6 +10,7 @@
 #include "nft/snapshot.h"
 #include "policy/pod_policy.h"
 #include "policy/podcomment.h"
+#include "state/record.h"
 
 /* Reads the pod identity out of the table comment line of a snapshot. */
 static bool pod_from_snapshot(const struct ng_snapshot *s, char *buf, size_t len, struct ng_podref *id)
@@ -24,6 +26,31 @@ static bool pod_from_snapshot(const struct ng_snapshot *s, char *buf, size_t len
 		return ng_podref_from_comment(buf, id);
 	}
 	return false;
+}
+
+/* The table comment keeps 127 bytes: after a 64-character container id
+ * the pod's name is cut ("pod boxxkite-sandbo"). The attachment is whole,
+ * so the pod's record (stateDir/pods/<container>@<if>.json) names the pod,
+ * when it is this namespace's (the nsfs identity ADD recorded). */
+static void from_record(const struct run *r, struct ng_podref *id)
+{
+	char key[256], path[4600];
+	struct ng_record rec;
+	struct ng_err err = {0};
+	struct stat st;
+
+	if (!r->have_cfg || !id->container_id[0] || !id->ifname[0] || stat(r->target, &st) < 0 ||
+	    ng_record_key(id->container_id, id->ifname, key, sizeof(key), &err) < 0)
+		return;
+	snprintf(path, sizeof(path), "%s/" NG_PODS_DIR "/%s.json", r->cfg.state_dir, key);
+	if (ng_record_read(path, &rec, &err) < 0)
+		return;
+	if ((uint64_t)st.st_ino == rec.pod.netns_ino &&
+	    (!rec.pod.netns_dev || (uint64_t)st.st_dev == rec.pod.netns_dev)) {
+		snprintf(id->ns, sizeof(id->ns), "%s", rec.pod.ns);
+		snprintf(id->name, sizeof(id->name), "%s", rec.pod.name);
+	}
+	ng_record_free(&rec);
 }
 
 void ng_verify_table(struct run *r, struct ng_nl *nl, const struct ng_netinfo *ni)
@@ -49,6 +76,7 @@ void ng_verify_table(struct run *r, struct ng_nl *nl, const struct ng_netinfo *n
 		return;
 	}
 	if (pod_from_snapshot(&have, comment, sizeof(comment), &id)) {
+		from_record(r, &id);
 		ng_podref_name(&id, r->pod, sizeof(r->pod));
 		snprintf(r->container_id, sizeof(r->container_id), "%s", id.container_id);
 	}
