@@ -172,6 +172,13 @@ static int setup(struct ng_agent *a, const char *listen_addr)
 		ng_alog("error", "start", NULL, NULL, "setting up the loop: %s", strerror(errno));
 		return -1;
 	}
+	/* The node-side observer's copies: read as they come (and by the
+	 * learner, when an answer's node-side question finds nothing). */
+	if (ng_learner_observer_fd(&a->learner) >= 0 &&
+	    watch(a, ng_learner_observer_fd(&a->learner), (int *)(void *)&a->learner.obs) < 0) {
+		ng_alog("error", "start", NULL, NULL, "watching the observer: %s", strerror(errno));
+		return -1;
+	}
 	if (listen_addr) {
 		a->http_fd = ng_http_listen(listen_addr, &err);
 		if (a->http_fd < 0 || watch(a, a->http_fd, &a->http_fd) < 0) {
@@ -202,6 +209,8 @@ static void run(struct ng_agent *a)
 				ng_http_serve(a->http_fd, a->serving, a->ops);
 			else if (tag == &a->signal_fd)
 				a->stop = true;
+			else if (tag == (void *)&a->learner.obs)
+				ng_learner_observe(&a->learner);
 			else
 				ng_learner_serve(&a->learner, tag);
 			/* A release inside this batch frees a pod another event

@@ -30,6 +30,7 @@ void ng_answer_scratch_free(struct ng_answer_scratch *s)
 	free(s->rx);
 	ng_learn_result_free(&s->lr);
 	ng_vec_free(&s->pending);
+	ng_vec_free(&s->pending_node);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -48,9 +49,30 @@ static bool from_resolver(const struct ng_pod *p, const struct ng_pkt *k)
 /* One packet's messages (UDP: one; a TCP segment: those it completes). */
 struct msg_ctx {
 	struct ng_pod *p;
+	struct ng_pod_shared *sh;
 	struct ng_answer_scratch *s;
-	int rc; /* -1: a message could not be planned */
+	const struct ng_pkt *k; /* the packet that carried (or completed) it */
+	int rc;                 /* -1: a message could not be planned */
 };
+
+/* May the node side learn from this message? Only from what the node saw
+ * (agent/observer.h); counted and logged (1st, 2nd, 4th, ...) when not. */
+static bool node_saw(struct msg_ctx *c, const uint8_t *msg, size_t len)
+{
+	struct ng_pod *p = c->p;
+
+	if (!p->node_side)
+		return false;
+	if (ng_observer_vouch(c->sh->obs, &p->nodeseen, c->k, msg, len))
+		return true;
+	p->c.node_unseen++;
+	if (!(p->c.node_unseen & (p->c.node_unseen - 1)))
+		ng_pod_log("warning", "node_unseen", p,
+			   "%llu answer(s) the node never saw cross the pod's host peer in reply to its query "
+			   "(this one for %s): the pod's tables learned, the node side did not",
+			   (unsigned long long)p->c.node_unseen, c->s->msg->names[0]);
+	return false;
+}
 
 /* One DNS message: parsed, matched, planned into s->pending. */
 static void take_message(const uint8_t *msg, size_t len, void *data)
@@ -58,7 +80,7 @@ static void take_message(const uint8_t *msg, size_t len, void *data)
 	struct msg_ctx *c = data;
 	struct ng_pod *p = c->p;
 	struct ng_answer_scratch *s = c->s;
-	unsigned full = 0;
+	unsigned full = 0, full_node = 0;
 
 	p->c.answers++;
 	if (ng_dns_parse(msg, len, s->msg) < 0) {
@@ -67,6 +89,12 @@ static void take_message(const uint8_t *msg, size_t len, void *data)
 	}
 	if (ng_learn(&p->policy, s->msg, &s->lr) < 0 ||
 	    ng_tracker_plan(&p->tr, &s->lr, ng_mono_ms(), &s->pending, &full) < 0) {
+		c->rc = -1;
+		return;
+	}
+	/* The same bound on the node side: counted once, on the pod's. */
+	if (node_saw(c, msg, len) &&
+	    ng_tracker_plan(&p->tr_node, &s->lr, ng_mono_ms(), &s->pending_node, &full_node) < 0) {
 		c->rc = -1;
 		return;
 	}
@@ -91,9 +119,10 @@ static bool commit_planned(struct ng_pod_shared *sh, const struct msg_ctx *c)
 {
 	if (c->rc < 0) {
 		ng_tracker_revert(&c->p->tr, &c->s->pending);
+		ng_tracker_revert(&c->p->tr_node, &c->s->pending_node);
 		return false;
 	}
-	return ng_pod_commit(c->p, sh, &c->s->pending) == 0;
+	return ng_pod_commit(c->p, sh, &c->s->pending, &c->s->pending_node) == 0;
 }
 
 static uint32_t tcp_verdict(struct ng_pod_shared *sh, const struct ng_pkt *k, struct msg_ctx *c)
@@ -121,11 +150,12 @@ static uint32_t tcp_verdict(struct ng_pod_shared *sh, const struct ng_pkt *k, st
 uint32_t ng_answer_packet(struct ng_pod *p, struct ng_pod_shared *sh, struct ng_answer_scratch *s,
 			  const struct ng_nfq_packet *pk)
 {
-	struct msg_ctx c = {p, s, 0};
 	struct ng_pkt k;
+	struct msg_ctx c = {p, sh, s, &k, 0};
 	uint32_t v = NF_ACCEPT;
 
 	s->pending.n = 0;
+	s->pending_node.n = 0;
 	/* Our dns_answers chain queues in the input hook, on the pod's
 	 * interface, and nowhere else. */
 	if (pk->hook != NF_INET_LOCAL_IN || pk->indev != p->ifindex) {

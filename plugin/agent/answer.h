@@ -20,7 +20,7 @@
 struct ng_answer_scratch {
 	struct ng_dns_msg *msg;
 	struct ng_learn_result lr;
-	ng_pending_vec pending;
+	ng_pending_vec pending, pending_node; /* the pod's side, the node's */
 	uint8_t *rx; /* the queue's receive buffer (ng_answer_serve) */
 };
 int ng_answer_scratch_init(struct ng_answer_scratch *s);
@@ -32,7 +32,10 @@ void ng_answer_scratch_free(struct ng_answer_scratch *s);
  *     us packets it wrote itself) or unreadable: dropped, counted (foreign);
  *   - not from one of the pod's resolvers (port 53): accepted, untouched;
  *   - UDP: the answer learned and committed, accepted once every
- *     namespace acknowledged, dropped when that failed;
+ *     namespace acknowledged, dropped when that failed; the node-side
+ *     table learns only when the node saw this very answer cross the pod's
+ *     host peer in reply to its query (agent/observer.h), otherwise only
+ *     the pod's tables learn (counted: node_unseen);
  *   - TCP: the segment that completes a message is held until its
  *     addresses are committed; other in-order segments pass, a gap is
  *     dropped (the sender retransmits). */

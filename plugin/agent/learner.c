@@ -19,11 +19,29 @@
 
 int ng_learner_init(struct ng_learner *l, const char *state_dir, int epfd, struct ng_nl *node_nl)
 {
+	struct ng_err err = {0};
+
 	memset(l, 0, sizeof(*l));
 	l->state_dir = state_dir;
 	l->epfd = epfd;
 	l->sh.node_nl = node_nl;
+	/* In the node's namespace: what the host peers saw. Without it the
+	 * node side learns nothing (the pods' own tables still do). */
+	if (ng_observer_open(&l->obs, &err) < 0)
+		ng_alog("error", "observer_unusable", NULL, NULL,
+			"%s: node-side tables learn nothing until the agent restarts", err.msg);
+	l->sh.obs = &l->obs;
 	return ng_answer_scratch_init(&l->scratch);
+}
+
+int ng_learner_observer_fd(const struct ng_learner *l)
+{
+	return ng_observer_fd(&l->obs);
+}
+
+void ng_learner_observe(struct ng_learner *l)
+{
+	ng_observer_drain(&l->obs);
 }
 
 static struct ng_pod *find(const struct ng_learner *l, const char *key)
@@ -45,6 +63,7 @@ static void release(struct ng_learner *l, struct ng_pod *p, const char *why)
 		}
 	epoll_ctl(l->epfd, EPOLL_CTL_DEL, p->q.fd, NULL);
 	ng_pod_log("info", "pod_released", p, "%s", why);
+	p->c.node_unmatched = p->nodeseen.seen.c.unmatched;
 	ng_counters_add(&l->released, &p->c);
 	snprintf(key, sizeof(key), "%s", p->key);
 	/* The sockets go before the ready file: DEL waits for that file. */
@@ -58,6 +77,7 @@ void ng_learner_free(struct ng_learner *l)
 		release(l, l->pods.v[l->pods.n - 1], "agent stopping");
 	ng_vec_free(&l->pods);
 	ng_answer_scratch_free(&l->scratch);
+	ng_observer_close(&l->obs);
 }
 
 /* A record the learner serves: a pod whose names it learns, being added
@@ -220,9 +240,11 @@ void ng_learner_publish(const struct ng_learner *l, struct ng_ops *ops, bool ser
 	if (!pods)
 		return;
 	ng_counters_export(&l->released, totals);
+	totals[NG_AC_OBSERVER_LOST] += ng_observer_lost(&l->obs);
 	for (size_t i = 0; i < l->pods.n; i++) {
-		const struct ng_pod *p = l->pods.v[i];
+		struct ng_pod *p = l->pods.v[i];
 
+		p->c.node_unmatched = p->nodeseen.seen.c.unmatched;
 		snprintf(pods[i].key, sizeof(pods[i].key), "%s", p->key);
 		pods[i].portid = p->nl.portid;
 		ng_counters_export(&p->c, pods[i].ac);

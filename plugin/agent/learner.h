@@ -23,6 +23,7 @@ struct ng_learner {
 	struct ng_pod_shared sh;
 	struct ng_answer_scratch scratch;
 	struct ng_counters released; /* what released pods counted */
+	struct ng_observer obs;      /* the node-side observer (sh.obs) */
 };
 
 /* node_nl: the loop's socket in the node's namespace, or NULL. -1 out of
@@ -41,6 +42,10 @@ void ng_learner_scan(struct ng_learner *l);
 int ng_learner_load(struct ng_learner *l, const char *name);
 /* Record file `name` was removed (DEL): its pod released. */
 void ng_learner_removed(struct ng_learner *l, const char *name);
+
+/* The node-side observer's socket (-1: none), and: it is readable. */
+int ng_learner_observer_fd(const struct ng_learner *l);
+void ng_learner_observe(struct ng_learner *l);
 
 /* Pod p's queue is readable. */
 void ng_learner_serve(struct ng_learner *l, struct ng_pod *p);

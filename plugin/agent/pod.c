@@ -43,6 +43,8 @@ void ng_counters_add(struct ng_counters *to, const struct ng_counters *c)
 	to->dropped += c->dropped;
 	to->foreign += c->foreign;
 	to->expired += c->expired;
+	to->node_unseen += c->node_unseen;
+	to->node_unmatched += c->node_unmatched;
 }
 
 void ng_counters_export(const struct ng_counters *c, uint64_t ac[NG_AC_COUNT])
@@ -57,6 +59,8 @@ void ng_counters_export(const struct ng_counters *c, uint64_t ac[NG_AC_COUNT])
 	ac[NG_AC_COMMIT_ERRORS] += c->commit_errors;
 	ac[NG_AC_DROPPED] += c->dropped;
 	ac[NG_AC_EXPIRED] += c->expired;
+	ac[NG_AC_NODE_UNSEEN] += c->node_unseen;
+	ac[NG_AC_NODE_UNMATCHED] += c->node_unmatched;
 }
 
 /* ---- opening a pod ------------------------------------------------------- */
@@ -90,6 +94,7 @@ static int take_tables(const struct ng_record *r, ng_learned_table_vec *out)
 
 struct dump_ctx {
 	struct ng_pod *p;
+	struct ng_tracker *tr;
 	bool ranged;
 	int64_t now;
 };
@@ -109,33 +114,34 @@ static void learned_one(const struct ng_elem *el, uint64_t left, void *data)
 		e.timeout = (uint32_t)(cap / 1000);
 	/* Our view must never outlive the kernel's: a second less. */
 	if (left > 1000)
-		ng_tracker_learned(&c->p->tr, &e, c->ranged, c->now + (int64_t)left - 1000);
+		ng_tracker_learned(c->tr, &e, c->ranged, c->now + (int64_t)left - 1000);
 }
 
-/* After a restart: what the kernel still holds is what was learned. Read
- * from the pod's node-side table when it has one: a process in the pod
- * with NET_ADMIN can add to the pod's own sets, and what the tracker holds
- * is kept alive (re-added, on both sides) while connections use it. */
-static void reread_learned(struct ng_pod *p, struct ng_nl *node_nl)
+/* One table's learned sets into tracker `tr`. */
+static void reread_table(struct ng_pod *p, struct ng_tracker *tr, struct ng_nl *nl, uint8_t family,
+			 const char *table)
 {
 	struct ng_err err = {0};
-	struct ng_nl *nl = &p->nl;
-	const char *table = NG_TABLE;
-	uint8_t family = NFPROTO_INET;
 
-	for (size_t i = 0; i < p->tables.n; i++)
-		if (p->tables.v[i].in_node && node_nl) {
-			nl = node_nl;
-			table = p->tables.v[i].name;
-			family = p->tables.v[i].family;
-		}
 	for (int f = 0; f < 2; f++)
 		for (int ranged = 0; ranged < 2; ranged++) {
-			struct dump_ctx c = {p, ranged != 0, ng_mono_ms()};
+			struct dump_ctx c = {p, tr, ranged != 0, ng_mono_ms()};
 
 			ng_learned_each(nl, family, table, &p->sets[ng_learned_set(f, ranged != 0)],
 					learned_one, &c, &err);
 		}
+}
+
+/* After a restart: what the kernel still holds is what was learned, each
+ * side's tracker from its own side's table. A process in the pod with
+ * NET_ADMIN can add to the pod's own sets (and so to what the pod's
+ * tracker keeps alive there), never to the node side's. */
+static void reread_learned(struct ng_pod *p, struct ng_nl *node_nl)
+{
+	reread_table(p, &p->tr, &p->nl, NFPROTO_INET, NG_TABLE);
+	for (size_t i = 0; i < p->tables.n; i++)
+		if (p->tables.v[i].in_node && node_nl)
+			reread_table(p, &p->tr_node, node_nl, p->tables.v[i].family, p->tables.v[i].name);
 }
 
 static int open_sockets(struct ng_pod *p, struct ng_err *err)
@@ -179,6 +185,14 @@ int ng_pod_open(struct ng_record *r, struct ng_pod_shared *sh, struct ng_pod **o
 	if (open_sockets(p, err) < 0)
 		goto fail;
 	ng_render_set_specs(&p->policy, p->sets);
+	for (size_t i = 0; i < p->tables.n; i++)
+		p->node_side |= p->tables.v[i].in_node;
+	/* Watched on its recorded host peer: what the node saw of its DNS. */
+	p->nodeseen.host_ifindex = (uint32_t)p->policy.host_ifindex;
+	if (p->node_side && sh->obs && ng_observer_add(sh->obs, &p->nodeseen) < 0) {
+		ng_fail(err, NG_E_INTERNAL, "out of memory");
+		goto fail;
+	}
 	reread_learned(p, sh->node_nl);
 	*out = p;
 	return 0;
@@ -193,7 +207,12 @@ void ng_pod_free(struct ng_pod *p, struct ng_pod_shared *sh)
 		ng_tcp_close(&p->tcp.f[i], &sh->tcp_budget);
 	ng_nfq_close(&p->q);
 	ng_nl_close(&p->nl);
+	if (sh->obs) {
+		ng_observer_remove(sh->obs, &p->nodeseen);
+		ng_podseen_free(sh->obs, &p->nodeseen);
+	}
 	ng_tracker_free(&p->tr);
+	ng_tracker_free(&p->tr_node);
 	ng_policy_free(&p->policy);
 	ng_vec_free(&p->tables);
 	ng_podref_free(&p->pod);
@@ -217,28 +236,49 @@ static int to_update(const ng_pending_vec *pend, struct ng_learned_update *u)
 	return 0;
 }
 
-int ng_pod_commit(struct ng_pod *p, struct ng_pod_shared *sh, const ng_pending_vec *pend)
+/* One side's commit of `pend`; 0 when it had nothing to commit. */
+static int commit_side(struct ng_pod *p, struct ng_nl *nl, bool in_node, const ng_pending_vec *pend,
+		       struct ng_err *err)
 {
 	struct ng_learned_update u = {0};
-	struct ng_err err = {0};
 	int rc;
 
-	if (pend->n == 0)
+	if (!pend || pend->n == 0)
 		return 0;
 	rc = to_update(pend, &u);
 	if (rc < 0)
-		ng_fail(&err, NG_E_INTERNAL, "out of memory");
+		ng_fail(err, NG_E_INTERNAL, "out of memory");
 	else
-		rc = ng_learned_commit(&p->nl, sh->node_nl, &p->tables, p->sets, &u, &err);
+		rc = ng_learned_commit_side(nl, in_node, &p->tables, p->sets, &u, err);
 	ng_learned_update_free(&u);
+	return rc;
+}
+
+int ng_pod_commit(struct ng_pod *p, struct ng_pod_shared *sh, const ng_pending_vec *pend,
+		  const ng_pending_vec *pend_node)
+{
+	struct ng_err err = {0};
+	int rc;
+
+	if (pend->n == 0 && (!pend_node || pend_node->n == 0))
+		return 0;
+	/* The pod's side first, then the node's: both acknowledged before the
+	 * verdict. A pod side that took its elements keeps them when the node
+	 * side fails (they time out), and its tracker says so. */
+	rc = commit_side(p, &p->nl, false, pend, &err);
+	if (rc < 0)
+		ng_tracker_revert(&p->tr, pend);
+	else
+		rc = commit_side(p, sh->node_nl, true, pend_node, &err);
 	if (rc < 0) {
 		p->c.commit_errors++;
 		ng_pod_log("error", "commit_failed", p, "%s", err.msg);
-		ng_tracker_revert(&p->tr, pend);
+		if (pend_node)
+			ng_tracker_revert(&p->tr_node, pend_node);
 		return -1;
 	}
 	p->c.commits++;
-	p->c.learned += pend->n;
+	p->c.learned += pend->n; /* counted on the pod's side */
 	return 0;
 }
 
@@ -246,38 +286,46 @@ int ng_pod_commit(struct ng_pod *p, struct ng_pod_shared *sh, const ng_pending_v
 
 struct keep_ctx {
 	struct ng_pod *p;
-	const struct ng_tracker_due *due;
-	ng_pending_vec *pend;
+	const struct ng_tracker_due *due, *due_node;
+	ng_pending_vec *pend, *pend_node;
 };
 
-/* A live flow: its address's elements about to expire are refreshed. */
+/* A live flow: its address's elements about to expire are refreshed, on
+ * each side that holds them. */
 static void keep_flow(const struct ng_ip *dst, uint8_t proto, uint16_t dport, void *data)
 {
 	struct keep_ctx *c = data;
 
 	c->p->c.kept_alive += ng_tracker_keepalive(&c->p->tr, c->due, dst, proto, dport, c->pend);
+	c->p->c.kept_alive +=
+		ng_tracker_keepalive(&c->p->tr_node, c->due_node, dst, proto, dport, c->pend_node);
 }
 
 void ng_pod_sweep(struct ng_pod *p, struct ng_pod_shared *sh, int64_t now_ms)
 {
-	struct ng_tracker_due due;
-	int n;
+	struct ng_tracker_due due, due_node;
+	int n, nn;
 
 	p->c.expired += ng_tracker_expire(&p->tr, now_ms);
+	ng_tracker_expire(&p->tr_node, now_ms); /* counted once, on the pod's side */
+	ng_seen_expire(&p->nodeseen.seen, now_ms);
 	n = ng_tracker_due(&p->tr, now_ms, KEEPALIVE_WINDOW_MS, &due);
-	if (n < 0) {
+	nn = ng_tracker_due(&p->tr_node, now_ms, KEEPALIVE_WINDOW_MS, &due_node);
+	if (n < 0 || nn < 0) {
 		ng_pod_log("error", "conntrack", p, "out of memory");
-	} else if (n > 0) {
-		ng_pending_vec pend = {0};
-		struct keep_ctx c = {p, &due, &pend};
+	} else if (n > 0 || nn > 0) {
+		ng_pending_vec pend = {0}, pend_node = {0};
+		struct keep_ctx c = {p, &due, &due_node, &pend, &pend_node};
 		struct ng_err err = {0};
 
 		if (ng_ct_flows(&p->nl, keep_flow, &c, &err) < 0)
 			ng_pod_log("error", "conntrack", p, "%s", err.msg);
-		ng_pod_commit(p, sh, &pend);
+		ng_pod_commit(p, sh, &pend, &pend_node);
 		ng_vec_free(&pend);
+		ng_vec_free(&pend_node);
 	}
 	ng_tracker_due_free(&due);
+	ng_tracker_due_free(&due_node);
 	for (int i = 0; i < NG_TCP_FLOWS; i++)
 		if (p->tcp.f[i].used && now_ms - p->tcp.f[i].last_ms > NG_TCP_IDLE_MS)
 			ng_tcp_close(&p->tcp.f[i], &sh->tcp_budget);
@@ -285,14 +333,18 @@ void ng_pod_sweep(struct ng_pod *p, struct ng_pod_shared *sh, int64_t now_ms)
 
 void ng_pod_relearn(struct ng_pod *p, struct ng_pod_shared *sh)
 {
-	ng_pending_vec pend = {0};
+	ng_pending_vec pend = {0}, pend_node = {0};
 
-	if (ng_tracker_relearn(&p->tr, ng_mono_ms(), &pend) < 0) {
+	if (ng_tracker_relearn(&p->tr, ng_mono_ms(), &pend) < 0 ||
+	    ng_tracker_relearn(&p->tr_node, ng_mono_ms(), &pend_node) < 0) {
 		ng_tracker_revert(&p->tr, &pend);
+		ng_tracker_revert(&p->tr_node, &pend_node);
 		ng_pod_log("error", "relearn_failed", p, "out of memory");
-	} else if (ng_pod_commit(p, sh, &pend) == 0) {
-		ng_pod_log("info", "relearned", p, "%zu learned element(s) committed again after a repair",
-			   pend.n);
+	} else if (ng_pod_commit(p, sh, &pend, &pend_node) == 0) {
+		ng_pod_log("info", "relearned", p,
+			   "%zu learned element(s) committed again after a repair (%zu on the node side)",
+			   pend.n, pend_node.n);
 	}
 	ng_vec_free(&pend);
+	ng_vec_free(&pend_node);
 }

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent/observer.h"
 #include "agent/tcpflow.h"
 #include "agent/tracker.h"
 #include "kernel/learncommit.h"
@@ -40,6 +41,10 @@ struct ng_counters {
 	uint64_t dropped; /* packets dropped: commit failed, TCP gap, bounds */
 	uint64_t foreign; /* of those, not queued by the agent's own chain */
 	uint64_t expired; /* elements whose lifetime ran out */
+	/* answers the node side did not learn from: the node never saw them
+	 * answer a query of the pod's across its host peer (agent/nodeseen.h) */
+	uint64_t node_unseen;
+	uint64_t node_unmatched; /* the observer's count (agent/nodeseen.h), copied at publish */
 };
 
 void ng_counters_add(struct ng_counters *to, const struct ng_counters *c);
@@ -47,11 +52,13 @@ void ng_counters_add(struct ng_counters *to, const struct ng_counters *c);
 void ng_counters_export(const struct ng_counters *c, uint64_t ac[NG_AC_COUNT]);
 
 /* What every pod of the learner shares, passed to each call that needs
- * it: the netfilter socket in the node's namespace (the host-side tables)
- * and the bytes all pods' DNS-over-TCP flows hold (NG_TCP_BUDGET). */
+ * it: the netfilter socket in the node's namespace (the host-side tables),
+ * the bytes all pods' DNS-over-TCP flows hold (NG_TCP_BUDGET) and the
+ * node-side observer (what the host peers saw). */
 struct ng_pod_shared {
 	struct ng_nl *node_nl; /* NULL: none could be opened */
 	size_t tcp_budget;
+	struct ng_observer *obs; /* NULL, or not open: the node side learns nothing */
 };
 
 struct ng_pod {
@@ -64,7 +71,13 @@ struct ng_pod {
 	ng_learned_table_vec tables; /* every table holding its learned sets, both sides */
 	struct ng_nfq q;
 	struct ng_nl nl;
-	struct ng_tracker tr;
+	/* What each side holds: the pod's tables learn from every answer its
+	 * queue shows; the node-side table only from answers the node saw
+	 * (seen). Two trackers, so that neither side's view claims an element
+	 * only the other holds. */
+	struct ng_tracker tr, tr_node;
+	bool node_side; /* it has a table in the node's namespace */
+	struct ng_podseen nodeseen;
 	struct ng_tcpflows tcp;
 	struct ng_counters c;
 	bool seen;        /* the last directory scan found its record */
@@ -80,10 +93,13 @@ int ng_pod_open(struct ng_record *r, struct ng_pod_shared *sh, struct ng_pod **o
  * alive) and frees it. */
 void ng_pod_free(struct ng_pod *p, struct ng_pod_shared *sh);
 
-/* Commits `pend` to every table of the pod (kernel/learncommit.h): 0 when
- * every namespace acknowledged; otherwise logged, counted, and the tracker
- * reverted (it must never claim an element the kernel does not hold). */
-int ng_pod_commit(struct ng_pod *p, struct ng_pod_shared *sh, const ng_pending_vec *pend);
+/* Commits `pend` (planned by p->tr) to the pod's own tables, then
+ * `pend_node` (planned by p->tr_node; NULL: none) to its node-side table
+ * (kernel/learncommit.h): 0 when every namespace acknowledged; otherwise
+ * logged, counted, and the trackers reverted (neither must claim an element
+ * the kernel does not hold). */
+int ng_pod_commit(struct ng_pod *p, struct ng_pod_shared *sh, const ng_pending_vec *pend,
+		  const ng_pending_vec *pend_node);
 
 /* Once a second, the namespace known to be the pod's: lifetimes, live
  * connections (conntrack), idle TCP flows. */

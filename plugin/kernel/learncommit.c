@@ -77,6 +77,25 @@ static int commit_side(struct ng_nl *nl, bool in_node, const ng_learned_table_ve
 	return rc;
 }
 
+int ng_learned_commit_side(struct ng_nl *nl, bool in_node, const ng_learned_table_vec *tables,
+			   const struct ng_set_spec sets[NG_S_COUNT], const struct ng_learned_update *u,
+			   struct ng_err *err)
+{
+	bool refreshes = false;
+	int rc = -1;
+
+	for (int r = 0; r < 2; r++)
+		for (int f = 0; f < 2; f++)
+			refreshes |= u->refresh[r][f].n > 0;
+	for (int pass = 0; pass < 2; pass++) {
+		rc = commit_side(nl, in_node, tables, sets, u, pass == 1, err);
+		/* As below: a plain resend only after a refresh's ENOENT. */
+		if (rc == 0 || pass == 1 || !refreshes || !nl || nl->refused_errno != ENOENT)
+			break;
+	}
+	return rc;
+}
+
 int ng_learned_commit(struct ng_nl *pod_nl, struct ng_nl *node_nl, const ng_learned_table_vec *tables,
 		      const struct ng_set_spec sets[NG_S_COUNT], const struct ng_learned_update *u,
 		      struct ng_err *err)

@@ -52,4 +52,11 @@ int ng_learned_commit(struct ng_nl *pod_nl, struct ng_nl *node_nl, const ng_lear
 		      const struct ng_set_spec sets[NG_S_COUNT], const struct ng_learned_update *u,
 		      struct ng_err *err);
 
+/* The same for one side only: the tables with in_node == `in_node`, over
+ * `nl` (the pod's or the node's socket). The learner commits the node side
+ * only what the node itself saw (agent/nodeseen.h). */
+int ng_learned_commit_side(struct ng_nl *nl, bool in_node, const ng_learned_table_vec *tables,
+			   const struct ng_set_spec sets[NG_S_COUNT], const struct ng_learned_update *u,
+			   struct ng_err *err);
+
 #endif

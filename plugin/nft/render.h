@@ -43,6 +43,14 @@
 #define NG_CHAIN_DNS_ANSWERS     "dns_answers"
 #define NG_DNS_ANSWERS_PRIORITY  (-10)
 #define NG_AGENT_QUEUE           5353
+/* The node-side observer (agent/observer.h): the host-side table of a
+ * learning pod logs, to this NFLOG group of the node's namespace, every DNS
+ * query the pod sends past its MAC and source checks and every DNS answer
+ * the node sends it (whole, up to NG_OBSERVE_SNAPLEN bytes, one message
+ * per packet): the node side learns only from answers the node saw. A copy,
+ * never a verdict: nothing on the data path waits for the agent here.
+ * (NG_OBSERVE_GROUP: policy/config.h; log.nflogGroup may not be it). */
+#define NG_OBSERVE_SNAPLEN       65000
 /* The packet-socket guard: table netdev NG_TABLE (same name, other family). */
 #define NG_RAW_CHAIN_EGRESS      "egress"
 #define NG_RAW_CHAIN_V4          "raw_v4"

@@ -8,6 +8,12 @@
  *   }
  *   chain raw_v4, raw_v6        (the guard's, source checks first)
  *   chain refuse_host { counter name "host_denied"; [log]; drop }
+ *   chain to_pod { type filter hook egress device "<peer>" priority 0; policy accept;   (learning pods)
+ *     meta oif != N accept
+ *     meta protocol ip ip saddr . meta l4proto . th sport @dns_v4 log group 65053 snaplen 65000 accept
+ *     meta protocol ip6 ip6 saddr . meta l4proto . th sport @dns_v6 log group 65053 snaplen 65000 accept
+ *   }
+ *   and, in raw_v4/raw_v6, the DNS rule logs each query to the same group
  *   the inet table's sets, same names and key layouts (the agent writes the
  *   same name elements into all three tables)
  * }
@@ -15,7 +21,9 @@
  * Ingress of the peer is everything the pod sends: the stack's packets,
  * packet sockets and AF_XDP alike. Egress of the peer (what enters the pod)
  * is left to the pod's inet table: a stateless mirror of "established"
- * there would have to let in anything with the ACK bit from anywhere. */
+ * there would have to let in anything with the ACK bit from anywhere; its
+ * one chain, to_pod, only copies DNS answers to the node-side observer
+ * (NG_OBSERVE_GROUP): the node side learns only from what crossed here. */
 #include "nft/render_host.h"
 
 #include <errno.h>
@@ -27,6 +35,7 @@
 
 #include "nft/render_objs.h"
 #include "nft/render_raw.h"
+#include "nft/rulebuild.h"
 
 static bool plain(unsigned char c)
 {
@@ -161,6 +170,34 @@ bool ng_host_comment_parse(const char *comment, int *ifindex, char *dev, char *n
 	return true;
 }
 
+/* to_pod: a copy of every DNS answer from the pod's resolvers, as it
+ * crosses the peer towards the pod, for the node-side observer; accepts
+ * everything (the pod's inet table filters what comes in). */
+static int observe_chain(const struct ng_policy *p, struct ng_batch *b, const struct ng_set_spec *sets)
+{
+	uint32_t idx = (uint32_t)p->host_ifindex;
+	struct ng_rb rb;
+	int rc;
+
+	if (ng_render_base_chain(b, NG_HOST_CHAIN_OBSERVE, NF_NETDEV_EGRESS, p->host_dev, 0, NF_ACCEPT) < 0)
+		return -1;
+	ng_rb_begin(&rb, b, NG_HOST_CHAIN_OBSERVE);
+	ng_rb_meta(&rb, NFT_META_OIF, NG_W0);
+	ng_rb_cmp(&rb, NFT_CMP_NEQ, &idx, 4);
+	ng_rb_verdict(&rb, NF_ACCEPT, NULL);
+	rc = ng_rb_end(&rb, b, "not the pod's peer: a later device of the same name");
+	for (int f = 0; f < 2 && rc == 0; f++)
+		rc = ng_render_lookup_rule(
+			b, &(struct ng_lookup_rule){.chain = NG_HOST_CHAIN_OBSERVE,
+						    .set = &sets[NG_S_DNS4 + f],
+						    .protocol = true,
+						    .sport = true,
+						    .observe = true,
+						    .comment = f == 0 ? "DNS answers to the pod: a copy to the observer (IPv4)"
+								      : "DNS answers to the pod: a copy to the observer (IPv6)"});
+	return rc;
+}
+
 /* Removes table `name` of b->family, keeping b->table. */
 static int remove_table(struct ng_batch *b, const char *name, bool must_exist, const char *what)
 {
@@ -190,6 +227,7 @@ int ng_render_host(const struct ng_policy *p, bool replace, const char *const *s
 		.refuse = NG_HOST_CHAIN_REFUSE,
 		.counter = NG_COUNTER_HOST,
 		.category = "host",
+		.observe = p->learn,
 	};
 	int rc = 0;
 
@@ -204,6 +242,8 @@ int ng_render_host(const struct ng_policy *p, bool replace, const char *const *s
 				     p->host_comment, replace ? "new host side" : "create host side");
 	if (rc == 0)
 		rc = ng_render_mirror_body(p, b, sets, &host);
+	if (rc == 0 && p->learn)
+		rc = observe_chain(p, b, sets);
 	if (rc < 0)
 		return ng_fail(err, NG_E_INTERNAL, "out of memory while rendering the host-side table");
 	return ng_batch_finish(b, err);

@@ -24,6 +24,7 @@
 #define NG_HOST_TABLE_MAX    256 /* NFT_NAME_MAXLEN, NUL included */
 #define NG_HOST_CHAIN        "from_pod"
 #define NG_HOST_CHAIN_REFUSE "refuse_host"
+#define NG_HOST_CHAIN_OBSERVE "to_pod"
 #define NG_COUNTER_HOST      "host_denied"
 
 /* The host-side table's name for attachment (container_id, ifname), into

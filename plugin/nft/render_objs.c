@@ -239,9 +239,11 @@ int ng_render_lookup_rule(struct ng_batch *b, const struct ng_lookup_rule *r)
 		ng_rb_lookup(&rb, s->name, s->id);
 	if (r->also)
 		ng_rb_lookup(&rb, r->also->name, r->also->id);
+	if (r->observe)
+		ng_rb_log_copy(&rb, NG_OBSERVE_GROUP, NG_OBSERVE_SNAPLEN);
 	if (r->queue)
 		ng_rb_nfqueue(&rb, NG_AGENT_QUEUE);
-	else
+	else if (!r->no_verdict)
 		ng_rb_verdict(&rb, r->jump ? NFT_JUMP : NF_ACCEPT, r->jump);
 	return ng_rb_end(&rb, b, r->comment);
 }

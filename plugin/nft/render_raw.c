@@ -119,7 +119,7 @@ static int arp_rule(struct ng_batch *b, const struct ng_mirror *m, const struct 
 }
 
 static int family_chain(const struct ng_policy *p, struct ng_batch *b, const char *chain,
-			const struct ng_set_spec *sets, int f, const char *refuse)
+			const struct ng_set_spec *sets, int f, const char *refuse, bool observe)
 {
 	const char *v = f == 0 ? "(IPv4)" : "(IPv6)";
 	char c[2][96];
@@ -133,9 +133,12 @@ static int family_chain(const struct ng_policy *p, struct ng_batch *b, const cha
 	 * it costs a compare and lets `nft list` print "ip daddr". */
 	rc |= ng_render_source_rules(b, (struct ng_lookup_rule){.chain = chain, .protocol = true}, sets,
 				     refuse, f);
+	/* The DNS lookup (1) copies the query to the node-side observer: it
+	 * comes after the source checks, so the copy is of what really leaves. */
 	for (int i = 0; i < NG_EGRESS_LOOKUPS; i++)
-		rc |= ng_render_egress_lookup(b, (struct ng_lookup_rule){.chain = chain, .protocol = true},
-					      sets, i, f, refuse);
+		rc |= ng_render_egress_lookup(
+			b, (struct ng_lookup_rule){.chain = chain, .protocol = true, .observe = observe && i == 1},
+			sets, i, f, refuse);
 	/* The policy's "ct state established" for the pod's replies. */
 	snprintf(c[0], sizeof(c[0]), "replies from ingress.ports to ingress.sources, never a bare SYN %s", v);
 	snprintf(c[1], sizeof(c[1]), "TCP to the node, never a bare SYN: replies to kubelet probes %s", v);
@@ -214,8 +217,8 @@ int ng_render_mirror_body(const struct ng_policy *p, struct ng_batch *b, const s
 	    ng_render_chain(b, m->base, m->hook, m->device) < 0)
 		return -1;
 	rc |= ng_render_refuse_chain(p, b, m->refuse, m->counter, m->category, false, "frame not allowed");
-	rc |= family_chain(p, b, NG_RAW_CHAIN_V4, sets, 0, m->refuse);
-	rc |= family_chain(p, b, NG_RAW_CHAIN_V6, sets, 1, m->refuse);
+	rc |= family_chain(p, b, NG_RAW_CHAIN_V4, sets, 0, m->refuse, m->observe);
+	rc |= family_chain(p, b, NG_RAW_CHAIN_V6, sets, 1, m->refuse, m->observe);
 
 	rc |= device_rules(b, m);
 	for (size_t i = 0; i < p->pod4.n; i++)

@@ -209,6 +209,17 @@ void ng_rb_log(struct ng_rb *rb, const char *prefix, uint16_t group)
 	nftnl_expr_set_u16(e, NFTNL_EXPR_LOG_GROUP, group);
 }
 
+void ng_rb_log_copy(struct ng_rb *rb, uint16_t group, uint32_t snaplen)
+{
+	struct nftnl_expr *e = ng_rb_add(rb, "log");
+
+	if (!e)
+		return;
+	nftnl_expr_set_u16(e, NFTNL_EXPR_LOG_GROUP, group);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_LOG_SNAPLEN, snaplen);
+	nftnl_expr_set_u16(e, NFTNL_EXPR_LOG_QTHRESHOLD, 1);
+}
+
 void ng_rb_nfproto(struct ng_rb *rb, uint8_t fam)
 {
 	uint8_t v = fam == NG_V4 ? NFPROTO_IPV4 : NFPROTO_IPV6;

@@ -49,6 +49,9 @@ void ng_rb_reject(struct ng_rb *rb, uint32_t type, uint8_t code);
 void ng_rb_limit(struct ng_rb *rb, unsigned rate, unsigned burst);
 /* log prefix "PREFIX" group GROUP (NFLOG) */
 void ng_rb_log(struct ng_rb *rb, const char *prefix, uint16_t group);
+/* log group GROUP snaplen SNAPLEN queue-threshold 1 (NFLOG, no prefix):
+ * the packet's first SNAPLEN bytes, handed to the reader at once */
+void ng_rb_log_copy(struct ng_rb *rb, uint16_t group, uint32_t snaplen);
 /* queue num NUM (no bypass), as the xt NFQUEUE target (revision 3)
  * through nft_compat: the native `queue` expression needs CONFIG_NFT_QUEUE,
  * which some kernels (this project's CI machine) lack, while nft_compat and

@@ -16,6 +16,14 @@ const struct ng_agent_counter_def ng_agent_counter_defs[NG_AC_COUNT] = {
 	[NG_AC_COMMIT_ERRORS] = {"commit_errors_total", "Set update transactions the kernel refused."},
 	[NG_AC_DROPPED] = {"dns_dropped_total", "Answers dropped (fail closed) because learning failed."},
 	[NG_AC_EXPIRED] = {"expired_elements_total", "Learned elements whose lifetime ran out."},
+	[NG_AC_NODE_UNSEEN] = {"node_unseen_total",
+			       "Answers the node-side table did not learn from: the node never saw them "
+			       "answer the pod's query across its host peer."},
+	[NG_AC_NODE_UNMATCHED] = {"node_unmatched_total",
+				  "Answers the node saw cross a host peer that matched no outstanding query."},
+	[NG_AC_OBSERVER_LOST] = {"observer_lost_total",
+				 "Times the node-side observer fell behind and the kernel dropped copies "
+				 "(the node side learned nothing from them)."},
 };
 
 const char *const ng_inv_verbs[NG_INV_VERBS] = {"ADD", "DEL", "CHECK", "STATUS", "GC", "VERSION"};

@@ -281,6 +281,11 @@ static int parse_log(const json_t *root, struct ng_config *cfg, struct ng_err *e
 	    parse_uint_key(log, "ratePerSecond", "log.ratePerSecond", 1, 100000, &cfg->log_rate, err) < 0 ||
 	    parse_uint_key(log, "burst", "log.burst", 1, 100000, &cfg->log_burst, err) < 0)
 		return -1;
+	if (group == NG_OBSERVE_GROUP)
+		return ng_fail(err, NG_E_CONFIG,
+			       "log.nflogGroup: %u is the node agent's own group (the node-side DNS "
+			       "observer); choose another",
+			       (unsigned)NG_OBSERVE_GROUP);
 	cfg->nflog_group = (int)group;
 	return 0;
 }

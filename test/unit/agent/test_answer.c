@@ -5,17 +5,23 @@
  * dropped and counted before anything is read; other senders pass
  * untouched; a resolver's UDP answer is committed to both sides before it
  * is accepted, and dropped (the tracker reverted) when the kernel refuses;
- * DNS over TCP holds only the segment that completes a message. */
+ * DNS over TCP holds only the segment that completes a message. The node
+ * side learns only what the observer (fed NFLOG copies by hand here) saw
+ * answer a query on the host peer: an answer it never saw teaches the
+ * pod's tables alone. */
 #include "../kernel/fake_setelems.h"
 
 #include <linux/netfilter.h>
 
 #include "agent/answer.h"
+#include "base/clock.h"
+#include "nft/render.h"
 #include "dnsmsg.h"
 #include "policy/annotations.h"
 #include "spec/prevresult.h"
 
 #define IFINDEX 7
+#define HOSTIDX 31 /* the pod's host peer, in the node's namespace */
 #define HOST    "ngh.c0ffee.eth0"
 #define PREV    "{\"cniVersion\":\"1.0.0\",\"ips\":[{\"address\":\"10.244.1.5/24\",\"gateway\":\"10.244.1.1\"}]}"
 
@@ -27,6 +33,7 @@ struct world {
 	struct ng_answer_scratch s;
 	struct se_log pod, node; /* what each namespace was sent */
 	struct ng_nl node_nl;
+	struct ng_observer obs;
 };
 
 static void learn_policy(struct ng_policy *pol)
@@ -77,6 +84,11 @@ static int setup(void **state)
 	se_open(&w->pod, p->sets, &p->nl);
 	se_open(&w->node, p->sets, &w->node_nl);
 	w->sh.node_nl = &w->node_nl;
+	assert_int_equal(ng_observer_init(&w->obs), 0);
+	w->sh.obs = &w->obs;
+	p->node_side = true;
+	p->nodeseen.host_ifindex = HOSTIDX;
+	assert_int_equal(ng_observer_add(&w->obs, &p->nodeseen), 0);
 	assert_int_equal(ng_answer_scratch_init(&w->s), 0);
 	w->p = p;
 	*state = w;
@@ -89,6 +101,9 @@ static int teardown(void **state)
 
 	ng_pod_free(w->p, &w->sh);
 	assert_int_equal(w->sh.tcp_budget, 0); /* every flow's bytes given back */
+	assert_int_equal(w->obs.tcp_budget, 0);
+	assert_int_equal(w->obs.pods.n, 0);
+	ng_observer_close(&w->obs);
 	ng_answer_scratch_free(&w->s);
 	se_close(&w->pod);
 	se_close(&w->node);
@@ -139,8 +154,8 @@ static void put16(uint8_t *p, unsigned v)
 /* An IP packet from src:sport to the pod's 10.244.1.5 (or fd00::5):
  * proto 17 (UDP) or 6 (TCP, seq and flags), carrying `pl`, as our chain
  * queues it (input hook, in on the pod's interface). */
-static void packet(struct pkt *k, const char *src, uint16_t sport, uint8_t proto, uint32_t seq, uint8_t flags,
-		   const uint8_t *pl, size_t pl_len)
+static void packet_between(struct pkt *k, const char *src, const char *dst, uint16_t sport, uint16_t dport,
+			   uint8_t proto, uint32_t seq, uint8_t flags, const uint8_t *pl, size_t pl_len)
 {
 	struct ng_ip s, d;
 	size_t ih, th = proto == 17 ? 8 : 20;
@@ -148,7 +163,7 @@ static void packet(struct pkt *k, const char *src, uint16_t sport, uint8_t proto
 
 	memset(k, 0, sizeof(*k));
 	assert_int_equal(ng_ip_parse(src, &s), 0);
-	assert_int_equal(ng_ip_parse(s.fam == NG_V4 ? "10.244.1.5" : "fd00::5", &d), 0);
+	assert_int_equal(ng_ip_parse(dst, &d), 0);
 	if (s.fam == NG_V4) {
 		ih = 20;
 		k->b[0] = 0x45;
@@ -168,7 +183,7 @@ static void packet(struct pkt *k, const char *src, uint16_t sport, uint8_t proto
 	}
 	t = k->b + ih;
 	put16(t, sport);
-	put16(t + 2, 40000);
+	put16(t + 2, dport);
 	if (proto == 17) {
 		put16(t + 4, (unsigned)(8 + pl_len));
 	} else {
@@ -183,6 +198,69 @@ static void packet(struct pkt *k, const char *src, uint16_t sport, uint8_t proto
 	k->n = ih + th + pl_len;
 	k->q = (struct ng_nfq_packet){
 		.id = 1, .hook = NF_INET_LOCAL_IN, .indev = IFINDEX, .data = k->b, .len = k->n};
+}
+
+static void packet(struct pkt *k, const char *src, uint16_t sport, uint8_t proto, uint32_t seq, uint8_t flags,
+		   const uint8_t *pl, size_t pl_len)
+{
+	packet_between(k, src, strchr(src, ':') ? "fd00::5" : "10.244.1.5", sport, 40000, proto, seq, flags, pl,
+		       pl_len);
+}
+
+/* ---- what the node saw, as NFLOG copies ------------------------------------------ */
+
+/* The copy the host peer's egress hook makes of packet k on its way to
+ * the pod: from the Ethernet header. */
+static void node_sees_to_pod(struct world *w, const struct pkt *k)
+{
+	uint8_t frame[2100] = {0};
+	struct ng_nflog_record r = {.group = NG_OBSERVE_GROUP, .outdev = HOSTIDX, .payload = frame};
+
+	frame[12] = k->b[0] >> 4 == 4 ? 0x08 : 0x86;
+	frame[13] = k->b[0] >> 4 == 4 ? 0x00 : 0xdd;
+	memcpy(frame + 14, k->b, k->n);
+	r.len = k->n + 14;
+	ng_observer_record(&w->obs, &r, ng_mono_ms());
+}
+
+/* The copy the host peer's ingress hook makes of packet k from the pod:
+ * from the IP header. */
+static void node_sees_from_pod(struct world *w, const struct pkt *k)
+{
+	struct ng_nflog_record r = {.group = NG_OBSERVE_GROUP, .indev = HOSTIDX, .payload = k->b, .len = k->n};
+
+	ng_observer_record(&w->obs, &r, ng_mono_ms());
+}
+
+/* The pod's query for q (ID 0x4242, type A) from port 40000 to `resolver`
+ * over UDP, as the node saw it leave. */
+static void node_sees_query(struct world *w, const char *resolver, const char *q)
+{
+	struct tu_dns *m = malloc(sizeof(*m));
+	struct pkt k;
+
+	assert_non_null(m);
+	m->n = 0;
+	tu_put16(m, 0x4242);
+	tu_put16(m, 0x0100);
+	tu_put16(m, 1);
+	tu_put16(m, 0);
+	tu_put16(m, 0);
+	tu_put16(m, 0);
+	tu_name(m, q);
+	tu_put16(m, 1);
+	tu_put16(m, 1);
+	packet_between(&k, strchr(resolver, ':') ? "fd00::5" : "10.244.1.5", resolver, 40000, 53, 17, 0, 0, m->b,
+		       m->n);
+	node_sees_from_pod(w, &k);
+	free(m);
+}
+
+/* The node saw the query for q and then answer k cross the host peer. */
+static void node_sees(struct world *w, const char *resolver, const char *q, const struct pkt *k)
+{
+	node_sees_query(w, resolver, q);
+	node_sees_to_pod(w, k);
 }
 
 static void udp_answer(struct pkt *k, const char *resolver, const char *q, const char *ip, uint32_t ttl)
@@ -265,6 +343,7 @@ static void test_udp_answer_committed_then_accepted(void **state)
 	struct pkt k;
 
 	udp_answer(&k, "10.96.0.10", "s3.example.com", "10.50.0.5", 300);
+	node_sees(w, "10.96.0.10", "s3.example.com", &k);
 	assert_int_equal(verdict(w, &k), NF_ACCEPT);
 	/* One transaction per namespace: the pod's table and the host side. */
 	assert_int_equal(w->pod.batches, 1);
@@ -285,6 +364,7 @@ static void test_udp_answer_committed_then_accepted(void **state)
 	assert_int_equal(w->pod.batches, 1);
 	/* Over IPv6 from the v6 resolver: names_v6. */
 	udp_answer(&k, "fd00:10:96::a", "s3.example.com", "fd00:50::5", 300);
+	node_sees(w, "fd00:10:96::a", "s3.example.com", &k);
 	assert_int_equal(verdict(w, &k), NF_ACCEPT);
 	assert_int_equal(added(&w->pod, NG_TABLE, "names_v6", "fd00:50::5"), 1);
 	assert_int_equal(added(&w->node, HOST, "names_v6", "fd00:50::5"), 1);
@@ -301,19 +381,67 @@ static void test_refused_commit_drops_and_reverts(void **state)
 	/* The node refuses: the answer is dropped, the tracker forgets. */
 	w->node.f->sc[0].refuse_errno = EPERM;
 	udp_answer(&k, "10.96.0.10", "s3.example.com", "10.50.0.7", 300);
+	node_sees(w, "10.96.0.10", "s3.example.com", &k);
 	assert_int_equal(verdict(w, &k), NF_DROP);
 	assert_int_equal(w->p->c.commit_errors, 1);
 	assert_int_equal(w->p->c.dropped, 1);
 	assert_int_equal(w->p->c.commits, 0);
-	assert_int_equal(ng_tracker_count(&w->p->tr), 0);
+	/* The pod's side took it first (its tracker says so), the node's
+	 * tracker forgot. */
+	assert_int_equal(ng_tracker_count(&w->p->tr), 1);
+	assert_int_equal(ng_tracker_count(&w->p->tr_node), 0);
 	/* The client asks again and the kernel takes it: a plain add again
 	 * (no delete: the tracker does not claim the element). */
 	assert_int_equal(verdict(w, &k), NF_ACCEPT);
 	assert_int_equal(w->node.batches, 2);
 	for (int i = 0; i < w->node.n; i++)
 		assert_int_equal(w->node.m[i].type, NFT_MSG_NEWSETELEM);
-	assert_int_equal(ng_tracker_count(&w->p->tr), 1);
+	assert_int_equal(ng_tracker_count(&w->p->tr_node), 1);
 	assert_int_equal(w->p->c.commits, 1);
+}
+
+/* What the node never saw teaches the pod's tables only. */
+static void test_node_side_learns_only_what_it_saw(void **state)
+{
+	struct world *w = *state;
+	struct pkt k, real;
+
+	/* Nothing seen at all (a pod looping its own forged answer). */
+	udp_answer(&k, "10.96.0.10", "s3.example.com", "10.66.0.66", 300);
+	assert_int_equal(verdict(w, &k), NF_ACCEPT);
+	assert_int_equal(added(&w->pod, NG_TABLE, "names_v4", "10.66.0.66"), 1);
+	assert_int_equal(w->node.batches, 0);
+	assert_int_equal(ng_tracker_count(&w->p->tr_node), 0);
+	assert_int_equal(w->p->c.node_unseen, 1);
+	/* The query seen, the real answer seen: a forged one in its place
+	 * (other bytes on the same flow) still teaches the node nothing. */
+	udp_answer(&real, "10.96.0.10", "s3.example.com", "10.50.0.5", 300);
+	node_sees(w, "10.96.0.10", "s3.example.com", &real);
+	udp_answer(&k, "10.96.0.10", "s3.example.com", "10.66.0.67", 300);
+	assert_int_equal(verdict(w, &k), NF_ACCEPT);
+	assert_int_equal(w->node.batches, 0);
+	assert_int_equal(w->p->c.node_unseen, 2);
+	/* The real one teaches both sides. */
+	assert_int_equal(verdict(w, &real), NF_ACCEPT);
+	assert_int_equal(added(&w->node, HOST, "names_v4", "10.50.0.5"), 1);
+	assert_int_equal(added(&w->node, HOST, "names_v4", "10.66.0.67"), 0);
+	/* An answer the node saw with no query of the pod's outstanding (the
+	 * query was answered): counted, never vouched for. */
+	udp_answer(&k, "10.96.0.10", "s3.example.com", "10.66.0.68", 300);
+	node_sees_to_pod(w, &k);
+	assert_int_equal(w->p->nodeseen.seen.c.unmatched, 1);
+	assert_int_equal(verdict(w, &k), NF_ACCEPT);
+	assert_int_equal(added(&w->node, HOST, "names_v4", "10.66.0.68"), 0);
+	assert_int_equal(w->p->c.node_unseen, 3);
+	/* Seen on another pod's host peer: not this pod's. */
+	node_sees_query(w, "10.96.0.10", "s3.example.com");
+	udp_answer(&k, "10.96.0.10", "s3.example.com", "10.66.0.69", 300);
+	w->p->nodeseen.host_ifindex = HOSTIDX + 1;
+	node_sees_to_pod(w, &k);
+	w->p->nodeseen.host_ifindex = HOSTIDX;
+	assert_int_equal(verdict(w, &k), NF_ACCEPT);
+	assert_int_equal(added(&w->node, HOST, "names_v4", "10.66.0.69"), 0);
+	assert_int_equal(w->obs.foreign, 1);
 }
 
 static void test_metadata_and_unparsed(void **state)
@@ -329,6 +457,45 @@ static void test_metadata_and_unparsed(void **state)
 	assert_int_equal(verdict(w, &k), NF_ACCEPT);
 	assert_int_equal(w->p->c.unparsed, 1);
 	assert_int_equal(w->pod.batches + w->node.batches, 0);
+}
+
+/* The node saw a TCP exchange on the pod's port 40000: the pod's SYN and
+ * its query for s3.example.com (in two segments), the resolver's SYN-ACK
+ * and the answer stream `stream` (in two segments). */
+static void node_sees_tcp(struct world *w, const uint8_t *stream, size_t len)
+{
+	struct tu_dns *m = malloc(sizeof(*m));
+	uint8_t q[300];
+	struct pkt k;
+
+	assert_non_null(m);
+	m->n = 0;
+	tu_put16(m, 0x4242);
+	tu_put16(m, 0x0100);
+	tu_put16(m, 1);
+	tu_put16(m, 0);
+	tu_put16(m, 0);
+	tu_put16(m, 0);
+	tu_name(m, "s3.example.com");
+	tu_put16(m, 1);
+	tu_put16(m, 1);
+	put16(q, (unsigned)m->n);
+	memcpy(q + 2, m->b, m->n);
+	packet_between(&k, "10.244.1.5", "10.96.0.10", 40000, 53, 6, 9000, NG_TCP_SYN, NULL, 0);
+	node_sees_from_pod(w, &k);
+	packet_between(&k, "10.244.1.5", "10.96.0.10", 40000, 53, 6, 9001, 0x10, q, 5);
+	node_sees_from_pod(w, &k);
+	packet_between(&k, "10.244.1.5", "10.96.0.10", 40000, 53, 6, 9006, 0x10, q + 5, m->n + 2 - 5);
+	node_sees_from_pod(w, &k);
+	packet(&k, "10.96.0.10", 53, 6, 5000, NG_TCP_SYN | 0x10, NULL, 0);
+	node_sees_to_pod(w, &k);
+	packet(&k, "10.96.0.10", 53, 6, 5001, 0x10, stream, 10);
+	node_sees_to_pod(w, &k);
+	packet(&k, "10.96.0.10", 53, 6, 5011, 0x10, stream + 10, len - 10);
+	node_sees_to_pod(w, &k);
+	assert_int_equal(w->p->nodeseen.seen.c.queries, 1);
+	assert_int_equal(w->p->nodeseen.seen.c.matched, 1);
+	free(m);
 }
 
 static void test_tcp_holds_the_completing_segment(void **state)
@@ -353,6 +520,7 @@ static void test_tcp_holds_the_completing_segment(void **state)
 	assert_int_equal(verdict(w, &k), NF_ACCEPT);
 	/* The resolver's SYN-ACK starts the flow. */
 	packet(&k, "10.96.0.10", 53, 6, 5000, NG_TCP_SYN | 0x10, NULL, 0);
+	node_sees_tcp(w, stream, len);
 	assert_int_equal(verdict(w, &k), NF_ACCEPT);
 	/* The first 10 bytes complete nothing: passed at once. */
 	packet(&k, "10.96.0.10", 53, 6, 5001, 0x10, stream, 10);
@@ -392,6 +560,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_udp_answer_committed_then_accepted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused_commit_drops_and_reverts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_metadata_and_unparsed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_node_side_learns_only_what_it_saw, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tcp_holds_the_completing_segment, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -205,6 +205,7 @@ static void test_malformed_values(void **state)
 	refused("denyAction", "\"block\"", NG_E_CONFIG, "denyAction");
 	refused("log", "{}", NG_E_CONFIG, "log.nflogGroup: required");
 	refused("log", "{\"nflogGroup\":65536}", NG_E_CONFIG, "log.nflogGroup");
+	refused("log", "{\"nflogGroup\":65053}", NG_E_CONFIG, "the node agent's own group");
 	refused("log", "{\"nflogGroup\":5,\"ratePerSecond\":0}", NG_E_CONFIG, "log.ratePerSecond");
 	refused("log", "{\"nflogGroup\":5,\"burst\":\"10\"}", NG_E_CONFIG, "log.burst");
 	refused("log", "{\"nflogGroup\":5,\"rate\":10}", NG_E_CONFIG, "log.rate: unknown key");
