@@ -77,7 +77,7 @@ mutant arp-any-sender plugin/nft/render_raw.c 's/ng_rb_cmp(&rb, NFT_CMP_EQ, pod-
 	"ARP reply claiming the gateway's address: held"
 # The agent lets answers through without committing what they teach: the
 # first connect after an answer is refused.
-mutant agent-commit-skipped plugin/agent/pod.c 's/if (pend->n == 0)/if (1)/' agent.sh \
+mutant agent-commit-skipped plugin/agent/pod.c 's/if (pend->n == 0 \&\& (!pend_node || pend_node->n == 0))/if (1)/' agent.sh \
 	"UDP: first connect after each answer, 1000 of 1000" "TCP: first connect after each answer, 1000 of 1000"
 # Answers over loopback are queued: a process with NET_RAW forges one "from"
 # the resolver to its own address. The agent drops it too (not in on the
@@ -86,13 +86,37 @@ mutant agent-commit-skipped plugin/agent/pod.c 's/if (pend->n == 0)/if (1)/' age
 mutant lo-answers-queued plugin/nft/render.c 's/uint32_t lo_if = 1;/uint32_t lo_if = 0x7fffffff;/' agent.sh \
 	"... never queued to the agent (nothing foreign logged)"
 # The agent reads netlink messages from any sender: a process with NET_ADMIN
-# in the pod forges a queue "packet" and teaches the node-side table too.
+# in the pod forges a queue "packet" and teaches the pod's table (the node
+# side learns only what its observer saw: e2e/nodeside.sh).
 mutant foreign-netlink-read plugin/kernel/nl.c 's/if (n < 0 || sender == 0)/if (1)/' agent.sh \
-	"... the forged message teaches nothing: 10.50.0.9 not in names_v4" "... nor in the node-side table"
+	"... the forged message teaches nothing: 10.50.0.9 not in names_v4"
 # The agent reads packets any queue rule handed it: a pod's own NFQUEUE rule
 # (output hook) passes it a forged answer.
 mutant queue-origin-unchecked plugin/agent/answer.c 's/if (pk->hook != NF_INET_LOCAL_IN || pk->indev != p->ifindex) {/if (0) {/' \
-	agent.sh "... its answer teaches nothing: 10.66.0.66 not in names_v4" "... nor the node-side table"
+	agent.sh "... its answer teaches nothing: 10.66.0.66 not in names_v4"
+# Issue 19 item 2 (e2e/nodeside.sh): the node side learns only from the
+# node side. The node-side table learns every answer the pod's queue shows:
+# a NET_ADMIN pod's looped forgery, a neighbour's spoofs.
+mutant node-side-unobserved plugin/agent/answer.c 's/if (ng_observer_vouch(c->sh->obs, \&p->nodeseen, c->k, msg, len))/if (1)/' \
+	nodeside.sh "the node-side table did not learn the forged 10.21.50.99" \
+	"right port and ID, no query outstanding: not learned (10.21.50.98)"
+# Any kept answer vouches for any bytes on any flow: the loop's forgery
+# rides on the real answer the node saw.
+mutant seen-bytes-unchecked plugin/agent/nodeseen.c \
+	's/if (a->used \&\& now_ms - a->at_ms <= NG_SEEN_ANSWER_MS \&\& a->len == len \&\&/if (a->used || 1 ||/' \
+	nodeside.sh "the node-side table did not learn the forged 10.21.50.99"
+# The observer matches answers to queries without the DNS ID: a neighbour
+# spoofing the resolver on the right port teaches the node side.
+mutant seen-id-ignored plugin/agent/nodeseen.c 's/if (q->used \&\& flow_eq(\&q->fl, fl) \&\& q->id == m->id \&\& q->qtype == m->qtype \&\&/if (q->used \&\& flow_eq(\&q->fl, fl) \&\& q->qtype == m->qtype \&\&/' \
+	nodeside.sh "right port, wrong ID, query outstanding: not learned (10.21.50.96)"
+# An answered query stays outstanding: a second answer with its ID teaches.
+mutant seen-answered-stays plugin/agent/nodeseen.c 's/^\tq->used = false; \/\* answered/\t(void)q; \/* answered/' \
+	nodeside.sh "right port and ID, no query outstanding: not learned (10.21.50.98)"
+# No copy rule on the host peer's egress: the node never sees an answer,
+# and the node side fails closed: the first connect after an answer is
+# refused at the host side.
+mutant observe-chain-skipped plugin/nft/render_host.c 's/if (rc == 0 \&\& p->learn)/if (0)/' \
+	nodeside.sh "UDP, bridge port: first connect after each answer, 1000 of 1000"
 # The queue rule carries the bypass flag: with no agent, answers pass unlearned (fail open).
 mutant queue-bypass plugin/nft/rulebuild.c 's/.queues_total = 1, .flags = 0}/.queues_total = 1, .flags = NFQ_FLAG_BYPASS}/' \
 	agent.sh "agent gone (no listener): an answer is dropped, not passed"

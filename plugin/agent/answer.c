@@ -67,10 +67,11 @@ static bool node_saw(struct msg_ctx *c, const uint8_t *msg, size_t len)
 		return true;
 	p->c.node_unseen++;
 	if (!(p->c.node_unseen & (p->c.node_unseen - 1)))
-		ng_pod_log("warning", "node_unseen", p,
-			   "%llu answer(s) the node never saw cross the pod's host peer in reply to its query "
-			   "(this one for %s): the pod's tables learned, the node side did not",
-			   (unsigned long long)p->c.node_unseen, c->s->msg->names[0]);
+		ng_pod_log(
+			"warning", "node_unseen", p,
+			"%llu answer(s) the node never saw cross the pod's host peer in reply to its query "
+			"(this one for %s): the pod's tables learned, the node side did not",
+			(unsigned long long)p->c.node_unseen, c->s->msg->names[0]);
 	return false;
 }
 

@@ -138,8 +138,8 @@ bool ng_seen_vouch(const struct ng_nodeseen *s, const struct ng_dns_flow *fl, co
 	for (int i = 0; i < NG_SEEN_ANSWERS; i++) {
 		const struct ng_seen_answer *a = &s->a[i];
 
-		if (a->used && now_ms - a->at_ms <= NG_SEEN_ANSWER_MS && a->len == len && flow_eq(&a->fl, fl) &&
-		    !memcmp(a->msg, msg, len))
+		if (a->used && now_ms - a->at_ms <= NG_SEEN_ANSWER_MS && a->len == len &&
+		    flow_eq(&a->fl, fl) && !memcmp(a->msg, msg, len))
 			return true;
 	}
 	return false;

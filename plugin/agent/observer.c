@@ -147,7 +147,8 @@ void ng_observer_record(struct ng_observer *o, const struct ng_nflog_record *r, 
 		return;
 	}
 	if (to_pod) {
-		if (len < ETH_HDR || !((at[12] == 0x08 && at[13] == 0x00) || (at[12] == 0x86 && at[13] == 0xdd)))
+		if (len < ETH_HDR ||
+		    !((at[12] == 0x08 && at[13] == 0x00) || (at[12] == 0x86 && at[13] == 0xdd)))
 			return; /* VLAN tags and the like: nothing vouched */
 		at += ETH_HDR;
 		len -= ETH_HDR;
@@ -190,8 +191,8 @@ uint64_t ng_observer_lost(const struct ng_observer *o)
 	return o->log.lost;
 }
 
-bool ng_observer_vouch(struct ng_observer *o, struct ng_podseen *ps, const struct ng_pkt *k, const uint8_t *msg,
-		       size_t len)
+bool ng_observer_vouch(struct ng_observer *o, struct ng_podseen *ps, const struct ng_pkt *k,
+		       const uint8_t *msg, size_t len)
 {
 	struct ng_dns_flow fl = flow_of(k, true);
 

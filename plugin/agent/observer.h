@@ -79,8 +79,8 @@ uint64_t ng_observer_lost(const struct ng_observer *o);
  * (from the pod's queue) carried? ng_seen_vouch on the pod's observation,
  * after reading the socket dry if the first answer is no. False when the
  * observer was never set up. */
-bool ng_observer_vouch(struct ng_observer *o, struct ng_podseen *ps, const struct ng_pkt *k, const uint8_t *msg,
-		       size_t len);
+bool ng_observer_vouch(struct ng_observer *o, struct ng_podseen *ps, const struct ng_pkt *k,
+		       const uint8_t *msg, size_t len);
 
 /* Pure, for the tests: one NFLOG copy (as ng_nflog_parse read it) fed to
  * the pod it names; the caller gives the clock. */

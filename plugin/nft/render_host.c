@@ -188,13 +188,15 @@ static int observe_chain(const struct ng_policy *p, struct ng_batch *b, const st
 	rc = ng_rb_end(&rb, b, "not the pod's peer: a later device of the same name");
 	for (int f = 0; f < 2 && rc == 0; f++)
 		rc = ng_render_lookup_rule(
-			b, &(struct ng_lookup_rule){.chain = NG_HOST_CHAIN_OBSERVE,
-						    .set = &sets[NG_S_DNS4 + f],
-						    .protocol = true,
-						    .sport = true,
-						    .observe = true,
-						    .comment = f == 0 ? "DNS answers to the pod: a copy to the observer (IPv4)"
-								      : "DNS answers to the pod: a copy to the observer (IPv6)"});
+			b,
+			&(struct ng_lookup_rule){
+				.chain = NG_HOST_CHAIN_OBSERVE,
+				.set = &sets[NG_S_DNS4 + f],
+				.protocol = true,
+				.sport = true,
+				.observe = true,
+				.comment = f == 0 ? "DNS answers to the pod: a copy to the observer (IPv4)"
+						  : "DNS answers to the pod: a copy to the observer (IPv6)"});
 	return rc;
 }
 

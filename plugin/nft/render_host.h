@@ -20,12 +20,12 @@
  * written as _XX (hex), so the name is injective, a valid nft identifier
  * (`nft list table netdev ngh.<...>.eth0`) and read back by
  * ng_host_table_parse. For a 64-hex container id and "eth0": 73 bytes. */
-#define NG_HOST_TABLE_PREFIX "ngh."
-#define NG_HOST_TABLE_MAX    256 /* NFT_NAME_MAXLEN, NUL included */
-#define NG_HOST_CHAIN        "from_pod"
-#define NG_HOST_CHAIN_REFUSE "refuse_host"
+#define NG_HOST_TABLE_PREFIX  "ngh."
+#define NG_HOST_TABLE_MAX     256 /* NFT_NAME_MAXLEN, NUL included */
+#define NG_HOST_CHAIN         "from_pod"
+#define NG_HOST_CHAIN_REFUSE  "refuse_host"
 #define NG_HOST_CHAIN_OBSERVE "to_pod"
-#define NG_COUNTER_HOST      "host_denied"
+#define NG_COUNTER_HOST       "host_denied"
 
 /* The host-side table's name for attachment (container_id, ifname), into
  * buf. 0; -EINVAL for an empty id or ifname; -ENAMETOOLONG when it would

@@ -136,9 +136,11 @@ static int family_chain(const struct ng_policy *p, struct ng_batch *b, const cha
 	/* The DNS lookup (1) copies the query to the node-side observer: it
 	 * comes after the source checks, so the copy is of what really leaves. */
 	for (int i = 0; i < NG_EGRESS_LOOKUPS; i++)
-		rc |= ng_render_egress_lookup(
-			b, (struct ng_lookup_rule){.chain = chain, .protocol = true, .observe = observe && i == 1},
-			sets, i, f, refuse);
+		rc |= ng_render_egress_lookup(b,
+					      (struct ng_lookup_rule){.chain = chain,
+								      .protocol = true,
+								      .observe = observe && i == 1},
+					      sets, i, f, refuse);
 	/* The policy's "ct state established" for the pod's replies. */
 	snprintf(c[0], sizeof(c[0]), "replies from ingress.ports to ingress.sources, never a bare SYN %s", v);
 	snprintf(c[1], sizeof(c[1]), "TCP to the node, never a bare SYN: replies to kubelet probes %s", v);

@@ -19,8 +19,9 @@ const struct ng_agent_counter_def ng_agent_counter_defs[NG_AC_COUNT] = {
 	[NG_AC_NODE_UNSEEN] = {"node_unseen_total",
 			       "Answers the node-side table did not learn from: the node never saw them "
 			       "answer the pod's query across its host peer."},
-	[NG_AC_NODE_UNMATCHED] = {"node_unmatched_total",
-				  "Answers the node saw cross a host peer that matched no outstanding query."},
+	[NG_AC_NODE_UNMATCHED] =
+		{"node_unmatched_total",
+		 "Answers the node saw cross a host peer that matched no outstanding query."},
 	[NG_AC_OBSERVER_LOST] = {"observer_lost_total",
 				 "Times the node-side observer fell behind and the kernel dropped copies "
 				 "(the node side learned nothing from them)."},

@@ -23,7 +23,7 @@
 /* The node's NFLOG group the host-side tables copy learning pods' DNS to,
  * for the agent's node-side observer (nft/render.h); log.nflogGroup may
  * not be it. */
-#define NG_OBSERVE_GROUP 65053
+#define NG_OBSERVE_GROUP         65053
 #define NG_ANNOTATIONS_CAP       "io.kubernetes.cri.pod-annotations"
 #define NG_DEFAULT_STATE_DIR     "/run/boxxkite-netguard" /* stateDir */
 /* README "Limits": the most entries a list may hold, so that every valid
@@ -75,8 +75,8 @@ struct ng_config {
 	NG_VEC(struct ng_ip) metadata; /* built-in list + metadata.extra */
 	enum ng_deny_action deny;
 
-	int nflog_group;    /* log.nflogGroup, -1 when denied packets are not logged; never NG_OBSERVE_GROUP */
-	unsigned log_rate;  /* log.ratePerSecond */
+	int nflog_group;   /* log.nflogGroup, -1 when denied packets are not logged; never NG_OBSERVE_GROUP */
+	unsigned log_rate; /* log.ratePerSecond */
 	unsigned log_burst; /* log.burst */
 };
 
