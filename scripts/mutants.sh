@@ -103,7 +103,7 @@ mutant node-side-unobserved plugin/agent/answer.c 's/if (ng_observer_vouch(c->sh
 # Any kept answer vouches for any bytes on any flow: the loop's forgery
 # rides on the real answer the node saw.
 mutant seen-bytes-unchecked plugin/agent/nodeseen.c \
-	's/NG_SEEN_ANSWER_MS \&\& a->len == len \&\&$/NG_SEEN_ANSWER_MS ||/' \
+	's/ \&\& a->len == len \&\&$/ \&\&/; s/flow_eq(\&a->fl, fl) \&\& !memcmp(a->msg, msg, len))/1)/' \
 	nodeside.sh "the node-side table did not learn the forged 10.21.50.99"
 # The observer matches answers to queries without the DNS ID: a neighbour
 # spoofing the resolver on the right port teaches the node side.
