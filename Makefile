@@ -174,6 +174,7 @@ bench: $(BIN) $(TOOLS)
 	@scripts/deps.sh --e2e --bench
 	@test/bench/run.sh
 	@NG_BIN=$(abspath $(BIN)) NPROBE=$(abspath $(BUILD)/nprobe) test/bench/agent.sh
+	@NG_BIN=$(abspath $(BIN)) NPROBE=$(abspath $(BUILD)/nprobe) test/bench/observer.sh
 
 # The operating hand-off's cost per invocation (decision record + invocation
 # line), with stateDir on tmpfs and absent: issue 15's 0.3 ms budget on ADD;
