@@ -65,9 +65,16 @@ phase() {
 	POD_NO_LOOPBACK=1 POD_CONFLIST=$LEARN pod_del "p$tag" >/dev/null
 	bg_stop "$AGENT_PID"
 }
+# Alternating, and each round in the other order: neither side always
+# runs second on a warmed (or more loaded) machine.
 for r in $(seq 0 $((ROUNDS - 1))); do
-	phase "on$r" "$AFTER" "a$r"
-	phase "off$r" "$NG_BIN_BEFORE" "b$r"
+	if ((r % 2 == 0)); then
+		phase "on$r" "$AFTER" "a$r"
+		phase "off$r" "$NG_BIN_BEFORE" "b$r"
+	else
+		phase "off$r" "$NG_BIN_BEFORE" "b$r"
+		phase "on$r" "$AFTER" "a$r"
+	fi
 done
 ln -sf "$AFTER" "$W_TMP/bin/boxxkite-netguard"
 
