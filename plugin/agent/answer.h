@@ -21,7 +21,7 @@ struct ng_answer_scratch {
 	struct ng_dns_msg *msg;
 	struct ng_learn_result lr;
 	ng_pending_vec pending, pending_node; /* the pod's side, the node's */
-	uint8_t *rx; /* the queue's receive buffer (ng_answer_serve) */
+	uint8_t *rx;                          /* the queue's receive buffer (ng_answer_serve) */
 };
 int ng_answer_scratch_init(struct ng_answer_scratch *s);
 void ng_answer_scratch_free(struct ng_answer_scratch *s);

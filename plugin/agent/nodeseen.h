@@ -38,7 +38,7 @@
 
 #define NG_SEEN_QUERIES   32
 #define NG_SEEN_ANSWERS   16
-#define NG_SEEN_BYTES     (128u * 1024)
+#define NG_SEEN_BYTES     ((size_t)128 * 1024)
 #define NG_SEEN_QUERY_MS  30000 /* a query waits this long for its answer */
 #define NG_SEEN_ANSWER_MS 10000 /* a seen answer waits this long for the pod's queue */
 

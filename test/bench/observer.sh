@@ -22,8 +22,8 @@ SIZES=$PWD/build/bench/observer-sizes
 mkdir -p "$(dirname "$DNSLAT")"
 ${CC:-cc} -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o "$DNSLAT" test/bench/dnslat.c
 # The observer's fixed memory per pod, from its own headers.
-printf '#include <stdio.h>\n#include "agent/observer.h"\nint main(void){printf("%%zu %%zu %%u\\n", sizeof(struct ng_podseen), sizeof(struct ng_seen_query), NG_SEEN_BYTES);return 0;}\n' |
-	${CC:-cc} -std=gnu11 -D_GNU_SOURCE -Iplugin $(pkg-config --cflags libmnl) -x c -o "$SIZES" -
+printf '#include <stdio.h>\n#include "agent/observer.h"\nint main(void){printf("%%zu %%zu %%zu\\n", sizeof(struct ng_podseen), sizeof(struct ng_seen_query), NG_SEEN_BYTES);return 0;}\n' |
+	${CC:-cc} -std=gnu11 -D_GNU_SOURCE -Iplugin -x c -o "$SIZES" -
 read -r podseen qsize seen_bytes < <("$SIZES")
 
 BEFORE_REV=''

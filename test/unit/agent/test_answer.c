@@ -203,8 +203,8 @@ static void packet_between(struct pkt *k, const char *src, const char *dst, uint
 static void packet(struct pkt *k, const char *src, uint16_t sport, uint8_t proto, uint32_t seq, uint8_t flags,
 		   const uint8_t *pl, size_t pl_len)
 {
-	packet_between(k, src, strchr(src, ':') ? "fd00::5" : "10.244.1.5", sport, 40000, proto, seq, flags, pl,
-		       pl_len);
+	packet_between(k, src, strchr(src, ':') ? "fd00::5" : "10.244.1.5", sport, 40000, proto, seq, flags,
+		       pl, pl_len);
 }
 
 /* ---- what the node saw, as NFLOG copies ------------------------------------------ */
@@ -227,7 +227,8 @@ static void node_sees_to_pod(struct world *w, const struct pkt *k)
  * from the IP header. */
 static void node_sees_from_pod(struct world *w, const struct pkt *k)
 {
-	struct ng_nflog_record r = {.group = NG_OBSERVE_GROUP, .indev = HOSTIDX, .payload = k->b, .len = k->n};
+	struct ng_nflog_record r = {
+		.group = NG_OBSERVE_GROUP, .indev = HOSTIDX, .payload = k->b, .len = k->n};
 
 	ng_observer_record(&w->obs, &r, ng_mono_ms());
 }
@@ -250,8 +251,8 @@ static void node_sees_query(struct world *w, const char *resolver, const char *q
 	tu_name(m, q);
 	tu_put16(m, 1);
 	tu_put16(m, 1);
-	packet_between(&k, strchr(resolver, ':') ? "fd00::5" : "10.244.1.5", resolver, 40000, 53, 17, 0, 0, m->b,
-		       m->n);
+	packet_between(&k, strchr(resolver, ':') ? "fd00::5" : "10.244.1.5", resolver, 40000, 53, 17, 0, 0,
+		       m->b, m->n);
 	node_sees_from_pod(w, &k);
 	free(m);
 }

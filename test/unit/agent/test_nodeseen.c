@@ -212,8 +212,10 @@ static void test_bounds(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_seen_answer_vouches), cmocka_unit_test(test_unseen_bytes_do_not),
-		cmocka_unit_test(test_unmatched_answers),   cmocka_unit_test(test_query_bounds),
+		cmocka_unit_test(test_seen_answer_vouches),
+		cmocka_unit_test(test_unseen_bytes_do_not),
+		cmocka_unit_test(test_unmatched_answers),
+		cmocka_unit_test(test_query_bounds),
 		cmocka_unit_test(test_bounds),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
