@@ -112,11 +112,6 @@ mutant seen-id-ignored plugin/agent/nodeseen.c 's/if (q->used \&\& flow_eq(\&q->
 # An answered query stays outstanding: a second answer with its ID teaches.
 mutant seen-answered-stays plugin/agent/nodeseen.c 's/^\tq->used = false; \/\* answered/\t(void)q; \/* answered/' \
 	nodeside.sh "right port and ID, no query outstanding: not learned (10.21.50.98)"
-# No copy rule on the host peer's egress: the node never sees an answer,
-# and the node side fails closed: the first connect after an answer is
-# refused at the host side.
-mutant observe-chain-skipped plugin/nft/render_host.c 's/if (rc == 0 \&\& p->learn)/if (0)/' \
-	nodeside.sh "UDP, bridge port: first connect after each answer, 1000 of 1000"
 # The queue rule carries the bypass flag: with no agent, answers pass unlearned (fail open).
 mutant queue-bypass plugin/nft/rulebuild.c 's/.queues_total = 1, .flags = 0}/.queues_total = 1, .flags = NFQ_FLAG_BYPASS}/' \
 	agent.sh "agent gone (no listener): an answer is dropped, not passed"
