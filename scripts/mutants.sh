@@ -97,7 +97,7 @@ mutant queue-origin-unchecked plugin/agent/answer.c 's/if (pk->hook != NF_INET_L
 # Issue 19 item 2 (e2e/nodeside.sh): the node side learns only from the
 # node side. The node-side table learns every answer the pod's queue shows:
 # a NET_ADMIN pod's looped forgery, a neighbour's spoofs.
-mutant node-side-unobserved plugin/agent/answer.c 's/if (ng_observer_vouch(c->sh->obs, \&p->nodeseen, c->k, msg, len))/if (1)/' \
+mutant node-side-unobserved plugin/agent/answer.c 's/if (ng_observer_vouch(c->sh->obs, \&p->nodeseen, c->k, msg, len))/if (ng_observer_vouch(c->sh->obs, \&p->nodeseen, c->k, msg, len) || 1)/' \
 	nodeside.sh "the node-side table did not learn the forged 10.21.50.99" \
 	"right port and ID, no query outstanding: not learned (10.21.50.98)"
 # A kept answer vouches for any bytes of its length on its flow: the loop's
