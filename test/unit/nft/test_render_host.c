@@ -179,12 +179,76 @@ static void test_body(void **state)
 	ng_policy_free(&p);
 }
 
+/* In "learn" mode the host side copies the pod's DNS to the node-side
+ * observer: each query in the DNS rule (after the source checks), each
+ * answer on the peer's egress (chain to_pod, accept); without learning,
+ * no copy and no to_pod. */
+static void test_observe(void **state)
+{
+	(void)state;
+	static const uint8_t mac[6] = {0x02, 0x42, 0x0a, 0xf4, 0x01, 0x05};
+	char name[NG_HOST_TABLE_MAX];
+	struct ng_err err = {0};
+
+	assert_int_equal(ng_host_table_name("cid", "eth0", name, sizeof(name)), 0);
+	for (int learn = 0; learn < 2; learn++) {
+		struct ng_policy p;
+		struct ng_batch b;
+		struct ng_snapshot host = {.table = name, .family = NFPROTO_NETDEV};
+		size_t copies = 0, to_pod = 0;
+
+		memset(&p, 0, sizeof(p));
+		add_ip(&p.pod4, "10.244.1.5");
+		add_ip(&p.source[0], "10.244.1.5");
+		p.raw_guard = p.host = true;
+		p.learn = learn == 1;
+		snprintf(p.ifname, sizeof(p.ifname), "eth0");
+		snprintf(p.host_dev, sizeof(p.host_dev), "veth1234");
+		p.host_ifindex = 42;
+		memcpy(p.mac, mac, 6);
+		assert_int_equal(ng_batch_init(&b, name, 1, &err), 0);
+		assert_int_equal(ng_render_host(&p, false, NULL, 0, &b, &err), 0);
+		assert_int_equal(ng_snapshot_from_batch(&host, &b), 0);
+		for (size_t i = 0; i < host.lines.n; i++) {
+			const char *l = host.lines.v[i];
+
+			if (getenv("SHOW"))
+				puts(l);
+			if (strstr(l, "[ log group 65053 snaplen 65000 qthreshold 1 ]"))
+				copies++;
+			if (strstr(l, "rule to_pod ") || strstr(l, "chain to_pod "))
+				to_pod++;
+		}
+		if (!learn) {
+			assert_int_equal(copies, 0);
+			assert_int_equal(to_pod, 0);
+		} else {
+			/* Queries: the DNS rule of raw_v4 and raw_v6, after the
+			 * source check; answers: to_pod's two rules. */
+			assert_int_equal(copies, 4);
+			assert_true(has_line(
+				&host,
+				"chain to_pod hook 1 priority 0 policy 1 type filter device veth1234"));
+			assert_true(has_line(
+				&host, "[ meta load oif => reg 1 ] [ cmp neq reg 1 0x0000002a ] [ immediate "
+				       "reg 0 accept ]"));
+			assert_true(has_line(&host,
+					     "lookup reg 1 set dns_v4 0x0 ] [ log group 65053 snaplen 65000 "
+					     "qthreshold 1 ] [ immediate reg 0 accept ]"));
+		}
+		ng_snapshot_free(&host);
+		ng_batch_free(&b);
+		ng_policy_free(&p);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_name),
 		cmocka_unit_test(test_comment),
 		cmocka_unit_test(test_body),
+		cmocka_unit_test(test_observe),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
