@@ -93,8 +93,10 @@ static void take_message(const uint8_t *msg, size_t len, void *data)
 		c->rc = -1;
 		return;
 	}
-	/* The same bound on the node side: counted once, on the pod's. */
-	if (node_saw(c, msg, len) &&
+	/* The node side, for an answer that teaches something (the same
+	 * bound: counted once, on the pod's side). */
+	if (s->lr.single[0].n + s->lr.single[1].n + s->lr.ranges[0].n + s->lr.ranges[1].n &&
+	    node_saw(c, msg, len) &&
 	    ng_tracker_plan(&p->tr_node, &s->lr, ng_mono_ms(), &s->pending_node, &full_node) < 0) {
 		c->rc = -1;
 		return;

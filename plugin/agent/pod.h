@@ -1,14 +1,16 @@
 /* One pod in the learner (agent/learner.h keeps them by record key): the
  * policy rebuilt from its record, an NFQUEUE socket and a netfilter socket
- * opened inside its namespace, the tracker of what it learned, its
- * DNS-over-TCP flows and its counters. Its answers are decided in
+ * opened inside its namespace, the trackers of what each side learned,
+ * what the node saw of its DNS (agent/observer.h), its DNS-over-TCP flows
+ * and its counters. Its answers are decided in
  * agent/answer.c; here it is opened, committed to, swept, relearned and
  * freed.
  *
- * Memory per pod: the struct (~3 KiB with its TCP flow slots), the
- * compiled policy (proportional to the config), the tracker (40 bytes per
- * slot, at most 2 * NG_TRACK_MAX slots), TCP buffers from the agent-wide
- * NG_TCP_BUDGET, two sockets. */
+ * Memory per pod: the struct (~17 KiB with its TCP flow slots and the
+ * observer's tables), the compiled policy (proportional to the config),
+ * two trackers (40 bytes per slot, at most 2 * NG_TRACK_MAX slots each),
+ * TCP buffers from the agent-wide NG_TCP_BUDGET (and the observer's),
+ * the observer's kept answers (at most NG_SEEN_BYTES), two sockets. */
 #ifndef NG_AGENT_POD_H
 #define NG_AGENT_POD_H
 
@@ -73,7 +75,7 @@ struct ng_pod {
 	struct ng_nl nl;
 	/* What each side holds: the pod's tables learn from every answer its
 	 * queue shows; the node-side table only from answers the node saw
-	 * (seen). Two trackers, so that neither side's view claims an element
+	 * (nodeseen). Two trackers, so that neither side's view claims an element
 	 * only the other holds. */
 	struct ng_tracker tr, tr_node;
 	bool node_side; /* it has a table in the node's namespace */
