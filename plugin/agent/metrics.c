@@ -36,24 +36,37 @@ static void decisions(const struct ng_view *v, FILE *out)
 	ng_prom_family(
 		out, P "pod_decision", "gauge",
 		"1 for each pod the plugin decided about on this node, by decision (enforced, skipped, "
-		"refused, error).");
+		"refused, error); an enforced pod's mode is enforce or audit (enforce.auditNamespaces: "
+		"refusals logged and let through).");
 	for (size_t i = 0; i < v->pods.n; i++) {
 		pod_labels(&v->pods.v[i], &pl);
 		pl.l.kv[6] = "decision";
 		pl.l.kv[7] = v->pods.v[i].decision;
+		if (enforced(&v->pods.v[i])) {
+			pl.l.kv[8] = "mode";
+			pl.l.kv[9] = v->pods.v[i].audit ? "audit" : "enforce";
+		}
 		ng_prom_u64(out, P "pod_decision", &pl.l, 1);
 	}
 }
 
-static void denied(const struct ng_view *v, FILE *out, bool bytes)
+/* would: an audited pod's counts of what its tables let through. */
+static void denied(const struct ng_view *v, FILE *out, bool bytes, bool would)
 {
-	const char *name = bytes ? P "denied_bytes_total" : P "denied_packets_total";
+	static const char *const names[2][2] = {
+		{P "denied_packets_total", P "denied_bytes_total"},
+		{P "would_deny_packets_total", P "would_deny_bytes_total"},
+	};
+	static const char *const helps[2][2] = {
+		{"Packets refused by a table that enforces the pod, by table, side and category.",
+		 "Bytes refused by a table that enforces the pod, by table, side and category."},
+		{"Packets an audited pod's table would refuse and let through (enforce.auditNamespaces).",
+		 "Bytes an audited pod's table would refuse and let through (enforce.auditNamespaces)."},
+	};
+	const char *name = names[would][bytes];
 	struct podlabels pl;
 
-	ng_prom_family(
-		out, name, "counter",
-		bytes ? "Bytes refused by a table that enforces the pod, by table, side and category."
-		      : "Packets refused by a table that enforces the pod, by table, side and category.");
+	ng_prom_family(out, name, "counter", helps[would][bytes]);
 	for (size_t i = 0; i < v->pods.n; i++) {
 		const struct ng_view_pod *p = &v->pods.v[i];
 
@@ -61,6 +74,8 @@ static void denied(const struct ng_view *v, FILE *out, bool bytes)
 		for (size_t k = 0; k < p->counters.n; k++) {
 			const struct ng_view_counter *c = &p->counters.v[k];
 
+			if (c->would_deny != would)
+				continue;
 			pl.l.kv[6] = "table";
 			pl.l.kv[7] = c->netdev ? "netdev" : "inet";
 			pl.l.kv[8] = "side";
@@ -252,8 +267,10 @@ static void health(const struct ng_view *v, FILE *out)
 void ng_metrics_render(const struct ng_view *v, FILE *out)
 {
 	decisions(v, out);
-	denied(v, out, false);
-	denied(v, out, true);
+	denied(v, out, false, false);
+	denied(v, out, true, false);
+	denied(v, out, false, true);
+	denied(v, out, true, true);
 	learned(v, out);
 	checks(v, out);
 	agent_counters(v, out);

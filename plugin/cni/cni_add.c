@@ -48,6 +48,7 @@ static int prepare_record(struct inv *v)
 	r->pod.netns_dev = (uint64_t)st.st_dev;
 	r->pod.netns_ino = (uint64_t)st.st_ino;
 	r->learn = v->pod.policy.learn;
+	r->audit = v->pod.policy.audit;
 	snprintf(r->reason, sizeof(r->reason), "%.255s", v->pod.reason);
 	if (!r->conf)
 		r->conf = json_incref(v->root);
@@ -181,6 +182,8 @@ int ng_cmd_add(struct inv *v, FILE *in)
 		   json_integer((json_int_t)v->pod.policy.allow[0].n + (json_int_t)v->pod.policy.allow[1].n));
 	ng_log_set(&v->log, "name_elements",
 		   json_integer((json_int_t)v->pod.policy.names[0].n + (json_int_t)v->pod.policy.names[1].n));
+	/* Audit is never silent: the line says which mode the tables are in. */
+	ng_log_set(&v->log, "mode", json_string(v->pod.policy.audit ? "audit" : "enforce"));
 	ng_log_emit(&v->log, "enforced", v->pod.reason, 0);
 	return 0;
 }

@@ -34,6 +34,10 @@
  *   chain refuse_ingress { counter name "ingress_denied"; [log]; drop }
  *   chain refuse_source { counter name "source_denied"; [log]; drop }
  *
+ * Audited (enforce.auditNamespaces): refuse_egress, _ingress and _source
+ * count into egress_would_deny, ... log "would_deny" and accept; only
+ * refuse_metadata still refuses.
+ *
  * [log] is `limit rate R/second burst B packets log prefix "..." group G`,
  * present when the config has log.nflogGroup.
  * }
@@ -143,8 +147,9 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b, struct ng_
 	struct ng_rb rb;
 	uint8_t v;
 
-	if (ng_render_counter(b, NG_COUNTER_METADATA) < 0 || ng_render_counter(b, NG_COUNTER_EGRESS) < 0 ||
-	    ng_render_counter(b, NG_COUNTER_INGRESS) < 0 || ng_render_counter(b, NG_COUNTER_SOURCE) < 0)
+	if (ng_render_counter(b, NG_COUNTER_METADATA) < 0 || ng_render_refuse_counter(p, b, NG_COUNTER_EGRESS) < 0 ||
+	    ng_render_refuse_counter(p, b, NG_COUNTER_INGRESS) < 0 ||
+	    ng_render_refuse_counter(p, b, NG_COUNTER_SOURCE) < 0)
 		return -1;
 	/* Sets and their elements before any rule binds them: a constant set
 	 * takes no elements once a rule refers to it. */

@@ -227,6 +227,7 @@ int ng_render_host(const struct ng_policy *p, bool replace, const char *const *s
 		.ifindex = p->host_ifindex,
 		.mac = p->mac,
 		.refuse = NG_HOST_CHAIN_REFUSE,
+		.refuse_metadata = NG_HOST_CHAIN_REFUSE "_metadata",
 		.counter = NG_COUNTER_HOST,
 		.category = "host",
 		.observe = p->learn,

@@ -146,21 +146,53 @@ int ng_render_counter(struct ng_batch *b, const char *name)
 	return 0;
 }
 
+const char *ng_refuse_counter(const struct ng_policy *p, const char *counter, bool metadata, char *buf,
+			      size_t len)
+{
+	size_t n = strlen(counter);
+
+	if (!p->audit || metadata || n < 7 || strcmp(counter + n - 7, "_denied") != 0)
+		return counter;
+	snprintf(buf, len, "%.*s_would_deny", (int)(n - 7), counter);
+	return buf;
+}
+
+void ng_counter_category(const char *counter, char *out, size_t len, bool *would_deny)
+{
+	const char *suffix = strstr(counter, "_would_deny");
+
+	*would_deny = suffix != NULL;
+	if (!suffix)
+		suffix = strstr(counter, "_denied");
+	snprintf(out, len, "%.*s", suffix ? (int)(suffix - counter) : (int)strlen(counter), counter);
+}
+
+int ng_render_refuse_counter(const struct ng_policy *p, struct ng_batch *b, const char *counter)
+{
+	char name[NG_COUNTER_NAME_MAX];
+
+	return ng_render_counter(b, ng_refuse_counter(p, counter, false, name, sizeof(name)));
+}
+
 int ng_render_refuse_chain(const struct ng_policy *p, struct ng_batch *b, const char *chain,
 			   const char *counter, const char *category, bool reject, const char *what)
 {
+	/* Cloud metadata is refused in every mode: audit never opens it. */
+	bool metadata = strcmp(category, "metadata") == 0;
+	bool audit = p->audit && !metadata;
 	struct ng_rb rb;
-	char c[NFTNL_UDATA_COMMENT_MAXLEN], prefix[NG_LOG_PREFIX_MAX + 1];
+	char c[NFTNL_UDATA_COMMENT_MAXLEN], prefix[NG_LOG_PREFIX_MAX + 1], name[NG_COUNTER_NAME_MAX];
 
 	ng_rb_begin(&rb, b, chain);
-	ng_rb_counter(&rb, counter);
-	snprintf(c, sizeof(c), "%s: count", what);
+	ng_rb_counter(&rb, ng_refuse_counter(p, counter, metadata, name, sizeof(name)));
+	snprintf(c, sizeof(c), audit ? "%s: count (audit: would deny)" : "%s: count", what);
 	if (ng_rb_end(&rb, b, c) < 0)
 		return -1;
 
 	if (p->nflog) {
 		/* NF_LOG_PREFIXLEN allows 127 bytes; keep it short for collectors. */
-		snprintf(prefix, sizeof(prefix), "netguard %s %.40s: ", category, p->pod);
+		snprintf(prefix, sizeof(prefix), "netguard %s%s %.40s: ", audit ? "would_deny " : "", category,
+			 p->pod);
 		ng_rb_begin(&rb, b, chain);
 		ng_rb_limit(&rb, p->log_rate, p->log_burst);
 		ng_rb_log(&rb, prefix, p->nflog_group);
@@ -170,6 +202,13 @@ int ng_render_refuse_chain(const struct ng_policy *p, struct ng_batch *b, const 
 			return -1;
 	}
 
+	if (audit) {
+		ng_rb_begin(&rb, b, chain);
+		ng_rb_verdict(&rb, NF_ACCEPT, NULL);
+		snprintf(c, sizeof(c), "%s: AUDIT (enforce.auditNamespaces): let through, not enforcing",
+			 what);
+		return ng_rb_end(&rb, b, c);
+	}
 	if (!reject) {
 		ng_rb_begin(&rb, b, chain);
 		ng_rb_verdict(&rb, NF_DROP, NULL);

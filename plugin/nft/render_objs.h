@@ -47,9 +47,22 @@ int ng_render_base_chain(struct ng_batch *b, const char *name, int hook, const c
 			 uint32_t policy);
 int ng_render_counter(struct ng_batch *b, const char *name);
 
+/* The counter a refuse chain counts into: `counter` ("egress_denied"), or
+ * in an audited table "egress_would_deny" (metadata's never changes). */
+#define NG_COUNTER_NAME_MAX 64
+const char *ng_refuse_counter(const struct ng_policy *p, const char *counter, bool metadata, char *buf,
+			      size_t len);
+/* The category a counter counts ("egress" of "egress_denied" and of
+ * "egress_would_deny"); *would_deny set for the second. */
+void ng_counter_category(const char *counter, char *out, size_t len, bool *would_deny);
+/* Declares the counter ng_refuse_counter names for a non-metadata chain. */
+int ng_render_refuse_counter(const struct ng_policy *p, struct ng_batch *b, const char *counter);
+
 /* A refuse chain: count; optionally log (rate-limited, so a flood of
  * denied packets cannot flood the collector); then reject with a TCP reset
- * or ICMP admin-prohibited (a blocked connect fails at once), or drop. */
+ * or ICMP admin-prohibited (a blocked connect fails at once), or drop.
+ * Audited (p->audit), unless `category` is "metadata": count into the
+ * *_would_deny counter, log "netguard would_deny <category>", accept. */
 int ng_render_refuse_chain(const struct ng_policy *p, struct ng_batch *b, const char *chain,
 			   const char *counter, const char *category, bool reject, const char *what);
 

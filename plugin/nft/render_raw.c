@@ -37,6 +37,10 @@
  *     for each IPv6 form), ip6 daddr . icmpv6 type @nd_v6 accept, and the
  *     MLDv2 reports of the pod's own solicited-node groups accept }
  *   chain refuse_raw { counter name "raw_denied"; [log]; drop }
+ *
+ * Audited: refuse_raw counts into raw_would_deny and accepts; the metadata
+ * rules jump to refuse_raw_metadata instead, which counts into raw_denied
+ * and drops.
  * }
  *
  * The host-side table (render_host.c) is this same body in the node's
@@ -119,8 +123,11 @@ static int arp_rule(struct ng_batch *b, const struct ng_mirror *m, const struct 
 }
 
 static int family_chain(const struct ng_policy *p, struct ng_batch *b, const char *chain,
-			const struct ng_set_spec *sets, int f, const char *refuse, bool observe)
+			const struct ng_set_spec *sets, int f, const struct ng_mirror *m)
 {
+	/* Audited: cloud metadata jumps to the chain that still drops. */
+	const char *refuse = m->refuse, *meta = p->audit ? m->refuse_metadata : m->refuse;
+	bool observe = m->observe;
 	const char *v = f == 0 ? "(IPv4)" : "(IPv6)";
 	char c[2][96];
 	struct ng_rb rb;
@@ -140,7 +147,7 @@ static int family_chain(const struct ng_policy *p, struct ng_batch *b, const cha
 					      (struct ng_lookup_rule){.chain = chain,
 								      .protocol = true,
 								      .observe = observe && i == 1},
-					      sets, i, f, refuse);
+					      sets, i, f, meta);
 	/* The policy's "ct state established" for the pod's replies. */
 	snprintf(c[0], sizeof(c[0]), "replies from ingress.ports to ingress.sources, never a bare SYN %s", v);
 	snprintf(c[1], sizeof(c[1]), "TCP to the node, never a bare SYN: replies to kubelet probes %s", v);
@@ -205,7 +212,8 @@ int ng_render_mirror_body(const struct ng_policy *p, struct ng_batch *b, const s
 	struct ng_rb rb;
 	int rc = 0;
 
-	if (ng_render_counter(b, m->counter) < 0)
+	if (ng_render_refuse_counter(p, b, m->counter) < 0 ||
+	    (p->audit && ng_render_counter(b, m->counter) < 0))
 		return -1;
 	/* The same sets and elements, in this table (sets are per table). */
 	for (int i = 0; i < NG_S_COUNT; i++) {
@@ -214,13 +222,17 @@ int ng_render_mirror_body(const struct ng_policy *p, struct ng_batch *b, const s
 			return -1;
 	}
 	if (ng_render_chain(b, m->refuse, -1, NULL) < 0 ||
+	    (p->audit && ng_render_chain(b, m->refuse_metadata, -1, NULL) < 0) ||
 	    ng_render_chain(b, NG_RAW_CHAIN_V4, -1, NULL) < 0 ||
 	    ng_render_chain(b, NG_RAW_CHAIN_V6, -1, NULL) < 0 ||
 	    ng_render_chain(b, m->base, m->hook, m->device) < 0)
 		return -1;
 	rc |= ng_render_refuse_chain(p, b, m->refuse, m->counter, m->category, false, "frame not allowed");
-	rc |= family_chain(p, b, NG_RAW_CHAIN_V4, sets, 0, m->refuse, m->observe);
-	rc |= family_chain(p, b, NG_RAW_CHAIN_V6, sets, 1, m->refuse, m->observe);
+	if (p->audit)
+		rc |= ng_render_refuse_chain(p, b, m->refuse_metadata, m->counter, "metadata", false,
+					     "frame to cloud metadata");
+	rc |= family_chain(p, b, NG_RAW_CHAIN_V4, sets, 0, m);
+	rc |= family_chain(p, b, NG_RAW_CHAIN_V6, sets, 1, m);
 
 	rc |= device_rules(b, m);
 	for (size_t i = 0; i < p->pod4.n; i++)
@@ -246,6 +258,7 @@ int ng_render_raw_body(const struct ng_policy *p, struct ng_batch *b, const stru
 		.hook = NF_NETDEV_EGRESS,
 		.device = p->ifname,
 		.refuse = NG_RAW_CHAIN_REFUSE,
+		.refuse_metadata = NG_RAW_CHAIN_REFUSE "_metadata",
 		.counter = NG_COUNTER_RAW,
 		.category = "raw",
 	};

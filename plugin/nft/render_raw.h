@@ -24,6 +24,9 @@ struct ng_mirror {
 	int ifindex;
 	const uint8_t *mac; /* set: frames (and ARP senders) only from this MAC */
 	const char *refuse; /* the refuse chain */
+	/* Audited tables only: the chain cloud metadata jumps to, which still
+	 * drops (elsewhere metadata shares `refuse`, which drops anyway). */
+	const char *refuse_metadata;
 	const char *counter;
 	const char *category; /* log prefix word */
 	bool observe;         /* the DNS rule copies each query to NG_OBSERVE_GROUP (host side, learning) */

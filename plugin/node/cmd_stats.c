@@ -1,3 +1,4 @@
+#include "nft/render_objs.h"
 #include "node/cmd_stats.h"
 
 #include <errno.h>
@@ -56,14 +57,6 @@ static int read_inside(void *data)
 	return 0;
 }
 
-/* The category is the counter name without its "_denied" suffix. */
-static void category(const char *counter, char *out, size_t len)
-{
-	const char *suffix = strstr(counter, "_denied");
-
-	snprintf(out, len, "%.*s", suffix ? (int)(suffix - counter) : (int)strlen(counter), counter);
-}
-
 /* Prometheus label values escape backslash, quote and newline. */
 static void label(FILE *out, const char *key, const char *v)
 {
@@ -81,19 +74,26 @@ static void label(FILE *out, const char *key, const char *v)
 
 static void print_prometheus(const struct stats *st, const char *netns, FILE *out)
 {
-	static const char *const kinds[2][2] = {
+	static const char *const kinds[4][2] = {
 		{"boxxkite_netguard_denied_packets_total",
 		 "Packets refused by the pod's netguard table, by category."},
 		{"boxxkite_netguard_denied_bytes_total",
 		 "Bytes refused by the pod's netguard table, by category."},
+		{"boxxkite_netguard_would_deny_packets_total",
+		 "Packets an audited table would refuse and let through, by category."},
+		{"boxxkite_netguard_would_deny_bytes_total",
+		 "Bytes an audited table would refuse and let through, by category."},
 	};
 
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < 4; k++) {
 		fprintf(out, "# HELP %s %s\n# TYPE %s counter\n", kinds[k][0], kinds[k][1], kinds[k][0]);
 		for (size_t i = 0; i < st->counters.n; i++) {
 			char cat[64];
+			bool would;
 
-			category(st->counters.v[i].name, cat, sizeof(cat));
+			ng_counter_category(st->counters.v[i].name, cat, sizeof(cat), &would);
+			if (would != (k >= 2))
+				continue;
 			fprintf(out, "%s{", kinds[k][0]);
 			label(out, "category", cat);
 			fputc(',', out);
@@ -105,7 +105,7 @@ static void print_prometheus(const struct stats *st, const char *netns, FILE *ou
 				label(out, "pod", st->pod.name);
 			}
 			fprintf(out, "} %llu\n",
-				(unsigned long long)(k ? st->counters.v[i].bytes
+				(unsigned long long)(k % 2 ? st->counters.v[i].bytes
 						       : st->counters.v[i].packets));
 		}
 	}
@@ -113,7 +113,7 @@ static void print_prometheus(const struct stats *st, const char *netns, FILE *ou
 
 static void print_json(const struct stats *st, const char *netns, FILE *out)
 {
-	json_t *o = json_object(), *c = json_object();
+	json_t *o = json_object(), *c = json_object(), *w = json_object();
 
 	json_object_set_new(o, "netns", json_string(netns));
 	if (st->have_pod) {
@@ -123,13 +123,18 @@ static void print_json(const struct stats *st, const char *netns, FILE *out)
 	for (size_t i = 0; i < st->counters.n; i++) {
 		char cat[64];
 		json_t *one = json_object();
+		bool would;
 
-		category(st->counters.v[i].name, cat, sizeof(cat));
+		ng_counter_category(st->counters.v[i].name, cat, sizeof(cat), &would);
 		json_object_set_new(one, "packets", json_integer((json_int_t)st->counters.v[i].packets));
 		json_object_set_new(one, "bytes", json_integer((json_int_t)st->counters.v[i].bytes));
-		json_object_set_new(c, cat, one);
+		json_object_set_new(would ? w : c, cat, one);
 	}
 	json_object_set_new(o, "denied", c);
+	if (json_object_size(w)) /* an audited pod's: what it let through */
+		json_object_set_new(o, "would_deny", w);
+	else
+		json_decref(w);
 	json_dumpf(o, out, JSON_INDENT(2));
 	fputc('\n', out);
 	json_decref(o);

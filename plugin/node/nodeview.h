@@ -40,7 +40,8 @@ extern const struct ng_agent_counter_def ng_agent_counter_defs[NG_AC_COUNT];
 struct ng_view_counter {
 	char table[256]; /* NFT_NAME_MAXLEN */
 	bool in_node, netdev;
-	char category[32]; /* counter name without "_denied" */
+	char category[32]; /* counter name without "_denied" / "_would_deny" */
+	bool would_deny;   /* an audited table's count of what it let through */
 	uint64_t packets, bytes;
 };
 
@@ -55,7 +56,7 @@ struct ng_view_pod {
 	char decision[24], reason[256];
 	int code;
 	int64_t at_ms;
-	bool learn, refused_file;
+	bool learn, audit, refused_file;
 	/* The kernel, enforced pods (the last look) */
 	bool read_ok;
 	char read_error[160];

@@ -63,16 +63,10 @@ void ng_podstate_from_record(const struct ng_record *d, struct ng_view_pod *v)
 	v->code = d->code;
 	v->at_ms = d->at_ms;
 	v->learn = d->learn;
+	v->audit = d->audit;
 	v->refused_file = d->refused_file;
 	for (size_t i = 0; i < d->tables.n; i++)
 		v->has_node_side |= d->tables.v[i].in_node;
-}
-
-static void category(const char *counter, char *out, size_t len)
-{
-	const char *suffix = strstr(counter, "_denied");
-
-	snprintf(out, len, "%.*s", suffix ? (int)(suffix - counter) : (int)strlen(counter), counter);
 }
 
 /* The counters of one table; false when it is not there. */
@@ -95,7 +89,7 @@ static bool read_counters(struct ng_nl *nl, const struct ng_record_table *t, str
 		if (!t->in_node && raw != (t->family == NFPROTO_NETDEV))
 			continue;
 		snprintf(vc.table, sizeof(vc.table), "%s", t->name);
-		category(c.v[i].name, vc.category, sizeof(vc.category));
+		ng_counter_category(c.v[i].name, vc.category, sizeof(vc.category), &vc.would_deny);
 		vc.packets = c.v[i].packets;
 		vc.bytes = c.v[i].bytes;
 		if (ng_vec_push(&v->counters, &vc) == 0)

@@ -17,6 +17,7 @@ static json_t *pod_json(const struct ng_view_pod *p)
 	json_object_set_new(o, "decidedAt", json_integer((json_int_t)p->at_ms));
 	json_object_set_new(o, "learn", json_boolean(p->learn));
 	if (!strcmp(p->decision, "enforced")) {
+		json_object_set_new(o, "mode", json_string(p->audit ? "audit" : "enforce"));
 		json_object_set_new(o, "kernelRead", json_boolean(p->read_ok));
 		if (p->read_error[0])
 			json_object_set_new(o, "kernelError", json_string(p->read_error));
@@ -42,11 +43,11 @@ static json_t *pod_json(const struct ng_view_pod *p)
 	for (size_t i = 0; i < p->counters.n; i++) {
 		const struct ng_view_counter *c = &p->counters.v[i];
 
-		json_array_append_new(denied, json_pack("{s:s,s:s,s:s,s:s,s:I,s:I}", "table", c->table,
+		json_array_append_new(denied, json_pack("{s:s,s:s,s:s,s:s,s:b,s:I,s:I}", "table", c->table,
 							"family", c->netdev ? "netdev" : "inet", "side",
 							c->in_node ? "node" : "pod", "category", c->category,
-							"packets", (json_int_t)c->packets, "bytes",
-							(json_int_t)c->bytes));
+							"wouldDeny", c->would_deny, "packets",
+							(json_int_t)c->packets, "bytes", (json_int_t)c->bytes));
 	}
 	json_object_set_new(o, "names", names);
 	json_object_set_new(o, "denied", denied);
@@ -113,6 +114,8 @@ static int pod_from(const json_t *o, struct ng_view_pod *p)
 	p->code = (int)json_integer_value(json_object_get(o, "code"));
 	p->at_ms = (int64_t)json_integer_value(json_object_get(o, "decidedAt"));
 	p->learn = json_is_true(json_object_get(o, "learn"));
+	p->audit = json_is_string(json_object_get(o, "mode")) &&
+		   !strcmp(json_string_value(json_object_get(o, "mode")), "audit");
 	p->read_ok = json_is_true(json_object_get(o, "kernelRead"));
 	p->pod_present = json_is_true(json_object_get(o, "podSide"));
 	p->has_node_side = json_object_get(o, "nodeSide") != NULL;
@@ -140,6 +143,7 @@ static int pod_from(const json_t *o, struct ng_view_pod *p)
 
 		str(x, "table", c.table, sizeof(c.table));
 		str(x, "category", c.category, sizeof(c.category));
+		c.would_deny = json_is_true(json_object_get(x, "wouldDeny"));
 		str(x, "family", buf, sizeof(buf));
 		c.netdev = !strcmp(buf, "netdev");
 		str(x, "side", buf, sizeof(buf));

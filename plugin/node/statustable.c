@@ -55,7 +55,13 @@ static void check(const struct ng_view_pod *p, int64_t now, char *out, size_t le
 		snprintf(out, len, "DIFFERS(%s)", a);
 }
 
-/* egress=3,raw=0: summed over tables, categories in first-seen order. */
+static bool same_category(const struct ng_view_counter *a, const struct ng_view_counter *b)
+{
+	return a->would_deny == b->would_deny && !strcmp(a->category, b->category);
+}
+
+/* egress=3,raw=0: summed over tables, categories in first-seen order; an
+ * audited pod's would-deny counts as would_deny:egress=3. */
 static void denied(const struct ng_view_pod *p, char *out, size_t len)
 {
 	size_t n = 0;
@@ -66,14 +72,15 @@ static void denied(const struct ng_view_pod *p, char *out, size_t len)
 		bool first = true;
 
 		for (size_t k = 0; k < i && first; k++)
-			first = strcmp(p->counters.v[k].category, p->counters.v[i].category) != 0;
+			first = !same_category(&p->counters.v[k], &p->counters.v[i]);
 		if (!first)
 			continue;
 		for (size_t k = i; k < p->counters.n; k++)
-			if (!strcmp(p->counters.v[k].category, p->counters.v[i].category))
+			if (same_category(&p->counters.v[k], &p->counters.v[i]))
 				sum += p->counters.v[k].packets;
-		n += (size_t)snprintf(out + n, n < len ? len - n : 0, "%s%s=%" PRIu64, n ? "," : "",
-				      p->counters.v[i].category, sum);
+		n += (size_t)snprintf(out + n, n < len ? len - n : 0, "%s%s%s=%" PRIu64, n ? "," : "",
+				      p->counters.v[i].would_deny ? "would_deny:" : "", p->counters.v[i].category,
+				      sum);
 	}
 	if (!out[0])
 		snprintf(out, len, "-");
@@ -93,7 +100,7 @@ static void names(const struct ng_view_pod *p, char *out, size_t len)
 
 void ng_status_table(const struct ng_view *v, int64_t now_ms, const char *source, FILE *out)
 {
-	size_t w = strlen("POD"), enforced = 0, drifted = 0;
+	size_t w = strlen("POD"), enforced = 0, audited = 0, drifted = 0;
 
 	for (size_t i = 0; i < v->pods.n; i++) {
 		const struct ng_view_pod *p = &v->pods.v[i];
@@ -102,12 +109,17 @@ void ng_status_table(const struct ng_view *v, int64_t now_ms, const char *source
 		if (l > w)
 			w = l;
 		enforced += is_enforced(p);
+		audited += is_enforced(p) && p->audit;
 		drifted += is_enforced(p) && p->checked && !p->in_sync;
 	}
 	if (w > 60)
 		w = 60;
 	fprintf(out, "%zu pods, %zu enforced, %zu differing from their policy (%s)\n", v->pods.n, enforced,
 		drifted, source);
+	if (audited)
+		fprintf(out, "%zu of them in AUDIT (enforce.auditNamespaces): refusals logged and let through, "
+			     "not enforcing\n",
+			audited);
 	fprintf(out, "%-*s  %-8s  %-12s  %-16s  %-36s  %-24s  %s\n", (int)w, "POD", "DECISION", "TABLES",
 		"CHECK", "DENIED", "NAMES", "REASON");
 	for (size_t i = 0; i < v->pods.n; i++) {
@@ -122,7 +134,7 @@ void ng_status_table(const struct ng_view *v, int64_t now_ms, const char *source
 		check(p, now_ms, c, sizeof(c));
 		denied(p, d, sizeof(d));
 		names(p, n, sizeof(n));
-		fprintf(out, "%-*s  %-8s  %-12s  %-16s  %-36s  %-24s  %s\n", (int)w, pod, p->decision, t, c,
-			d, n, reason);
+		fprintf(out, "%-*s  %-8s  %-12s  %-16s  %-36s  %-24s  %s\n", (int)w, pod,
+			is_enforced(p) && p->audit ? "AUDIT" : p->decision, t, c, d, n, reason);
 	}
 }

@@ -126,6 +126,12 @@ void ng_verify_table(struct run *r, struct ng_nl *nl, const struct ng_netinfo *n
 			"identical to what %s compiles to (%zu objects)", r->cfg_path, objects);
 	else
 		ng_vrow(r, "layer 2: rules match policy", NG_FAIL, -1, "%s", err.msg);
+	/* Matching an audit policy is not protection: never a PASS. */
+	if (pp.audit)
+		ng_vrow(r, "audit: not enforcing", NG_FAIL, -1,
+			"namespace %s is in enforce.auditNamespaces: what the policy refuses is counted "
+			"(would_deny), logged and let through; only cloud metadata is refused",
+			id.ns[0] ? id.ns : "-");
 	/* The host side is compared from the node's namespace (verify_host.c). */
 	r->policy = pp.policy;
 	r->have_policy = true;

@@ -39,12 +39,38 @@ static bool is_dns1123_label(const char *s)
 	return true;
 }
 
+/* One of enforce's namespace lists: Kubernetes namespace names, copied. */
+static int parse_ns_list(const json_t *enf, const char *key, ng_str_vec *out, struct ng_err *err)
+{
+	const json_t *ns = json_object_get(enf, key), *v;
+	char what[64];
+	size_t i;
+
+	if (!ns)
+		return 0;
+	snprintf(what, sizeof(what), "enforce.%s", key);
+	if (!json_is_array(ns))
+		return ng_fail(err, NG_E_CONFIG, "%s: must be an array of namespace names", what);
+	if (ng_json_list_limit(ns, what, NG_CONFIG_MAX_LIST, err) < 0)
+		return -1;
+	json_array_foreach((json_t *)ns, i, v) {
+		char *copy;
+
+		if (!json_is_string(v) || !is_dns1123_label(json_string_value(v)))
+			return ng_fail(err, NG_E_CONFIG, "%s[%zu]: not a Kubernetes namespace name", what, i);
+		copy = strdup(json_string_value(v));
+		if (!copy || ng_vec_push(out, &copy) < 0) {
+			free(copy);
+			return ng_fail(err, NG_E_INTERNAL, "out of memory");
+		}
+	}
+	return 0;
+}
+
 static int parse_enforce(const json_t *root, struct ng_config *cfg, struct ng_err *err)
 {
-	static const char *const keys[] = {"namespaces", "optInAnnotation", NULL};
+	static const char *const keys[] = {"namespaces", "auditNamespaces", "optInAnnotation", NULL};
 	const json_t *enf = json_object_get(root, "enforce");
-	const json_t *ns, *v;
-	size_t i;
 
 	if (!enf)
 		return ng_fail(err, NG_E_CONFIG,
@@ -52,33 +78,16 @@ static int parse_enforce(const json_t *root, struct ng_config *cfg, struct ng_er
 			       "enforce.optInAnnotation)");
 	if (ng_json_check_object(enf, "enforce", keys, err) < 0)
 		return -1;
-	ns = json_object_get(enf, "namespaces");
-	if (ns) {
-		if (!json_is_array(ns))
-			return ng_fail(err, NG_E_CONFIG,
-				       "enforce.namespaces: must be an array of namespace names");
-		if (ng_json_list_limit(ns, "enforce.namespaces", NG_CONFIG_MAX_LIST, err) < 0)
-			return -1;
-		json_array_foreach((json_t *)ns, i, v) {
-			char *copy;
-
-			if (!json_is_string(v) || !is_dns1123_label(json_string_value(v)))
-				return ng_fail(err, NG_E_CONFIG,
-					       "enforce.namespaces[%zu]: not a Kubernetes namespace name", i);
-			copy = strdup(json_string_value(v));
-			if (!copy || ng_vec_push(&cfg->namespaces, &copy) < 0) {
-				free(copy);
-				return ng_fail(err, NG_E_INTERNAL, "out of memory");
-			}
-		}
-	}
+	if (parse_ns_list(enf, "namespaces", &cfg->namespaces, err) < 0 ||
+	    parse_ns_list(enf, "auditNamespaces", &cfg->audit_namespaces, err) < 0)
+		return -1;
 	if (ng_json_opt_bool(enf, "optInAnnotation", "enforce.optInAnnotation", false, &cfg->opt_in, err) < 0)
 		return -1;
-	if (cfg->namespaces.n == 0 && !cfg->opt_in)
-		return ng_fail(
-			err, NG_E_CONFIG,
-			"enforce: selects no pod (enforce.namespaces is empty and enforce.optInAnnotation is "
-			"false); a policy that applies to nothing is refused");
+	if (cfg->namespaces.n == 0 && cfg->audit_namespaces.n == 0 && !cfg->opt_in)
+		return ng_fail(err, NG_E_CONFIG,
+			       "enforce: selects no pod (enforce.namespaces and enforce.auditNamespaces are "
+			       "empty and enforce.optInAnnotation is false); a policy that applies to nothing "
+			       "is refused");
 	if (cfg->opt_in && !cfg->annotations_capability)
 		return ng_fail(err, NG_E_CONFIG,
 			       "enforce.optInAnnotation: needs \"capabilities\": {\"%s\": true} in this "
@@ -458,6 +467,9 @@ void ng_config_free(struct ng_config *cfg)
 	for (size_t i = 0; i < cfg->namespaces.n; i++)
 		free(cfg->namespaces.v[i]);
 	ng_vec_free(&cfg->namespaces);
+	for (size_t i = 0; i < cfg->audit_namespaces.n; i++)
+		free(cfg->audit_namespaces.v[i]);
+	ng_vec_free(&cfg->audit_namespaces);
 	ng_dns_config_free(&cfg->dns);
 	ng_vec_free(&cfg->allow);
 	ng_vec_free(&cfg->envelope);

@@ -44,14 +44,20 @@ enum ng_host_mirror {
 	NG_HOST_OFF,
 };
 
+typedef NG_VEC(char *) ng_str_vec;
+
 struct ng_config {
 	char cni_version[NG_CNI_VERSION_MAX];
 	char name[256];
 	bool annotations_capability; /* capabilities[NG_ANNOTATIONS_CAP] */
 	char log_file[4096];         /* empty: log to stderr */
 
-	NG_VEC(char *) namespaces; /* enforce.namespaces */
-	bool opt_in;               /* enforce.optInAnnotation */
+	ng_str_vec namespaces; /* enforce.namespaces */
+	/* enforce.auditNamespaces: the full ruleset, but what it would refuse
+	 * is counted and logged as would_deny and let through (metadata is
+	 * refused in every mode): a default deny rolled out by looking first. */
+	ng_str_vec audit_namespaces;
+	bool opt_in; /* enforce.optInAnnotation */
 
 	struct ng_dns_config dns; /* the "dns" object (policy/config_dns.h) */
 	ng_dest_vec allow;        /* egress.allow */

@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "policy/podcomment.h"
 #include "policy/select.h"
 
 int ng_pod_policy_build(const json_t *entry, const struct ng_config *cfg, const struct ng_prev *prev,
@@ -13,7 +14,7 @@ int ng_pod_policy_build(const json_t *entry, const struct ng_config *cfg, const 
 
 	memset(out, 0, sizeof(*out));
 	if (ng_annotations_parse(entry, cfg, &out->ann, err) < 0 ||
-	    ng_select(cfg, pod->ns, &out->ann, &out->enforced, out->reason, sizeof(out->reason), err) < 0)
+	    ng_select(cfg, pod->ns, &out->ann, &out->enforced, &out->audit, out->reason, sizeof(out->reason), err) < 0)
 		return NG_POD_REFUSED;
 	if (!out->enforced)
 		return 0;
@@ -30,6 +31,10 @@ int ng_pod_policy_build(const json_t *entry, const struct ng_config *cfg, const 
 	if (ng_policy_compile(cfg, &out->ann, prev, resolve ? &out->resolved : NULL, pod, &out->policy, err) <
 	    0)
 		return NG_POD_REFUSED;
+	if (out->audit) { /* the comment says it, so every reader of the table does */
+		out->policy.audit = true;
+		ng_policy_describe_pod(pod, &out->policy);
+	}
 	return 0;
 }
 

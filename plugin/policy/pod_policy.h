@@ -19,6 +19,7 @@ typedef int (*ng_names_fn)(const ng_name_list *names, ng_resolved *out, void *ct
 
 struct ng_pod_policy {
 	bool enforced;
+	bool audit;       /* enforced in audit mode (enforce.auditNamespaces) */
 	char reason[512]; /* why enforced or skipped, for the decision log */
 	struct ng_annotations ann;
 	ng_resolved resolved;

@@ -12,7 +12,8 @@ static const char *or_dash(const char *s)
 	return s && *s ? s : "-";
 }
 
-/* "boxxkite-netguard 0.1.0: container CID if IFNAME pod NS/NAME", cut to
+/* "boxxkite-netguard 0.1.0: container CID if IFNAME pod NS/NAME" (with
+ * " AUDIT" after the version for an audited pod), cut to
  * the 127 bytes nftables keeps for a comment. The attachment comes first so
  * that a long pod name never cuts the part DEL reads to know the table is
  * its own (a 64-character container id leaves room for ~24 of the pod). */
@@ -26,8 +27,8 @@ void ng_policy_describe_pod(const struct ng_podref *pod, struct ng_policy *out)
 	snprintf(full, sizeof(full), "%s/%s", or_dash(pod->ns), or_dash(pod->name));
 	memcpy(out->pod, full, sizeof(out->pod) - 1);
 	out->pod[sizeof(out->pod) - 1] = '\0';
-	snprintf(full, sizeof(full), "boxxkite-netguard %s: container %s if %s pod %s", NG_VERSION,
-		 or_dash(pod->container_id), pod->ifname[0] ? pod->ifname : "eth0", out->pod);
+	snprintf(full, sizeof(full), "boxxkite-netguard %s%s: container %s if %s pod %s", NG_VERSION,
+		 out->audit ? " AUDIT" : "", or_dash(pod->container_id), pod->ifname[0] ? pod->ifname : "eth0", out->pod);
 	memcpy(out->comment, full, sizeof(out->comment) - 1);
 	out->comment[sizeof(out->comment) - 1] = '\0';
 	snprintf(out->container_id, sizeof(out->container_id), "%s", pod->container_id);

@@ -67,6 +67,10 @@ struct ng_link_facts {
 
 struct ng_policy {
 	enum ng_deny_action deny;
+	/* enforce.auditNamespaces: every refuse chain but cloud metadata's
+	 * counts into a *_would_deny counter, logs "would_deny" and accepts;
+	 * the table comment says "audit" (nft/render_objs.c). */
+	bool audit;
 	char comment[128]; /* table comment: who this table is for */
 	char pod[128];     /* "namespace/name", for log prefixes */
 	bool nflog;        /* log denied packets to NFLOG */

@@ -4,11 +4,12 @@
 #include <string.h>
 
 int ng_select(const struct ng_config *cfg, const char *pod_namespace, const struct ng_annotations *ann,
-	      bool *enforced, char *reason, size_t reason_len, struct ng_err *err)
+	      bool *enforced, bool *audit, char *reason, size_t reason_len, struct ng_err *err)
 {
 	const char *ns = pod_namespace && *pod_namespace ? pod_namespace : NULL;
 
 	*enforced = false;
+	*audit = false;
 	for (size_t i = 0; ns && i < cfg->namespaces.n; i++) {
 		if (strcmp(cfg->namespaces.v[i], ns) == 0) {
 			*enforced = true;
@@ -27,6 +28,19 @@ int ng_select(const struct ng_config *cfg, const char *pod_namespace, const stru
 		*enforced = true;
 		snprintf(reason, reason_len, "opted in by annotation %s", NG_ANN_ENFORCE);
 		return 0;
+	}
+	/* After the opt-in: a pod that asks to be enforced is never audited. */
+	for (size_t i = 0; ns && i < cfg->audit_namespaces.n; i++) {
+		if (strcmp(cfg->audit_namespaces.v[i], ns) == 0) {
+			*enforced = true;
+			*audit = true;
+			snprintf(reason, reason_len,
+				 "namespace %s is in enforce.auditNamespaces: AUDIT, not enforcing (what the "
+				 "policy refuses is logged as would_deny and let through; cloud metadata is "
+				 "refused)",
+				 ns);
+			return 0;
+		}
 	}
 	if (!ns)
 		snprintf(reason, reason_len, "no K8S_POD_NAMESPACE in CNI_ARGS and no opt-in annotation%s",

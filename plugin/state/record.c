@@ -115,6 +115,8 @@ json_t *ng_record_to_json(const struct ng_record *r)
 	json_object_set_new(o, "code", json_integer(r->code));
 	json_object_set_new(o, "at", json_integer((json_int_t)r->at_ms));
 	json_object_set_new(o, "learn", json_boolean(r->learn));
+	if (r->audit)
+		json_object_set_new(o, "audit", json_true());
 	put(o, "nonce", r->nonce);
 	for (size_t i = 0; i < r->tables.n; i++) {
 		const struct ng_record_table *t = &r->tables.v[i];
@@ -246,6 +248,7 @@ int ng_record_from_json(const json_t *o, struct ng_record *r, struct ng_err *err
 	r->code = (int)json_integer_value(json_object_get(o, "code"));
 	r->at_ms = (int64_t)json_integer_value(json_object_get(o, "at"));
 	r->learn = json_is_true(json_object_get(o, "learn"));
+	r->audit = json_is_true(json_object_get(o, "audit"));
 	if (tables_from_json(json_object_get(o, "tables"), &r->tables, err) < 0)
 		goto out;
 	if (link) {

@@ -73,6 +73,7 @@ struct ng_record {
 	int code;
 	int64_t at_ms; /* unix time of the decision, ms */
 	bool learn;    /* egress.names "learn": the agent learns the pod's names */
+	bool audit;    /* enforce.auditNamespaces: the tables let refusals through */
 	char nonce[NG_NONCE_LEN + 1];
 	ng_record_table_vec tables;
 	bool have_link; /* link facts recorded (an enforced pod's, from ADD) */

@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ng_annotations a;
 	struct ng_err err;
 	char reason[512];
-	bool enforced;
+	bool enforced, audit;
 
 	if (!base) {
 		base = json_loads(conf, 0, NULL);
@@ -43,8 +43,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json_object_set_new(rc, "io.kubernetes.cri.pod-annotations", ann);
 	json_object_set_new(root, "runtimeConfig", rc);
 	if (ng_annotations_parse(root, &cfg, &a, &err) == 0)
-		ng_select(&cfg, size % 2 ? "sandboxes" : "default", &a, &enforced, reason, sizeof(reason),
-			  &err);
+		ng_select(&cfg, size % 2 ? "sandboxes" : "default", &a, &enforced, &audit, reason,
+			  sizeof(reason), &err);
 	ng_annotations_free(&a);
 	json_decref(root);
 	return 0;

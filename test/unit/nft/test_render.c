@@ -229,6 +229,63 @@ static void test_deny_actions(void **state)
 	assert_contains(meta.exprs[1], "[ reject type 1 code 0 ]");
 }
 
+/* Audit (enforce.auditNamespaces): every refuse chain counts into a
+ * *_would_deny counter, logs "would_deny" and accepts, in the inet table
+ * and in the guard; cloud metadata is refused as in enforce mode, there
+ * through refuse_metadata, in the guard through refuse_raw_metadata. */
+static void test_audit(void **state)
+{
+	(void)state;
+	struct chain_rules eg = {.chain = NG_CHAIN_REFUSE_EGRESS}, in = {.chain = NG_CHAIN_REFUSE_INGRESS},
+			   src = {.chain = NG_CHAIN_REFUSE_SOURCE}, meta = {.chain = NG_CHAIN_REFUSE_METADATA},
+			   raw = {.chain = NG_RAW_CHAIN_REFUSE, .family = NFPROTO_NETDEV},
+			   rawmeta = {.chain = NG_RAW_CHAIN_REFUSE "_metadata", .family = NFPROTO_NETDEV},
+			   raw4 = {.chain = NG_RAW_CHAIN_V4, .family = NFPROTO_NETDEV};
+	struct chain_rules *all[] = {&eg, &in, &src, &meta, &raw, &rawmeta, &raw4};
+	struct ng_policy p;
+	struct ng_batch b;
+	struct ng_err err = {0};
+
+	sample_policy(&p, NG_DENY_REJECT);
+	p.audit = true;
+	p.nflog = true;
+	p.nflog_group = 5;
+	snprintf(p.pod, sizeof(p.pod), "staging/p1");
+	assert_int_equal(ng_batch_init(&b, NG_TABLE, 1, &err), 0);
+	assert_int_equal(ng_render_replace(&p, &b, &err), 0);
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		assert_int_equal(ng_batch_walk(&b, rules_cb, all[i]), 0);
+	struct chain_rules *let[] = {&eg, &in, &src, &raw};
+	const char *counters[] = {"egress_would_deny", "ingress_would_deny", "source_would_deny",
+				  "raw_would_deny"};
+	for (size_t i = 0; i < 4; i++) {
+		assert_int_equal(let[i]->n, 3);
+		assert_contains(let[i]->exprs[0], counters[i]);
+		assert_contains(let[i]->exprs[1], "log prefix netguard would_deny ");
+		assert_contains(let[i]->exprs[2], "[ immediate reg 0 accept ]");
+		assert_contains(let[i]->comments[2], "AUDIT");
+	}
+	/* Metadata: counted as denied and refused, in both tables. */
+	assert_contains(meta.exprs[0], "name metadata_denied");
+	assert_contains(meta.exprs[2], "[ reject type 1 code 0 ]");
+	assert_int_equal(rawmeta.n, 3);
+	assert_contains(rawmeta.exprs[0], "name raw_denied");
+	assert_contains(rawmeta.exprs[2], "[ immediate reg 0 drop ]");
+	/* The guard's metadata rule jumps to the chain that still drops. */
+	bool jumps = false;
+	for (int i = 0; i < raw4.n; i++)
+		if (strstr(raw4.comments[i], "cloud metadata"))
+			jumps = strstr(raw4.exprs[i], "jump -> refuse_raw_metadata ]") != NULL;
+	assert_true(jumps);
+	ng_batch_free(&b);
+	ng_policy_free(&p);
+
+	/* Not audited: no would_deny anywhere, no extra chain. */
+	struct chain_rules plain = {.chain = NG_RAW_CHAIN_REFUSE "_metadata", .family = NFPROTO_NETDEV};
+	render_chain(NG_DENY_REJECT, &plain);
+	assert_int_equal(plain.n, 0);
+}
+
 static void test_create_batch(void **state)
 {
 	(void)state;
@@ -346,7 +403,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_message_sequence), cmocka_unit_test(test_egress_order),
 		cmocka_unit_test(test_ingress_order),    cmocka_unit_test(test_logging_rules),
-		cmocka_unit_test(test_deny_actions),     cmocka_unit_test(test_create_batch),
+		cmocka_unit_test(test_deny_actions),
+		cmocka_unit_test(test_audit),     cmocka_unit_test(test_create_batch),
 		cmocka_unit_test(test_message_bound),    cmocka_unit_test(test_delete_batch),
 		cmocka_unit_test(test_large_set_splits),
 	};

@@ -189,16 +189,26 @@ static void test_unknown_and_enforce_values(void **state)
 	json_decref(root);
 }
 
-static bool selected(struct fixture *f, const char *ns, const char *annotations, int *code, char *reason)
+static bool selected_mode(struct fixture *f, const char *ns, const char *annotations, int *code, char *reason,
+			  bool *audit)
 {
 	struct ng_annotations a;
 	struct ng_err err = {0};
 	bool enforced = false;
 
 	*code = ann(f, annotations, &a, &err);
-	if (*code == 0 && ng_select(&f->cfg, ns, &a, &enforced, reason, 512, &err) < 0)
+	if (*code == 0 && ng_select(&f->cfg, ns, &a, &enforced, audit, reason, 512, &err) < 0)
 		*code = err.code;
 	ng_annotations_free(&a);
+	return enforced;
+}
+
+static bool selected(struct fixture *f, const char *ns, const char *annotations, int *code, char *reason)
+{
+	bool audit = true;
+	bool enforced = selected_mode(f, ns, annotations, code, reason, &audit);
+
+	assert_false(audit);
 	return enforced;
 }
 
@@ -239,6 +249,56 @@ static void test_selection(void **state)
 	json_decref(conf);
 }
 
+/* enforce.auditNamespaces: enforced in audit mode, unless enforce.namespaces
+ * or the pod's own opt-in asks for the real thing. */
+static void test_audit_selection(void **state)
+{
+	struct fixture *f = *state;
+	json_t *conf = tu_conf_with("enforce", "{\"namespaces\":[\"sandboxes\",\"both\"],"
+					       "\"auditNamespaces\":[\"staging\",\"both\"],"
+					       "\"optInAnnotation\":true}");
+	struct ng_config cfg2, saved = f->cfg;
+	struct ng_err err = {0};
+	char reason[512];
+	bool audit;
+	int code;
+
+	assert_int_equal(ng_config_parse(conf, &cfg2, &err), 0);
+	f->cfg = cfg2;
+	assert_true(selected_mode(f, "staging", "{}", &code, reason, &audit));
+	assert_true(audit);
+	assert_contains(reason, "enforce.auditNamespaces: AUDIT, not enforcing");
+	assert_true(selected_mode(f, "both", "{}", &code, reason, &audit));
+	assert_false(audit);
+	assert_contains(reason, "is in enforce.namespaces");
+	assert_true(selected_mode(f, "staging", "{\"netguard.boxxkite.io/enforce\":\"true\"}", &code, reason,
+				  &audit));
+	assert_false(audit);
+	assert_contains(reason, "opted in");
+	assert_false(selected_mode(f, "staging-2", "{}", &code, reason, &audit));
+	assert_false(audit);
+	f->cfg = saved;
+	ng_config_free(&cfg2);
+	json_decref(conf);
+
+	/* The list is validated like enforce.namespaces, and counts as selecting. */
+	conf = tu_conf_with("enforce", "{\"auditNamespaces\":[\"Bad_NS\"]}");
+	assert_int_equal(ng_config_parse(conf, &cfg2, &err), -1);
+	assert_contains(err.msg, "enforce.auditNamespaces[0]: not a Kubernetes namespace name");
+	ng_config_free(&cfg2);
+	json_decref(conf);
+	conf = tu_conf_with("enforce", "{\"auditNamespaces\":[\"staging\"]}");
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(ng_config_parse(conf, &cfg2, &err), 0);
+	ng_config_free(&cfg2);
+	json_decref(conf);
+	conf = tu_conf_with("enforce", "{\"auditNamespaces\":\"staging\"}");
+	assert_int_equal(ng_config_parse(conf, &cfg2, &err), -1);
+	assert_contains(err.msg, "enforce.auditNamespaces: must be an array");
+	ng_config_free(&cfg2);
+	json_decref(conf);
+}
+
 int main(void)
 {
 	/* clang-format off */
@@ -250,6 +310,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unknown_and_enforce_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_key_case_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_selection, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_audit_selection, setup, teardown),
 	};
 	/* clang-format on */
 	return cmocka_run_group_tests_name("annotations", tests, NULL, NULL);
