@@ -147,7 +147,8 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b, struct ng_
 	struct ng_rb rb;
 	uint8_t v;
 
-	if (ng_render_counter(b, NG_COUNTER_METADATA) < 0 || ng_render_refuse_counter(p, b, NG_COUNTER_EGRESS) < 0 ||
+	if (ng_render_counter(b, NG_COUNTER_METADATA) < 0 ||
+	    ng_render_refuse_counter(p, b, NG_COUNTER_EGRESS) < 0 ||
 	    ng_render_refuse_counter(p, b, NG_COUNTER_INGRESS) < 0 ||
 	    ng_render_refuse_counter(p, b, NG_COUNTER_SOURCE) < 0)
 		return -1;

@@ -191,8 +191,8 @@ int ng_render_refuse_chain(const struct ng_policy *p, struct ng_batch *b, const 
 
 	if (p->nflog) {
 		/* NF_LOG_PREFIXLEN allows 127 bytes; keep it short for collectors. */
-		snprintf(prefix, sizeof(prefix), "netguard %s%s %.40s: ", audit ? "would_deny " : "", category,
-			 p->pod);
+		snprintf(prefix, sizeof(prefix), "netguard %s%s %.40s: ", audit ? "would_deny " : "",
+			 category, p->pod);
 		ng_rb_begin(&rb, b, chain);
 		ng_rb_limit(&rb, p->log_rate, p->log_burst);
 		ng_rb_log(&rb, prefix, p->nflog_group);

@@ -106,7 +106,7 @@ static void print_prometheus(const struct stats *st, const char *netns, FILE *ou
 			}
 			fprintf(out, "} %llu\n",
 				(unsigned long long)(k % 2 ? st->counters.v[i].bytes
-						       : st->counters.v[i].packets));
+							   : st->counters.v[i].packets));
 		}
 	}
 }

@@ -43,11 +43,11 @@ static json_t *pod_json(const struct ng_view_pod *p)
 	for (size_t i = 0; i < p->counters.n; i++) {
 		const struct ng_view_counter *c = &p->counters.v[i];
 
-		json_array_append_new(denied, json_pack("{s:s,s:s,s:s,s:s,s:b,s:I,s:I}", "table", c->table,
-							"family", c->netdev ? "netdev" : "inet", "side",
-							c->in_node ? "node" : "pod", "category", c->category,
-							"wouldDeny", c->would_deny, "packets",
-							(json_int_t)c->packets, "bytes", (json_int_t)c->bytes));
+		json_array_append_new(
+			denied, json_pack("{s:s,s:s,s:s,s:s,s:b,s:I,s:I}", "table", c->table, "family",
+					  c->netdev ? "netdev" : "inet", "side", c->in_node ? "node" : "pod",
+					  "category", c->category, "wouldDeny", c->would_deny, "packets",
+					  (json_int_t)c->packets, "bytes", (json_int_t)c->bytes));
 	}
 	json_object_set_new(o, "names", names);
 	json_object_set_new(o, "denied", denied);

@@ -79,8 +79,8 @@ static void denied(const struct ng_view_pod *p, char *out, size_t len)
 			if (same_category(&p->counters.v[k], &p->counters.v[i]))
 				sum += p->counters.v[k].packets;
 		n += (size_t)snprintf(out + n, n < len ? len - n : 0, "%s%s%s=%" PRIu64, n ? "," : "",
-				      p->counters.v[i].would_deny ? "would_deny:" : "", p->counters.v[i].category,
-				      sum);
+				      p->counters.v[i].would_deny ? "would_deny:" : "",
+				      p->counters.v[i].category, sum);
 	}
 	if (!out[0])
 		snprintf(out, len, "-");
@@ -117,8 +117,9 @@ void ng_status_table(const struct ng_view *v, int64_t now_ms, const char *source
 	fprintf(out, "%zu pods, %zu enforced, %zu differing from their policy (%s)\n", v->pods.n, enforced,
 		drifted, source);
 	if (audited)
-		fprintf(out, "%zu of them in AUDIT (enforce.auditNamespaces): refusals logged and let through, "
-			     "not enforcing\n",
+		fprintf(out,
+			"%zu of them in AUDIT (enforce.auditNamespaces): refusals logged and let through, "
+			"not enforcing\n",
 			audited);
 	fprintf(out, "%-*s  %-8s  %-12s  %-16s  %-36s  %-24s  %s\n", (int)w, "POD", "DECISION", "TABLES",
 		"CHECK", "DENIED", "NAMES", "REASON");

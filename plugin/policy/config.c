@@ -84,10 +84,11 @@ static int parse_enforce(const json_t *root, struct ng_config *cfg, struct ng_er
 	if (ng_json_opt_bool(enf, "optInAnnotation", "enforce.optInAnnotation", false, &cfg->opt_in, err) < 0)
 		return -1;
 	if (cfg->namespaces.n == 0 && cfg->audit_namespaces.n == 0 && !cfg->opt_in)
-		return ng_fail(err, NG_E_CONFIG,
-			       "enforce: selects no pod (enforce.namespaces and enforce.auditNamespaces are "
-			       "empty and enforce.optInAnnotation is false); a policy that applies to nothing "
-			       "is refused");
+		return ng_fail(
+			err, NG_E_CONFIG,
+			"enforce: selects no pod (enforce.namespaces and enforce.auditNamespaces are "
+			"empty and enforce.optInAnnotation is false); a policy that applies to nothing "
+			"is refused");
 	if (cfg->opt_in && !cfg->annotations_capability)
 		return ng_fail(err, NG_E_CONFIG,
 			       "enforce.optInAnnotation: needs \"capabilities\": {\"%s\": true} in this "

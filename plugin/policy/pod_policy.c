@@ -14,7 +14,8 @@ int ng_pod_policy_build(const json_t *entry, const struct ng_config *cfg, const 
 
 	memset(out, 0, sizeof(*out));
 	if (ng_annotations_parse(entry, cfg, &out->ann, err) < 0 ||
-	    ng_select(cfg, pod->ns, &out->ann, &out->enforced, &out->audit, out->reason, sizeof(out->reason), err) < 0)
+	    ng_select(cfg, pod->ns, &out->ann, &out->enforced, &out->audit, out->reason, sizeof(out->reason),
+		      err) < 0)
 		return NG_POD_REFUSED;
 	if (!out->enforced)
 		return 0;

@@ -28,7 +28,8 @@ void ng_policy_describe_pod(const struct ng_podref *pod, struct ng_policy *out)
 	memcpy(out->pod, full, sizeof(out->pod) - 1);
 	out->pod[sizeof(out->pod) - 1] = '\0';
 	snprintf(full, sizeof(full), "boxxkite-netguard %s%s: container %s if %s pod %s", NG_VERSION,
-		 out->audit ? " AUDIT" : "", or_dash(pod->container_id), pod->ifname[0] ? pod->ifname : "eth0", out->pod);
+		 out->audit ? " AUDIT" : "", or_dash(pod->container_id),
+		 pod->ifname[0] ? pod->ifname : "eth0", out->pod);
 	memcpy(out->comment, full, sizeof(out->comment) - 1);
 	out->comment[sizeof(out->comment) - 1] = '\0';
 	snprintf(out->container_id, sizeof(out->container_id), "%s", pod->container_id);

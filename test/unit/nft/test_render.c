@@ -237,7 +237,8 @@ static void test_audit(void **state)
 {
 	(void)state;
 	struct chain_rules eg = {.chain = NG_CHAIN_REFUSE_EGRESS}, in = {.chain = NG_CHAIN_REFUSE_INGRESS},
-			   src = {.chain = NG_CHAIN_REFUSE_SOURCE}, meta = {.chain = NG_CHAIN_REFUSE_METADATA},
+			   src = {.chain = NG_CHAIN_REFUSE_SOURCE},
+			   meta = {.chain = NG_CHAIN_REFUSE_METADATA},
 			   raw = {.chain = NG_RAW_CHAIN_REFUSE, .family = NFPROTO_NETDEV},
 			   rawmeta = {.chain = NG_RAW_CHAIN_REFUSE "_metadata", .family = NFPROTO_NETDEV},
 			   raw4 = {.chain = NG_RAW_CHAIN_V4, .family = NFPROTO_NETDEV};
@@ -403,10 +404,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_message_sequence), cmocka_unit_test(test_egress_order),
 		cmocka_unit_test(test_ingress_order),    cmocka_unit_test(test_logging_rules),
-		cmocka_unit_test(test_deny_actions),
-		cmocka_unit_test(test_audit),     cmocka_unit_test(test_create_batch),
-		cmocka_unit_test(test_message_bound),    cmocka_unit_test(test_delete_batch),
-		cmocka_unit_test(test_large_set_splits),
+		cmocka_unit_test(test_deny_actions),     cmocka_unit_test(test_audit),
+		cmocka_unit_test(test_create_batch),     cmocka_unit_test(test_message_bound),
+		cmocka_unit_test(test_delete_batch),     cmocka_unit_test(test_large_set_splits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
