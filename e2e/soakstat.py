@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """soakstat.py: the soak's verdicts and figures from what its parts wrote.
 
-  soakstat.py RESULTS CHURN EVENTS PERIOD_MS TRIES_MS
+  soakstat.py RESULTS CHURN EVENTS PERIOD_MS TRIES_MS LIFETIME_MS
 
-RESULTS: dnsload client lines "START_MS LABEL LAT_US CONNECT PREVIOUS NAME ADDR"
+RESULTS: dnsload client lines "START_MS LABEL LAT_US CONNECT PREVIOUS NAME ADDR AGE"
 (labels: pN resident, refN resolve-mode reference, ct the conntrack abuser,
 cW-I a churn pod). CHURN: "NAME T0 T1 ADD_RC DEL_RC TABLES_LEFT" per cycle.
 EVENTS: "phase NAME T0 T1", "restart T0 T1", "tamper LABEL T0 T1" (ms).
@@ -34,7 +34,7 @@ def pct(v, p):
 
 def main():
     results, churn, events = load(sys.argv[1]), load(sys.argv[2]), load(sys.argv[3])
-    period, tries_ms = int(sys.argv[4]), int(sys.argv[5])
+    period, tries_ms, life_ms = int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
     phases = [(e[1], int(e[2]), int(e[3])) for e in events if e[0] == "phase"]
     restarts = [(int(e[1]), int(e[2]) + RESTART_SLACK_MS) for e in events if e[0] == "restart"]
     tampers = {}
@@ -63,7 +63,10 @@ def main():
 
     answered = [r for r in results if learning(r) and r[3] != "noanswer" and not tampered(r)]
     row("connect_after_answer", [r for r in answered if r[3] != "ok"], len(answered))
-    prev = [r for r in results if learning(r) and r[4] != "-" and not tampered(r, 2 * period + tries_ms)]
+    # A reconnect counts while the previous answer's address has 5 s of its
+    # lifetime left (the client's own lost answers can make it older).
+    prev = [r for r in results if learning(r) and r[4] != "-" and 0 <= int(r[7]) <= life_ms - 5000
+            and not tampered(r, int(r[7]))]
     row("reconnect_previous", [r for r in prev if r[4] != "ok"], len(prev))
     resid = [r for r in results if r[1].startswith("p") and not tampered(r)]
     kept = [r for r in resid if not overlaps(*query_span(r), restarts)]
@@ -78,8 +81,8 @@ def main():
     print("\n".join(out))
 
     print("figures")
-    print("  %-9s %8s %6s %10s %10s %10s %10s" % ("phase", "answers", "lost", "ref p50", "added p50", "added p99",
-                                                  "added max"))
+    print("  %-9s %8s %6s %9s %9s %10s %10s %10s" % ("phase", "answers", "lost", "ref p50", "ref p99", "added p50",
+                                                      "added p99", "added max"))
     for name, t0, t1 in phases:
         inph = [r for r in results if t0 <= int(r[0]) <= t1 and not overlaps(*query_span(r), restarts)]
         ref = [int(r[2]) for r in inph if r[1].startswith("ref") and int(r[2]) >= 0]
@@ -88,8 +91,9 @@ def main():
         base = pct(ref, 50) if ref else 0
         add = [(x - base) / 1000 for x in lat]
         lost = sum(1 for r in res if r[3] == "noanswer")
-        print("  %-9s %8d %6d %8.2fms %8.2fms %8.2fms %8.2fms" % (name, len(lat), lost, base / 1000, pct(add, 50),
-                                                                  pct(add, 99), max(add) if add else float("nan")))
+        print("  %-9s %8d %6d %7.2fms %7.2fms %8.2fms %8.2fms %8.2fms" % (
+            name, len(lat), lost, base / 1000, pct(ref, 99) / 1000 if ref else float("nan"), pct(add, 50),
+            pct(add, 99), max(add) if add else float("nan")))
 
 
 if __name__ == "__main__":

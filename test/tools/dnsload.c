@@ -11,10 +11,11 @@
  *     address on PORT (TCP); then connects once more to the address of its
  *     previous answer, still within the name's lifetime (an application
  *     reusing what it resolved). One line per query, appended to FILE:
- *       START_MS LABEL LAT_US CONNECT PREVIOUS NAME ADDR
+ *       START_MS LABEL LAT_US CONNECT PREVIOUS NAME ADDR PREV_AGE_MS
  *     START_MS the realtime clock at the first send; LAT_US from it to the answer (-1: no answer after TRIES
  *     attempts of T ms each); CONNECT and PREVIOUS are ok, refused, timeout,
- *     noanswer or - (nothing to reconnect to). Runs until SIGTERM or COUNT
+ *     noanswer or - (nothing to reconnect to); PREV_AGE_MS how long ago the
+ *     previous answer came (-1: none). Runs until SIGTERM or COUNT
  *     queries per pod; the first query of each pod after a random fraction
  *     of P.
  *   dnsload flood --server A --rate R [--suffix S] NETNS
@@ -221,7 +222,7 @@ static void *client(void *arg)
 	struct pod *p = arg;
 	const struct opts *o = p->o;
 	struct in_addr prev = {0};
-	bool have_prev = false;
+	int64_t prev_us = -1;
 
 	if (enter(p->netns) < 0) {
 		dprintf(o->out, "%lld %s -1 enter-failed - %s -\n", (long long)real_ms(), p->label, p->netns);
@@ -231,7 +232,7 @@ static void *client(void *arg)
 	for (int i = 0; (o->count == 0 || i < o->count) && !stop; i++) {
 		char name[256], addr[INET_ADDRSTRLEN] = "-", line[512];
 		struct in_addr a;
-		int64_t t0 = mono_us(), start = real_ms(), lat = -1, left;
+		int64_t t0 = mono_us(), start = real_ms(), lat = -1, left, age = -1;
 		const char *c = "noanswer", *pc = "-";
 
 		snprintf(name, sizeof(name), p->pattern, o->first + i % o->names);
@@ -241,13 +242,15 @@ static void *client(void *arg)
 		}
 		if (stop)
 			break;
-		if (have_prev)
+		if (prev_us >= 0) {
+			age = (mono_us() - prev_us) / 1000;
 			pc = connect_to(o, prev);
+		}
 		if (lat >= 0)
-			prev = a, have_prev = true;
+			prev = a, prev_us = t0 + lat;
 		/* One write, O_APPEND: lines of many threads never interleave. */
-		snprintf(line, sizeof(line), "%lld %s %lld %s %s %s %s\n", (long long)start, p->label,
-			 (long long)lat, c, pc, name, addr);
+		snprintf(line, sizeof(line), "%lld %s %lld %s %s %s %s %lld\n", (long long)start, p->label,
+			 (long long)lat, c, pc, name, addr, (long long)age);
 		if (write(o->out, line, strlen(line)) < 0)
 			break;
 		left = (int64_t)o->period_ms * 1000 - (mono_us() - t0);
