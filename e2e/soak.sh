@@ -107,9 +107,9 @@ specs=()
 for ((p = 0; p < PODS; p++)); do specs+=("$(pod_netns_path "p$p")@p$p@n%d.p$p.soak.world.test"); done
 for r in ref0 ref1; do specs+=("$(pod_netns_path $r)@$r@n%d.ref.soak.world.test"); done
 bg_start "$DNSLOAD" client --server "$DNSL" --port "$PORT" --names "$NAMES" --period-ms "$PERIOD" \
-	--out "$RES" "${specs[@]}"
+	--tries 5 --out "$RES" "${specs[@]}"
 CLIENTS=$BG_PID
-TRIES_MS=3000 # dnsload's default: 3 tries of 1 s
+TRIES_MS=5000 # 5 tries of 1 s: a query is lost when 5 s pass without an answer (glibc: 5 s a try)
 
 # ---- phase 1: quiet ------------------------------------------------------------------
 t0=$(now_ms) cpu0=$(agent_cpu)
@@ -216,19 +216,26 @@ inject() { # POD KIND
 	4) node_exec nft delete table netdev "$(pod_host_table "$1")" ;;
 	esac
 }
+after_inject() { # L0 POD: the agent log after line L0 for POD: "noticed repaired" (yes/no each):
+	# a repair counts only after the drift the injection caused (a repair the
+	# agent did for another reason may come first)
+	tail -n +"$(($1 + 1))" "$W_TMP/log/agent.log" | grep -F "\"pod\":\"$ENFORCED_NS/$2\"" |
+		awk '/"event":"drift(_check)?"/ {d = 1} d && /"event":"repaired"/ {r = 1} END {print (d ? "yes" : "no"), (r ? "yes" : "no")}'
+}
 injector() { # writes "POD KIND noticed repaired check learned_back" lines to $W_TMP/drift
-	local k pod kind d0 r0 t0 t1 noticed repaired check back before miss a
+	local k pod kind l0 t0 t1 noticed repaired check back before miss a
 	set +e
 	for ((k = 0; k < DRIFTS; k++)); do
 		wait_churned $(((k + 1) * CYCLES / (DRIFTS + 2)))
 		pod=p$k kind=$((k % 5))
-		d0=$(log_count 'drift|drift_check' "$pod") r0=$(log_count repaired "$pod")
 		before=$(learned_now "$pod")
+		l0=$(wc -l <"$W_TMP/log/agent.log")
 		t0=$(now_ms)
 		inject "$pod" "$kind" || { echo "$pod $kind inject-failed - - -" >>"$W_TMP/drift" && continue; }
 		noticed=no repaired=no check=no back=-
 		for _ in $(seq 600); do # 30 s
-			(($(log_count repaired "$pod") > r0)) && repaired=yes && break
+			read -r noticed repaired < <(after_inject "$l0" "$pod")
+			[[ $repaired == yes ]] && break
 			sleep 0.05
 		done
 		t1=$(now_ms)
@@ -240,7 +247,6 @@ injector() { # writes "POD KIND noticed repaired check learned_back" lines to $W
 			for e in $before; do grep -qF "$e . tcp . $PORT" <<<"$a" || miss=$((miss + 1)); done
 			back="$miss-of-$(wc -w <<<"$before")-missing"
 		fi
-		(($(log_count 'drift|drift_check' "$pod") > d0)) && noticed=yes
 		for _ in $(seq 40); do pod_check "$pod" >/dev/null 2>&1 && check=yes && break; sleep 0.5; done
 		echo "tamper $pod $t0 $t1" >>"$EV"
 		echo "$pod $kind $noticed $repaired $check $back" >>"$W_TMP/drift"
@@ -250,16 +256,20 @@ injector() { # writes "POD KIND noticed repaired check learned_back" lines to $W
 healthz() { # /healthz answers 200 within 2 s
 	node_exec "$PY" -c 'import urllib.request,sys; sys.exit(0 if urllib.request.urlopen("http://127.0.0.1:9617/healthz", timeout=2).status == 200 else 1)'
 }
-restart_agent() { # SIGNAL: the agent stopped so, started again; a row (serving within 20 s)
-	local sig=$1 t0 t1 rc=0
+gone() { ! kill -0 "$1" 2>/dev/null || [[ $(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) == Z ]]; }
+restart_agent() { # SIGNAL: the agent stopped so (KILL after 30 s: the kubelet's grace), started again
+	local sig=$1 t0 t1 t2 rc=0 src=0
 	t0=$(now_ms)
 	kill -"$sig" "$AGENT_PID"
+	within 30000 gone "$AGENT_PID" >/dev/null 2>&1 || { src=1 && kill -KILL "$AGENT_PID"; }
 	wait "$AGENT_PID" 2>/dev/null || true
+	t1=$(now_ms)
+	[[ $sig == KILL ]] || t_row "agent stops within 30 s of SIGTERM (the kubelet's grace period)" "$((t1 - t0)) ms" "$src"
 	agent_start "${AGENT_FLAGS[@]}"
 	within 20000 healthz >/dev/null 2>&1 || rc=1
-	t1=$(now_ms)
-	event restart "$t0" "$t1"
-	t_row "agent stopped with SIG$sig mid-churn, serving within 20 s" "$((t1 - t0)) ms" "$rc"
+	t2=$(now_ms)
+	event restart "$t0" "$t2"
+	t_row "agent restarted after SIG$sig, serving within 20 s" "$((t2 - t1)) ms" "$rc"
 }
 
 t0=$(now_ms)
