@@ -276,7 +276,12 @@ static int parse_pod(struct pod *p, const char *spec)
 static int run_client(int argc, char **argv)
 {
 	struct opts o = {.server = {.sin_family = AF_INET, .sin_port = htons(53)},
-			 .port = 443, .names = 1, .period_ms = 1500, .timeout_ms = 1000, .tries = 3, .out = -1};
+			 .port = 443,
+			 .names = 1,
+			 .period_ms = 1500,
+			 .timeout_ms = 1000,
+			 .tries = 3,
+			 .out = -1};
 	struct pod *pods;
 	int n = 0, i;
 
@@ -290,7 +295,7 @@ static int run_client(int argc, char **argv)
 			o.out = open(v, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 			continue;
 		}
-		int *f = !strcmp(k, "--port")	      ? &o.port
+		int *f = !strcmp(k, "--port")         ? &o.port
 			 : !strcmp(k, "--names")      ? &o.names
 			 : !strcmp(k, "--first")      ? &o.first
 			 : !strcmp(k, "--period-ms")  ? &o.period_ms
@@ -358,8 +363,8 @@ static int run_flood(int argc, char **argv)
 
 			snprintf(name, sizeof(name), "10-22-%u-%u.%s", k >> 8, k & 255, suffix);
 			len = query(q, sizeof(q), name, (uint16_t)sent);
-			if (sendto(fd, q, len, 0, (const struct sockaddr *)&sa, sizeof(sa)) < 0 && errno != EAGAIN &&
-			    errno != ENOBUFS && errno != EPERM)
+			if (sendto(fd, q, len, 0, (const struct sockaddr *)&sa, sizeof(sa)) < 0 &&
+			    errno != EAGAIN && errno != ENOBUFS && errno != EPERM)
 				break;
 		}
 		while (recv(fd, m, sizeof(m), 0) > 0)
