@@ -149,8 +149,7 @@ s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 for i in range(int(sys.argv[1])):
     s.sendto(b"x", ("127.%d.%d.%d" % (1 + i // 65536, i // 256 % 256, i % 256), 9))
 ' "$CT"
-	ct_count() { pod_exec ct cat /proc/sys/net/netfilter/nf_conntrack_count; }
-	n=$(ct_count)
+	n=$(pod_exec ct cat /proc/sys/net/netfilter/nf_conntrack_count)
 	t_row "the conntrack pod holds $CT entries" "$n" "$((n >= CT ? 0 : 1))"
 	bg_start "$DNSLOAD" client --server "$DNSL" --port "$PORT" --names "$NAMES" --period-ms "$PERIOD" \
 		--out "$RES" "$(pod_netns_path ct)@ct@n%d.ct.soak.world.test"
@@ -194,9 +193,6 @@ wait_churned() { # N: until N cycles are done, or no churn worker is left
 
 # Drift, from the test: what a process with NET_ADMIN in the pod (or on the
 # node) could do. One kind each, in turn, on resident pods p0..p9.
-log_count() { # EVENT_REGEX POD: agent log lines of that event for the pod
-	grep -E "\"event\":\"($1)\"" "$W_TMP/log/agent.log" | grep -c "\"pod\":\"$ENFORCED_NS/$2\"" || true
-}
 learned_now() { # POD: learned addresses with 10 s or more left, one per line
 	pod_exec "$1" nft list set inet boxxkite_netguard names_v4 2>/dev/null |
 		grep -oE '[0-9.]+ \. tcp \. [0-9]+ timeout [0-9a-z]+ expires [0-9]+s' |
