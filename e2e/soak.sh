@@ -93,6 +93,15 @@ add_batch() { # CONFLIST NAME... (10 at a time; the output in $W_TMP/add-NAME)
 	done
 	((${#pids[@]} == 0)) || wait "${pids[@]}" || true
 }
+add_retry() { # CONFLIST NAME: ADD, and as a runtime does, DEL and ADD again (3 tries)
+	local i
+	for i in 1 2 3; do
+		POD_CONFLIST=$1 pod_add "$2" >"$W_TMP/add-$2" 2>&1 && return 0
+		echo "   info: ADD of $2 failed (try $i): $(head -c 200 "$W_TMP/add-$2")"
+		POD_CONFLIST=$1 pod_del "$2" >/dev/null 2>&1 || true
+	done
+	return 1
+}
 RESIDENTS=()
 for ((p = 0; p < PODS; p++)); do RESIDENTS+=("p$p"); done
 t0=$(now_ms)
@@ -124,14 +133,8 @@ echo "   info: baseline: agent fds $BASE_FDS, RSS $BASE_RSS KiB ($PODS pods + 2 
 t0=$(now_ms) cpu0=$(agent_cpu)
 ABUSER_PIDS=()
 on() { [[ $ABUSERS == *" $1 "* ]]; }
-if on http; then
-	bg_start nsenter --net="$(_ns_path "$W_NODE")" "$PY" "$E2E_DIR/soakhttp.py" slow 127.0.0.1 9617 >"$W_TMP/http-slow.out"
-	ABUSER_PIDS+=("$BG_PID")
-	bg_start nsenter --net="$(_ns_path "$W_NODE")" "$PY" "$E2E_DIR/soakhttp.py" noread 127.0.0.1 9617 >"$W_TMP/http-noread.out"
-	ABUSER_PIDS+=("$BG_PID")
-fi
 if on flood; then
-	add_batch "$FLOODC" flood
+	add_retry "$FLOODC" flood
 	t_check "the flood pod added" test -s "$W_TMP/pods/flood/result"
 	bg_start "$DNSLOAD" flood --server "$DNSF" --rate "$FLOOD" "$(pod_netns_path flood)" >"$W_TMP/flood.out"
 	ABUSER_PIDS+=("$BG_PID")
@@ -140,7 +143,7 @@ if on ct; then
 	# The conntrack pod: its UDP entries live an hour, in its own namespace;
 	# it learns too (a client of its own), so that an address of its is always
 	# due for keep-alive and the agent's sweep looks at its flows every second.
-	add_batch "$LEARN" ct
+	add_retry "$LEARN" ct
 	t_check "the conntrack pod added" test -s "$W_TMP/pods/ct/result"
 	pod_exec ct sysctl -qw net.netfilter.nf_conntrack_udp_timeout=3600
 	pod_exec ct "$PY" -c '
@@ -153,6 +156,14 @@ for i in range(int(sys.argv[1])):
 	t_row "the conntrack pod holds $CT entries" "$n" "$((n >= CT ? 0 : 1))"
 	bg_start "$DNSLOAD" client --server "$DNSL" --port "$PORT" --names "$NAMES" --period-ms "$PERIOD" \
 		--out "$RES" "$(pod_netns_path ct)@ct@n%d.ct.soak.world.test"
+	ABUSER_PIDS+=("$BG_PID")
+fi
+# The HTTP clients last: on an agent whose loop they can hold, the abuser
+# pods' own ADDs would fail.
+if on http; then
+	bg_start nsenter --net="$(_ns_path "$W_NODE")" "$PY" "$E2E_DIR/soakhttp.py" slow 127.0.0.1 9617 >"$W_TMP/http-slow.out"
+	ABUSER_PIDS+=("$BG_PID")
+	bg_start nsenter --net="$(_ns_path "$W_NODE")" "$PY" "$E2E_DIR/soakhttp.py" noread 127.0.0.1 9617 >"$W_TMP/http-noread.out"
 	ABUSER_PIDS+=("$BG_PID")
 fi
 sleep "$ABUSE_S"
