@@ -84,7 +84,9 @@ def main():
     print("  %-9s %8s %6s %9s %9s %10s %10s %10s" % ("phase", "answers", "lost", "ref p50", "ref p99", "added p50",
                                                       "added p99", "added max"))
     for name, t0, t1 in phases:
-        inph = [r for r in results if t0 <= int(r[0]) <= t1 and not overlaps(*query_span(r), restarts)]
+        # A query belongs to a phase when it started and ended inside it.
+        inph = [r for r in results if t0 <= query_span(r)[0] and query_span(r)[1] <= t1
+                and not overlaps(*query_span(r), restarts)]
         ref = [int(r[2]) for r in inph if r[1].startswith("ref") and int(r[2]) >= 0]
         res = [r for r in inph if r[1].startswith("p") and not tampered(r)]
         lat = [int(r[2]) for r in res if int(r[2]) >= 0]
