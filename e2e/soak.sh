@@ -215,10 +215,13 @@ inject() { # POD KIND
 	0) pod_exec "$1" nft delete table inet boxxkite_netguard ;;
 	1) pod_exec "$1" nft flush chain inet boxxkite_netguard egress ;;
 	2) pod_exec "$1" nft add rule inet boxxkite_netguard egress accept ;;
-	3)
+	3) # a learned element deleted; none learned (its answers stalled): one planted
 		e=$(learned_now "$1" | head -1)
-		[[ -n $e ]] || return 1
-		pod_exec "$1" nft delete element inet boxxkite_netguard names_v4 "{ $e . tcp . $PORT }"
+		if [[ -n $e ]]; then
+			pod_exec "$1" nft delete element inet boxxkite_netguard names_v4 "{ $e . tcp . $PORT }"
+		else
+			pod_exec "$1" nft add element inet boxxkite_netguard names_v4 "{ $FORBID4 . tcp . 443 timeout 1h }"
+		fi
 		;;
 	4) node_exec nft delete table netdev "$(pod_host_table "$1")" ;;
 	esac
