@@ -45,6 +45,21 @@ DNSLOAD=${DNSLOAD:-$REPO_DIR/build/dnsload}
 echo "   info: $PODS pods, $CYCLES cycles x $PAR, $CT conntrack entries, $FLOOD queries/s flood"
 
 world_up "${E2E_PREFIX:-ngs-}"
+# On any exit the jobs in flight stop first (a churn worker would create a
+# pod namespace after world_down read its list), then the world goes, then
+# anything named after it that a cut-off job still made.
+JOBS=()
+stop_jobs() {
+	local - p
+	set +e # a killed job's wait fails: the cleanup must go on to the end
+	for p in "${JOBS[@]}"; do _ours "$p" && kill_tree "$p"; done
+	for p in "${JOBS[@]}"; do wait "$p" 2>/dev/null; done
+	world_down
+	world_sweep
+}
+trap stop_jobs EXIT
+trap 'stop_jobs; _on_signal 130' INT
+trap 'stop_jobs; _on_signal 143' TERM
 STATE=$W_TMP/state RES=$W_TMP/results EV=$W_TMP/events CHURN=$W_TMP/churn
 : >"$RES" && : >"$EV" && : >"$CHURN" && mkdir -p "$W_TMP/churnlog"
 now_ms() { date +%s%3N; }
@@ -88,7 +103,7 @@ add_batch() { # CONFLIST NAME... (10 at a time; the output in $W_TMP/add-NAME)
 	shift
 	for n in "$@"; do
 		POD_CONFLIST=$conf pod_add "$n" >"$W_TMP/add-$n" 2>&1 &
-		pids+=("$!")
+		pids+=("$!") && JOBS+=("$!")
 		if ((${#pids[@]} == 10)); then wait "${pids[@]}" || true && pids=(); fi
 	done
 	((${#pids[@]} == 0)) || wait "${pids[@]}" || true
@@ -286,11 +301,12 @@ t0=$(now_ms)
 : >"$W_TMP/drift"
 for ((w = 0; w < PAR; w++)); do
 	churn_worker "$w" &
-	CHURNERS+=("$!")
+	CHURNERS+=("$!") && JOBS+=("$!")
 	_track_pid "$!"
 done
 injector &
 INJECTOR=$!
+JOBS+=("$INJECTOR")
 _track_pid "$INJECTOR"
 wait_churned $((CYCLES / 4))
 restart_agent TERM
