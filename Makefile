@@ -11,6 +11,8 @@
 #   make bench      ADD/DEL vs the kernel floor, nft -f and the firewall plugin; scaling;
 #                   per-packet cost; concurrency; memory; the node agent's latency per
 #                   answer, answers/s, RSS, 10 M parser fuzz runs (root)
+#   make soak       the agent soak at full size: 200 learning pods, 1000 ADD/DEL cycles,
+#                   abusers, drift with --repair, restarts (root; make e2e runs it short)
 #   make lint       clang-format, clang-tidy, cppcheck, shellcheck (configs checked in)
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS each
 #   make fuzz-deep  every libFuzzer target for FUZZ_RUNS (10 M) executions (not in CI; hours)
@@ -52,7 +54,16 @@ TEST_SRC := $(wildcard test/unit/*/test_*.c)
 TEST_BIN := $(patsubst test/unit/%.c,$(BUILD)/test/%,$(TEST_SRC))
 # -MMD -MP: each object depends on exactly the headers it includes.
 DEPFLAGS = -MMD -MP
-TOOLS := $(BUILD)/nprobe $(BUILD)/xsktx $(BUILD)/ngwiden $(BUILD)/sockhold
+TOOLS := $(BUILD)/nprobe $(BUILD)/xsktx $(BUILD)/ngwiden $(BUILD)/sockhold $(BUILD)/dnsload
+
+.PHONY: soak
+# The agent under everything at once, full size (issue 23 item 5): 200 learning
+# pods, 1000 ADD/DEL cycles, the abusers, drift with --repair, two restarts.
+# make e2e (so make test) runs e2e/soak.sh at its short default size.
+soak: $(BIN) $(TOOLS)
+	@NG_BIN=$(abspath $(BIN)) NPROBE=$(abspath $(BUILD)/nprobe) DNSLOAD=$(abspath $(BUILD)/dnsload) \
+		SOAK_PODS=$${SOAK_PODS:-200} SOAK_CYCLES=$${SOAK_CYCLES:-1000} SOAK_QUIET_S=$${SOAK_QUIET_S:-40} \
+		SOAK_ABUSE_S=$${SOAK_ABUSE_S:-40} SOAK_AFTER_S=$${SOAK_AFTER_S:-20} scripts/run-root.sh bash e2e/soak.sh
 
 .PHONY: all test unit e2e e2e-cri demo deps asan valgrind fuzz fuzz-deep bench bench-handoff mutants install clean static static-check image manifests e2e-install lint
 all: $(BIN)
@@ -93,6 +104,11 @@ $(BUILD)/xsktx: test/tools/xsktx.c | $(BUILD)
 $(BUILD)/sockhold: test/tools/sockhold.c | $(BUILD)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
+
+# Many pods' resolvers and applications in one process, a thread per pod (e2e/soak.sh).
+$(BUILD)/dnsload: test/tools/dnsload.c | $(BUILD)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -pthread -o $@ $<
 
 $(BUILD):
 	mkdir -p $@

@@ -11,7 +11,7 @@
 #                            printf FMT with i (FMT e.g. u%d.race.world.test)
 #   learn_conf NAME PYCODE   conf_variant NAME with the learn resolver in
 #                            dns.servers and egress.names "learn", then PYCODE
-#   agent_start / agent_ready MS   the agent inside the node's namespace,
+#   agent_start [FLAG...] / agent_ready MS   the agent inside the node's namespace,
 #                            state dir $W_TMP/state, /healthz on 127.0.0.1:9617
 #                            (/readyz also wants the binary installed and our
 #                            entry active: e2e/ops.sh tests it)
@@ -48,7 +48,7 @@ e["egress"]["names"] = "learn"
 }
 agent_start() {
 	bg_start nsenter --net="$(_ns_path "$W_NODE")" "$NG_BIN" agent --state-dir "$W_TMP/state" \
-		--listen 127.0.0.1:9617 2>>"$W_TMP/log/agent.log"
+		--listen 127.0.0.1:9617 "$@" 2>>"$W_TMP/log/agent.log"
 	# shellcheck disable=SC2034 # read by the sourcing script
 	AGENT_PID=$BG_PID
 }
