@@ -53,6 +53,7 @@ struct msg_ctx {
 	struct ng_answer_scratch *s;
 	const struct ng_pkt *k; /* the packet that carried (or completed) it */
 	int rc;                 /* -1: a message could not be planned */
+	bool unseen;            /* it teaches, and the node side did not see it */
 };
 
 /* May the node side learn from this message? Only from what the node saw
@@ -95,11 +96,14 @@ static void take_message(const uint8_t *msg, size_t len, void *data)
 	}
 	/* The node side, for an answer that teaches something (the same
 	 * bound: counted once, on the pod's side). */
-	if (s->lr.single[0].n + s->lr.single[1].n + s->lr.ranges[0].n + s->lr.ranges[1].n &&
-	    node_saw(c, msg, len) &&
-	    ng_tracker_plan(&p->tr_node, &s->lr, ng_mono_ms(), &s->pending_node, &full_node) < 0) {
-		c->rc = -1;
-		return;
+	if (s->lr.single[0].n + s->lr.single[1].n + s->lr.ranges[0].n + s->lr.ranges[1].n && p->node_side) {
+		if (!node_saw(c, msg, len))
+			c->unseen = true;
+		else if (ng_tracker_plan(&p->tr_node, &s->lr, ng_mono_ms(), &s->pending_node, &full_node) <
+			 0) {
+			c->rc = -1;
+			return;
+		}
 	}
 	if (full) {
 		p->c.full += full;
@@ -154,7 +158,7 @@ uint32_t ng_answer_packet(struct ng_pod *p, struct ng_pod_shared *sh, struct ng_
 			  const struct ng_nfq_packet *pk)
 {
 	struct ng_pkt k;
-	struct msg_ctx c = {p, sh, s, &k, 0};
+	struct msg_ctx c = {.p = p, .sh = sh, .s = s, .k = &k};
 	uint32_t v = NF_ACCEPT;
 
 	s->pending.n = 0;
@@ -178,7 +182,13 @@ uint32_t ng_answer_packet(struct ng_pod *p, struct ng_pod_shared *sh, struct ng_
 		v = NF_ACCEPT; /* the rule queues only resolvers' port 53: nothing to learn */
 	} else if (k.proto == 17) {
 		take_message(k.payload, k.payload_len, &c);
-		if (!commit_planned(sh, &c))
+		/* An answer the node side did not learn from would name an
+		 * address the host side refuses: dropped (the client asks again,
+		 * and that answer crosses the host peer), never released to a
+		 * connect that fails. Over TCP the segment passes: a dropped one
+		 * would come back as a retransmission the observer has already
+		 * passed (README "What the node side cannot see"). */
+		if (!commit_planned(sh, &c) || c.unseen)
 			v = NF_DROP;
 	} else {
 		v = tcp_verdict(sh, &k, &c);
