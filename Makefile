@@ -25,7 +25,7 @@
 
 PREFIX ?= /opt/cni/bin
 CC ?= cc
-PKGS := jansson libnftnl libmnl
+PKGS := jansson libnftnl libmnl libcurl
 
 OPT ?= -O2 -g
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
