@@ -4,48 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "policy/annotations.h"
-
-const char *ng_grantplan_recorded(const json_t *conf)
-{
-	const json_t *rc = json_object_get(conf, "runtimeConfig");
-	const json_t *ann = json_object_get(rc, NG_CRI_ANNOTATIONS);
-
-	return json_string_value(json_object_get(ann, NG_ANN_EGRESS));
-}
-
-json_t *ng_grantplan_conf(const json_t *conf, const char *egress)
-{
-	json_t *c = json_deep_copy(conf), *rc, *ann;
-
-	if (!c)
-		return NULL;
-	rc = json_object_get(c, "runtimeConfig");
-	if (!json_is_object(rc)) {
-		if (!egress)
-			return c; /* nothing to remove */
-		rc = json_object();
-		if (!rc || json_object_set_new(c, "runtimeConfig", rc) < 0)
-			goto fail;
-	}
-	ann = json_object_get(rc, NG_CRI_ANNOTATIONS);
-	if (!json_is_object(ann)) {
-		if (!egress)
-			return c;
-		ann = json_object();
-		if (!ann || json_object_set_new(rc, NG_CRI_ANNOTATIONS, ann) < 0)
-			goto fail;
-	}
-	if (!egress) {
-		json_object_del(ann, NG_ANN_EGRESS);
-		return c;
-	}
-	if (json_object_set_new(ann, NG_ANN_EGRESS, json_string(egress)) == 0)
-		return c;
-fail:
-	json_decref(c);
-	return NULL;
-}
 
 bool ng_grantplan_same(const char *a, const char *b)
 {

@@ -4,7 +4,7 @@
  * config, prevResult), the grants a change withdraws, and which live
  * flows a withdrawal cuts. The candidate record goes through the one
  * path of ADD (state/recpolicy.h), so a grant is refused exactly as ADD
- * would refuse it. */
+ * would refuse it. The annotation in and out of a record: state/recgrants.h. */
 #ifndef NG_AGENT_GRANTPLAN_H
 #define NG_AGENT_GRANTPLAN_H
 
@@ -14,16 +14,6 @@
 #include "base/addr.h"
 #include "policy/dest.h"
 #include "policy/policy.h"
-
-#define NG_CRI_ANNOTATIONS "io.kubernetes.cri.pod-annotations"
-
-/* The grant annotation of a recorded ADD stdin: its value, NULL when the
- * pod has none. */
-const char *ng_grantplan_recorded(const json_t *conf);
-
-/* A deep copy of `conf` whose grant annotation is `egress` (NULL: the
- * annotation removed); NULL out of memory. */
-json_t *ng_grantplan_conf(const json_t *conf, const char *egress);
 
 /* Do the two annotation values grant the same? (NULL and NULL: yes.) */
 bool ng_grantplan_same(const char *a, const char *b);

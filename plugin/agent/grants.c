@@ -10,6 +10,7 @@
 #include "base/vec.h"
 #include "kernel/ctdump.h"
 #include "node/podstate.h"
+#include "state/recgrants.h"
 #include "state/recpolicy.h"
 
 /* What the grants keep of each pod, by record key. */
@@ -20,7 +21,8 @@ struct gpod {
 	bool refused_set;  /* `refused` was refused: not tried again */
 	char *refused;
 	bool unreadable_said, refused_said, enforced_said;
-	int cond; /* -1 not posted, 0 False, 1 True */
+	int cond;   /* -1 not posted, 0 False, 1 True */
+	bool known; /* the API's table has the pod (a condition can be patched) */
 	uint64_t drift_seen, repairs_seen;
 	char uid[128];
 	bool seen;
@@ -112,7 +114,7 @@ static bool load_recorded(struct gpod *gp, const struct ng_opod *p, const struct
 	if (ng_record_read(path, &r, &err) < 0)
 		return false;
 	free(gp->recorded);
-	gp->recorded = dup_or_null(ng_grantplan_recorded(r.conf));
+	gp->recorded = dup_or_null(ng_recgrants_get(r.conf));
 	gp->ino = p->file_ino;
 	ng_record_free(&r);
 	return true;
@@ -159,7 +161,7 @@ static void replan(struct ng_grants *g, struct ng_opod *p, struct gpod *gp, cons
 		return;
 	}
 	old_conf = r.conf;
-	r.conf = ng_grantplan_conf(old_conf, egress);
+	r.conf = ng_recgrants_with(old_conf, egress);
 	if (!r.conf) {
 		r.conf = old_conf;
 		ng_record_free(&r);
@@ -229,11 +231,18 @@ out:
 static void follow(struct ng_grants *g, struct ng_opod *p, struct gpod *gp, const struct ng_opod_env *env)
 {
 	struct ng_kpod kp;
+	bool known = ng_kube_lookup(g->kube, p->d.pod.ns, p->d.pod.name, &kp);
 
-	if (!p->nl_open || !p->pol_ok || !ng_kube_lookup(g->kube, p->d.pod.ns, p->d.pod.name, &kp))
+	/* A pod the API did not have yet gets its condition now. */
+	if (known && !gp->known)
+		gp->cond = -1;
+	gp->known = known;
+	if (!known)
 		return;
 	snprintf(gp->uid, sizeof(gp->uid), "%s", kp.uid);
-	if (!kp.readable) {
+	if (!p->nl_open || !p->pol_ok) {
+		/* nothing to apply to */
+	} else if (!kp.readable) {
 		if (!gp->unreadable_said)
 			ng_opod_log("warning", "grant_unreadable", p,
 				    "the API's annotations of the pod are not strings: it keeps its grants");
@@ -266,7 +275,7 @@ static void report(struct ng_grants *g, struct ng_opod *p, struct gpod *gp)
 	gp->repairs_seen = v->repairs;
 	if (!v->checked && !v->read_error[0])
 		return; /* no CHECK yet: nothing to say */
-	if (gp->cond != (int)ok) {
+	if (gp->cond != (int)ok && gp->known) {
 		ng_kube_condition(g->kube, p->d.pod.ns, p->d.pod.name, ok, ok ? "Enforced" : "NotEnforced",
 				  ok ? "both sides of the pod's policy verified (CHECK passed)"
 				     : (v->diff[0] ? v->diff : v->read_error[0] ? v->read_error : "CHECK failed"));
