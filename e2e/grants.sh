@@ -98,6 +98,9 @@ event_seen() { # POD REASON
 cond_is() { # POD True|False
 	state_has "[c['status'] for c in s['pods']['$ENFORCED_NS/$1']['status']['conditions'] if c['type'] == 'netguard.boxxkite.io/enforced'] == ['$2']"
 }
+cond_says() { # POD TEXT: the condition is True and its message holds TEXT
+	state_has "[c['message'] for c in s['pods']['$ENFORCED_NS/$1']['status']['conditions'] if c['type'] == 'netguard.boxxkite.io/enforced' and c['status'] == 'True' and c['message'].endswith('$2')] != []"
+}
 # (the probe's exit status says nothing here: its verdict line does)
 probe() { pod_exec "$1" "$NPROBE" tcp "$2" "$3" 1000 2>&1 || true; }
 reach() { [[ $(probe "$@") == connected* ]]; }
@@ -152,6 +155,8 @@ timed "granted in the API: reachable within 2 s" 2000 reach warm "$STRANGER4" "$
 t_row "the record holds the new grant" "$(recorded_egress warm)" "$([[ $(recorded_egress warm) == 10.98.0.2:443 ]] && echo 0 || echo 1)"
 t_check "CNI CHECK passes against the recorded grants" pod_check warm
 timed "Event NetguardGrantsUpdated" 5000 event_seen warm NetguardGrantsUpdated
+timed "condition True, naming the grants in force" 5000 cond_says warm "grants: 10.98.0.2:443"
+t_check "the grant change went through False (GrantsChanging)" state_has "any(p['pod'] == '$ENFORCED_NS/warm' and p['reason'] == 'GrantsChanging' for p in s['patches'])"
 timed "the other pod's grant from the first list applies" 3000 reach other "$STRANGER4" "$STRANGER_PORT"
 
 # ---- a live connection, the grant withdrawn ---------------------------------------
@@ -183,6 +188,7 @@ t_row "the live connection is cut (reset)" "$out" "$([[ $out == "cut: Connection
 t_check "the log counts the flows cut" logged grants_updated "withdrawn: 10.98.0.2:443 ([1-9][0-9]* live flow"
 t_row "the record follows the removal" "$(recorded_egress warm)" "$([[ $(recorded_egress warm) == "(none)" ]] && echo 0 || echo 1)"
 t_check "the other pod keeps its grant" reach other "$STRANGER4" "$STRANGER_PORT"
+timed "condition True, naming no grants (the pod is clean)" 5000 cond_says warm "grants: none"
 
 # ---- refused and unreadable --------------------------------------------------------
 annotate warm '{"netguard.boxxkite.io/egress":"10.98.0.2:443"}'

@@ -9,6 +9,7 @@
 #include "agent/grantplan.h"
 #include "base/vec.h"
 #include "kernel/ctdump.h"
+#include "policy/annotations.h"
 #include "node/podstate.h"
 #include "state/recgrants.h"
 #include "state/recpolicy.h"
@@ -256,7 +257,7 @@ static void follow(struct ng_grants *g, struct ng_opod *p, struct gpod *gp, cons
 }
 
 /* Events for what the watch saw, and the condition. */
-static void report(struct ng_grants *g, struct ng_opod *p, struct gpod *gp)
+static void report(struct ng_grants *g, struct ng_opod *p, struct gpod *gp, const struct ng_opod_env *env)
 {
 	const struct ng_view_pod *v = &p->vp;
 	bool ok = p->nl_open && v->checked && v->in_sync;
@@ -276,9 +277,19 @@ static void report(struct ng_grants *g, struct ng_opod *p, struct gpod *gp)
 	if (!v->checked && !v->read_error[0])
 		return; /* no CHECK yet: nothing to say */
 	if (gp->cond != (int)ok && gp->known) {
+		char msg[NG_ANN_VALUE_MAX + 128];
+
+		if (ok && !load_recorded(gp, p, env))
+			ok = false; /* no record: nothing to name */
+
+		/* The grants in force, as the annotation wrote them: a sandbox
+		 * manager waits for the condition to name its session's grants
+		 * (or none) before it hands the pod on (README "Per-session
+		 * grants"). */
+		snprintf(msg, sizeof(msg), "both sides of the pod's policy verified (CHECK passed); grants: %s",
+			 gp->recorded ? gp->recorded : "none");
 		ng_kube_condition(g->kube, p->d.pod.ns, p->d.pod.name, ok, ok ? "Enforced" : "NotEnforced",
-				  ok ? "both sides of the pod's policy verified (CHECK passed)"
-				     : (v->diff[0] ? v->diff : v->read_error[0] ? v->read_error : "CHECK failed"));
+				  ok ? msg : (v->diff[0] ? v->diff : v->read_error[0] ? v->read_error : "CHECK failed"));
 		gp->cond = ok;
 	}
 	if (ok && !gp->enforced_said) {
@@ -316,7 +327,7 @@ void ng_grants_run(struct ng_grants *g, struct ng_opod *const *pods, size_t n, c
 		/* The table is asked only when it changed or the record did. */
 		if (gen != g->gen || gp->ino != p->file_ino)
 			follow(g, p, gp, env);
-		report(g, p, gp);
+		report(g, p, gp, env);
 	}
 	g->gen = gen;
 	for (size_t i = g->pods.n; i-- > 0;)
