@@ -6,6 +6,7 @@
 # machine's apt configuration, lists and package database are never
 # touched, and apt checks every file against the signed archive index as
 # for any package. Needs $work, $codename and say().
+# shellcheck disable=SC2154 # $work and $codename are the sourcing script's
 list='' parts=''
 eval "$(apt-config shell list Dir::Etc::sourcelist/f parts Dir::Etc::sourceparts/d)"
 

@@ -10,7 +10,7 @@
 # through a private apt state (deploy/apt-private.sh), configured for what
 # the agent uses and nothing else: HTTP(S) over OpenSSL (Debian's
 # libssl.a/libcrypto.a), no other protocol, no compression, no IDN, no
-# proxy-side auth libraries, no default CA path (the agent always names
+# proxy-side auth libraries, no .netrc, no default CA path (the agent always names
 # the ServiceAccount's CA). Needs: apt, dpkg-dev (dpkg-source), gcc, make,
 # libssl-dev.
 set -euo pipefail
@@ -49,7 +49,7 @@ cd "$src/tree"
 	--disable-ldap --disable-ldaps --disable-rtsp --disable-dict --disable-telnet --disable-tftp \
 	--disable-pop3 --disable-imap --disable-smb --disable-smtp --disable-gopher --disable-mqtt \
 	--disable-ftp --disable-file --disable-manual --disable-ntlm --disable-alt-svc --disable-hsts \
-	--disable-unix-sockets --disable-cookies --without-ca-bundle --without-ca-path --without-ca-fallback \
+	--disable-unix-sockets --disable-cookies --disable-netrc --without-ca-bundle --without-ca-path --without-ca-fallback \
 	--disable-threaded-resolver --disable-ares CC="${CC:-cc}" CFLAGS="-O2 -fPIE" >/dev/null
 make --quiet -C lib >/dev/null
 cp lib/.libs/libcurl.a "$out"

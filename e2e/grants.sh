@@ -138,7 +138,6 @@ within 5000 node_exec "$NPROBE" tcp "$STRANGER4" "$STRANGER_PORT" 200 >/dev/null
 
 t_check "the fake API serves (TLS, the test CA)" api_start
 t_check "the agent starts, watching the fake API" agent_start
-[[ -z ${GRANTS_DEBUG:-} ]] || trap "cp -r $W_TMP/log /tmp/grants-debug-log; world_down" EXIT
 timed "readyz: the watch is current" 5000 readyz_says "ok kube: the watch"
 # Warm pods, as a pool makes them: created without the session's grants.
 pod_add warm >/dev/null

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-
 bool ng_grantplan_same(const char *a, const char *b)
 {
 	return (!a && !b) || (a && b && !strcmp(a, b));

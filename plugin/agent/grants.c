@@ -17,9 +17,9 @@
 /* What the grants keep of each pod, by record key. */
 struct gpod {
 	char key[256];
-	uint64_t ino;      /* the record file `recorded` was read from */
-	char *recorded;    /* its grant annotation (NULL: none) */
-	bool refused_set;  /* `refused` was refused: not tried again */
+	uint64_t ino;     /* the record file `recorded` was read from */
+	char *recorded;   /* its grant annotation (NULL: none) */
+	bool refused_set; /* `refused` was refused: not tried again */
 	char *refused;
 	bool unreadable_said, refused_said, enforced_said;
 	int cond;   /* -1 not posted, 0 False, 1 True */
@@ -138,10 +138,10 @@ static void refuse(struct ng_grants *g, struct ng_opod *p, struct gpod *gp, cons
 	free(gp->refused);
 	gp->refused = dup_or_null(egress);
 	gp->refused_set = !egress || gp->refused;
-	ng_opod_log("warning", "grant_refused", p, "the API's grants are refused (code %d), the pod keeps its own: %s",
-		    err->code, err->msg);
-	event(g, p, gp, true, "NetguardGrantRefused", "grant refused (code %d), the pod keeps its current grants: %s",
-	      err->code, err->msg);
+	ng_opod_log("warning", "grant_refused", p,
+		    "the API's grants are refused (code %d), the pod keeps its own: %s", err->code, err->msg);
+	event(g, p, gp, true, "NetguardGrantRefused",
+	      "grant refused (code %d), the pod keeps its current grants: %s", err->code, err->msg);
 }
 
 static void replan(struct ng_grants *g, struct ng_opod *p, struct gpod *gp, const struct ng_opod_env *env,
@@ -188,13 +188,15 @@ static void replan(struct ng_grants *g, struct ng_opod *p, struct gpod *gp, cons
 	if (apply_pod(p, env, &r, &err) < 0) {
 		atomic_fetch_add(&g->failed, 1);
 		ng_opod_log("error", "grant_apply_failed", p, "%s", err.msg);
-		event(g, p, gp, true, "NetguardGrantApplyFailed", "applying the new grants failed: %s", err.msg);
+		event(g, p, gp, true, "NetguardGrantApplyFailed", "applying the new grants failed: %s",
+		      err.msg);
 		goto out;
 	}
 	/* The record follows (a restarted agent and CHECK read it); a new
 	 * nonce: the learner takes the pod on again, with its new names. */
 	if (ng_record_new_nonce(&r, &err) < 0 || ng_record_write(env->state_dir, &r, false, &err) < 0)
-		ng_opod_log("error", "grant_record", p, "the new grants are applied but not recorded: %s", err.msg);
+		ng_opod_log("error", "grant_record", p, "the new grants are applied but not recorded: %s",
+			    err.msg);
 	free(gp->recorded);
 	gp->recorded = dup_or_null(egress);
 	gp->refused_set = false;
@@ -203,7 +205,8 @@ static void replan(struct ng_grants *g, struct ng_opod *p, struct gpod *gp, cons
 		struct ng_grantcut gc = {&removed, &now.pp.policy};
 
 		if (ng_ct_cut(&p->nl, ng_grantplan_cuts, &gc, &cut, &err) < 0)
-			ng_opod_log("error", "grant_cut_failed", p, "live flows of withdrawn grants: %s", err.msg);
+			ng_opod_log("error", "grant_cut_failed", p, "live flows of withdrawn grants: %s",
+				    err.msg);
 		atomic_fetch_add(&g->cut, cut);
 	}
 	/* The watch compares with the new policy from now on. */
@@ -216,8 +219,8 @@ static void replan(struct ng_grants *g, struct ng_opod *p, struct gpod *gp, cons
 	atomic_fetch_add(&g->applied, 1);
 	ng_grantplan_list(&now.pp.ann.grants, now_list, sizeof(now_list));
 	ng_grantplan_list(&removed, gone_list, sizeof(gone_list));
-	ng_opod_log("info", "grants_updated", p, "grants now: %s; withdrawn: %s (%u live flow(s) cut)", now_list,
-		    gone_list, cut);
+	ng_opod_log("info", "grants_updated", p, "grants now: %s; withdrawn: %s (%u live flow(s) cut)",
+		    now_list, gone_list, cut);
 	event(g, p, gp, false, "NetguardGrantsUpdated", "grants now: %s; withdrawn: %s (%u live flow(s) cut)",
 	      now_list, gone_list, cut);
 out:
@@ -268,10 +271,12 @@ static void report(struct ng_grants *g, struct ng_opod *p, struct gpod *gp, cons
 		gp->repairs_seen = v->repairs;
 	}
 	if (v->drift_events > gp->drift_seen)
-		event(g, p, gp, true, "NetguardDrift", "the pod's tables were changed by someone else%s%.300s",
-		      v->diff[0] ? ": " : "", v->diff);
+		event(g, p, gp, true, "NetguardDrift",
+		      "the pod's tables were changed by someone else%s%.300s", v->diff[0] ? ": " : "",
+		      v->diff);
 	if (v->repairs > gp->repairs_seen)
-		event(g, p, gp, false, "NetguardRepaired", "the recorded policy was re-applied (one transaction)");
+		event(g, p, gp, false, "NetguardRepaired",
+		      "the recorded policy was re-applied (one transaction)");
 	gp->drift_seen = v->drift_events;
 	gp->repairs_seen = v->repairs;
 	if (!v->checked && !v->read_error[0])
@@ -286,14 +291,19 @@ static void report(struct ng_grants *g, struct ng_opod *p, struct gpod *gp, cons
 		 * manager waits for the condition to name its session's grants
 		 * (or none) before it hands the pod on (README "Per-session
 		 * grants"). */
-		snprintf(msg, sizeof(msg), "both sides of the pod's policy verified (CHECK passed); grants: %s",
+		snprintf(msg, sizeof(msg),
+			 "both sides of the pod's policy verified (CHECK passed); grants: %s",
 			 gp->recorded ? gp->recorded : "none");
 		ng_kube_condition(g->kube, p->d.pod.ns, p->d.pod.name, ok, ok ? "Enforced" : "NotEnforced",
-				  ok ? msg : (v->diff[0] ? v->diff : v->read_error[0] ? v->read_error : "CHECK failed"));
+				  ok ? msg
+				     : (v->diff[0]         ? v->diff
+					: v->read_error[0] ? v->read_error
+							   : "CHECK failed"));
 		gp->cond = ok;
 	}
 	if (ok && !gp->enforced_said) {
-		event(g, p, gp, false, "NetguardEnforced", "both sides of the pod's policy verified (CHECK passed)");
+		event(g, p, gp, false, "NetguardEnforced",
+		      "both sides of the pod's policy verified (CHECK passed)");
 		gp->enforced_said = true;
 	}
 }
@@ -315,10 +325,11 @@ void ng_grants_run(struct ng_grants *g, struct ng_opod *const *pods, size_t n, c
 		if (!gp)
 			continue;
 		gp->seen = true;
-		if (p->d.refused_file || !strcmp(p->d.decision, "refused") || !strcmp(p->d.decision, "error")) {
+		if (p->d.refused_file || !strcmp(p->d.decision, "refused") ||
+		    !strcmp(p->d.decision, "error")) {
 			if (!gp->refused_said && p->d.pod.ns[0] && p->d.pod.name[0])
-				ng_kube_event(g->kube, p->d.pod.ns, p->d.pod.name, NULL, true, "NetguardRefused",
-					      p->d.reason);
+				ng_kube_event(g->kube, p->d.pod.ns, p->d.pod.name, NULL, true,
+					      "NetguardRefused", p->d.reason);
 			gp->refused_said = true;
 			continue;
 		}
@@ -341,15 +352,17 @@ void ng_grants_metrics(struct ng_grants *g, FILE *out)
 {
 	if (!g || !g->kube)
 		return;
-	fprintf(out, "# HELP netguard_agent_grant_changes_total Grant changes read from the API, by outcome.\n"
-		     "# TYPE netguard_agent_grant_changes_total counter\n"
-		     "netguard_agent_grant_changes_total{outcome=\"applied\"} %llu\n"
-		     "netguard_agent_grant_changes_total{outcome=\"refused\"} %llu\n"
-		     "netguard_agent_grant_changes_total{outcome=\"failed\"} %llu\n",
+	fprintf(out,
+		"# HELP netguard_agent_grant_changes_total Grant changes read from the API, by outcome.\n"
+		"# TYPE netguard_agent_grant_changes_total counter\n"
+		"netguard_agent_grant_changes_total{outcome=\"applied\"} %llu\n"
+		"netguard_agent_grant_changes_total{outcome=\"refused\"} %llu\n"
+		"netguard_agent_grant_changes_total{outcome=\"failed\"} %llu\n",
 		(unsigned long long)atomic_load(&g->applied), (unsigned long long)atomic_load(&g->refused),
 		(unsigned long long)atomic_load(&g->failed));
-	fprintf(out, "# HELP netguard_agent_grant_flows_cut_total Live flows of withdrawn grants deleted from "
-		     "conntrack.\n# TYPE netguard_agent_grant_flows_cut_total counter\n"
-		     "netguard_agent_grant_flows_cut_total %llu\n",
+	fprintf(out,
+		"# HELP netguard_agent_grant_flows_cut_total Live flows of withdrawn grants deleted from "
+		"conntrack.\n# TYPE netguard_agent_grant_flows_cut_total counter\n"
+		"netguard_agent_grant_flows_cut_total %llu\n",
 		(unsigned long long)atomic_load(&g->cut));
 }

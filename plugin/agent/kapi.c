@@ -170,7 +170,8 @@ static int prepare(struct ng_kapi *k, const char *path, const char *ctype, struc
 
 static int failed(struct ng_kapi *k, CURLcode rc, struct ng_err *err)
 {
-	return ng_fail(err, NG_E_TRY_AGAIN, "%s: %.300s", k->c.url, k->errbuf[0] ? k->errbuf : curl_easy_strerror(rc));
+	return ng_fail(err, NG_E_TRY_AGAIN, "%s: %.300s", k->c.url,
+		       k->errbuf[0] ? k->errbuf : curl_easy_strerror(rc));
 }
 
 int ng_kapi_call(struct ng_kapi *k, const char *method, const char *path, const char *ctype, const char *body,
@@ -200,8 +201,8 @@ int ng_kapi_call(struct ng_kapi *k, const char *method, const char *path, const 
 	if (rc != CURLE_OK) {
 		free(b.p);
 		if (b.over)
-			return ng_fail(err, NG_E_DECODE, "%s%.200s: the response is over %zu bytes", k->c.url, path,
-				       NG_KAPI_BODY_MAX);
+			return ng_fail(err, NG_E_DECODE, "%s%.200s: the response is over %zu bytes", k->c.url,
+				       path, NG_KAPI_BODY_MAX);
 		return failed(k, rc, err);
 	}
 	curl_easy_getinfo(k->h, CURLINFO_RESPONSE_CODE, status);

@@ -21,7 +21,7 @@
 #define NG_KAPI_TIMEOUT_MS 15000              /* a request, not a watch */
 
 struct ng_kapi_config {
-	char url[512];   /* https://host:port, no trailing slash */
+	char url[512];    /* https://host:port, no trailing slash */
 	char token[4096]; /* path of the token file */
 	char ca[4096];    /* path of the CA bundle */
 };

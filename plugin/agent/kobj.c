@@ -56,12 +56,13 @@ json_t *ng_kobj_event(const struct ng_kobj_pod *pod, const char *type, const cha
 		json_decref(inv);
 		return NULL;
 	}
-	return json_pack("{s:s, s:s, s:{s:s, s:s}, s:o, s:s, s:s, s:s, s:{s:s, s:s}, s:s, s:s, s:s, s:s, s:i}",
-			 "apiVersion", "v1", "kind", "Event", "metadata", "generateName", gen, "namespace",
-			 pod->ns, "involvedObject", inv, "type", type, "reason", reason, "message", clean,
-			 "source", "component", NG_KOBJ_COMPONENT, "host", node ? node : "", "reportingComponent",
-			 NG_KOBJ_COMPONENT, "reportingInstance", node ? node : "", "firstTimestamp", ts,
-			 "lastTimestamp", ts, "count", 1);
+	return json_pack(
+		"{s:s, s:s, s:{s:s, s:s}, s:o, s:s, s:s, s:s, s:{s:s, s:s}, s:s, s:s, s:s, s:s, s:i}",
+		"apiVersion", "v1", "kind", "Event", "metadata", "generateName", gen, "namespace", pod->ns,
+		"involvedObject", inv, "type", type, "reason", reason, "message", clean, "source",
+		"component", NG_KOBJ_COMPONENT, "host", node ? node : "", "reportingComponent",
+		NG_KOBJ_COMPONENT, "reportingInstance", node ? node : "", "firstTimestamp", ts,
+		"lastTimestamp", ts, "count", 1);
 }
 
 json_t *ng_kobj_condition_patch(bool status, const char *reason, const char *msg, int64_t now_ms)

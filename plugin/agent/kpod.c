@@ -13,7 +13,8 @@ static bool str_field(const json_t *obj, const char *key, char *buf, size_t len)
 {
 	const json_t *v = json_object_get(obj, key);
 
-	if (!json_is_string(v) || json_string_length(v) >= len || strlen(json_string_value(v)) != json_string_length(v))
+	if (!json_is_string(v) || json_string_length(v) >= len ||
+	    strlen(json_string_value(v)) != json_string_length(v))
 		return false;
 	memcpy(buf, json_string_value(v), json_string_length(v) + 1);
 	return true;
@@ -35,7 +36,8 @@ static bool declares_gate(const json_t *spec)
 
 int ng_kpod_from_json(const json_t *obj, struct ng_kpod *out, struct ng_err *err)
 {
-	const json_t *meta = json_object_get(obj, "metadata"), *ann, *eg, *spec = json_object_get(obj, "spec");
+	const json_t *meta = json_object_get(obj, "metadata"), *ann, *eg,
+		     *spec = json_object_get(obj, "spec");
 	const char *k;
 	const json_t *v;
 
@@ -89,8 +91,8 @@ void ng_kpod_vec_free(ng_kpod_vec *v)
 	ng_vec_free(v);
 }
 
-int ng_kpod_list_parse(const char *buf, size_t len, ng_kpod_vec *out, char rv[NG_KPOD_RV_MAX], size_t *skipped,
-		       struct ng_err *err)
+int ng_kpod_list_parse(const char *buf, size_t len, ng_kpod_vec *out, char rv[NG_KPOD_RV_MAX],
+		       size_t *skipped, struct ng_err *err)
 {
 	json_error_t je;
 	json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je), *items, *it;
@@ -100,8 +102,8 @@ int ng_kpod_list_parse(const char *buf, size_t len, ng_kpod_vec *out, char rv[NG
 	rv[0] = '\0';
 	if (!json_is_object(root)) {
 		json_decref(root);
-		return ng_fail(err, NG_E_DECODE, "the pod list is not a JSON object%s%.100s", root ? "" : ": ",
-			       root ? "" : je.text);
+		return ng_fail(err, NG_E_DECODE, "the pod list is not a JSON object%s%.100s",
+			       root ? "" : ": ", root ? "" : je.text);
 	}
 	items = json_object_get(root, "items");
 	if (!str_field(json_object_get(root, "metadata"), "resourceVersion", rv, NG_KPOD_RV_MAX) || !rv[0] ||

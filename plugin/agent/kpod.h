@@ -50,8 +50,8 @@ void ng_kpod_free(struct ng_kpod *p);
 
 /* A list response (PodList): its pods and metadata.resourceVersion. A pod
  * item that does not parse is skipped and counted in *skipped. */
-int ng_kpod_list_parse(const char *buf, size_t len, ng_kpod_vec *out, char rv[NG_KPOD_RV_MAX], size_t *skipped,
-		       struct ng_err *err);
+int ng_kpod_list_parse(const char *buf, size_t len, ng_kpod_vec *out, char rv[NG_KPOD_RV_MAX],
+		       size_t *skipped, struct ng_err *err);
 void ng_kpod_vec_free(ng_kpod_vec *v);
 
 /* One line of a watch stream. 0, or -1 with err (not JSON, unknown type,

@@ -58,8 +58,8 @@ static bool send_one(struct ng_kapi *k, const struct ng_kpost *p, const struct i
 {
 	struct ng_kobj_pod pod = {it->ns, it->name, it->uid};
 	json_t *body = it->condition ? ng_kobj_condition_patch(it->status, it->reason, it->msg, ng_wall_ms())
-				     : ng_kobj_event(&pod, it->warning ? "Warning" : "Normal", it->reason, it->msg,
-						     p->node, ng_wall_ms());
+				     : ng_kobj_event(&pod, it->warning ? "Warning" : "Normal", it->reason,
+						     it->msg, p->node, ng_wall_ms());
 	char path[2000], *text = body ? json_dumps(body, JSON_COMPACT) : NULL, *resp = NULL;
 	struct ng_err err = {0};
 	size_t rlen;
@@ -71,8 +71,8 @@ static bool send_one(struct ng_kapi *k, const struct ng_kpost *p, const struct i
 		return false;
 	path_of(it, path, sizeof(path));
 	rc = ng_kapi_call(k, it->condition ? "PATCH" : "POST", path,
-			  it->condition ? "application/strategic-merge-patch+json" : "application/json", text, &status,
-			  &resp, &rlen, &err);
+			  it->condition ? "application/strategic-merge-patch+json" : "application/json", text,
+			  &status, &resp, &rlen, &err);
 	free(text);
 	if (rc == 0 && (status / 100 == 2 || (it->condition && status == 404))) {
 		free(resp);
@@ -155,7 +155,8 @@ static void *thread_main(void *data)
 	return NULL;
 }
 
-int ng_kpost_start(const struct ng_kapi_config *api, const char *node, struct ng_kpost **out, struct ng_err *err)
+int ng_kpost_start(const struct ng_kapi_config *api, const char *node, struct ng_kpost **out,
+		   struct ng_err *err)
 {
 	struct ng_kpost *p = calloc(1, sizeof(*p));
 

@@ -25,7 +25,8 @@ struct ng_kpost_counts {
 
 struct ng_kpost;
 
-int ng_kpost_start(const struct ng_kapi_config *api, const char *node, struct ng_kpost **out, struct ng_err *err);
+int ng_kpost_start(const struct ng_kapi_config *api, const char *node, struct ng_kpost **out,
+		   struct ng_err *err);
 void ng_kpost_stop(struct ng_kpost *p);
 
 void ng_kpost_event(struct ng_kpost *p, const char *ns, const char *name, const char *uid, bool warning,

@@ -130,8 +130,8 @@ static int list(struct ng_kube *k, struct ng_kapi *api)
 	k->st.lists++;
 	k->st.listed = true;
 	pthread_mutex_unlock(&k->mu);
-	ng_alog("info", "kube_listed", NULL, NULL, "%zu pod(s) of node %s at resourceVersion %s%s", k->st.pods,
-		k->c.node, k->rv, skipped ? " (some items unreadable, skipped)" : "");
+	ng_alog("info", "kube_listed", NULL, NULL, "%zu pod(s) of node %s at resourceVersion %s%s",
+		k->st.pods, k->c.node, k->rv, skipped ? " (some items unreadable, skipped)" : "");
 	wake(k);
 	return 0;
 }
@@ -227,8 +227,9 @@ static void *thread_main(void *data)
 		}
 		pods_query(k, base, sizeof(base));
 		ng_kapi_escape(k->rv, rv, sizeof(rv));
-		snprintf(path, sizeof(path), "%s&watch=1&allowWatchBookmarks=true&resourceVersion=%s&timeoutSeconds=%d",
-			 base, rv, NG_KUBE_WATCH_S);
+		snprintf(path, sizeof(path),
+			 "%s&watch=1&allowWatchBookmarks=true&resourceVersion=%s&timeoutSeconds=%d", base, rv,
+			 NG_KUBE_WATCH_S);
 		rc = ng_kapi_watch(api, path, on_line, &w, &k->stop, NG_KUBE_STALL_S, &status, &err);
 		pthread_mutex_lock(&k->mu);
 		if (k->st.connected || !k->down_ms)
@@ -238,8 +239,8 @@ static void *thread_main(void *data)
 		if (atomic_load(&k->stop))
 			break;
 		if (w.gone) {
-			ng_alog("info", "kube_relist", NULL, NULL, "resourceVersion %s expired (410 Gone): listing again",
-				k->rv);
+			ng_alog("info", "kube_relist", NULL, NULL,
+				"resourceVersion %s expired (410 Gone): listing again", k->rv);
 			need_list = true;
 			continue;
 		}
@@ -402,27 +403,31 @@ void ng_kube_metrics(struct ng_kube *k, FILE *out)
 
 	if (k)
 		ng_kube_status(k, &s);
-	fprintf(out, "# HELP netguard_agent_kube_watch_up 1 when the watch of the node's pods is current "
-		     "(0: stale or off).\n# TYPE netguard_agent_kube_watch_up gauge\n"
-		     "netguard_agent_kube_watch_up %d\n",
+	fprintf(out,
+		"# HELP netguard_agent_kube_watch_up 1 when the watch of the node's pods is current "
+		"(0: stale or off).\n# TYPE netguard_agent_kube_watch_up gauge\n"
+		"netguard_agent_kube_watch_up %d\n",
 		k && !s.stale);
-	fprintf(out, "# HELP netguard_agent_kube_watch_stale_seconds How long the watch has not been current.\n"
-		     "# TYPE netguard_agent_kube_watch_stale_seconds gauge\n"
-		     "netguard_agent_kube_watch_stale_seconds %lld\n",
+	fprintf(out,
+		"# HELP netguard_agent_kube_watch_stale_seconds How long the watch has not been current.\n"
+		"# TYPE netguard_agent_kube_watch_stale_seconds gauge\n"
+		"netguard_agent_kube_watch_stale_seconds %lld\n",
 		(long long)(s.stale_ms / 1000));
-	fprintf(out, "# HELP netguard_agent_kube_requests_total Requests to the API by kind.\n"
-		     "# TYPE netguard_agent_kube_requests_total counter\n"
-		     "netguard_agent_kube_requests_total{kind=\"list\"} %llu\n"
-		     "netguard_agent_kube_requests_total{kind=\"watch\"} %llu\n"
-		     "netguard_agent_kube_requests_total{kind=\"post\"} %llu\n",
+	fprintf(out,
+		"# HELP netguard_agent_kube_requests_total Requests to the API by kind.\n"
+		"# TYPE netguard_agent_kube_requests_total counter\n"
+		"netguard_agent_kube_requests_total{kind=\"list\"} %llu\n"
+		"netguard_agent_kube_requests_total{kind=\"watch\"} %llu\n"
+		"netguard_agent_kube_requests_total{kind=\"post\"} %llu\n",
 		(unsigned long long)s.lists, (unsigned long long)s.watches, (unsigned long long)s.posted);
-	fprintf(out, "# HELP netguard_agent_kube_errors_total Failures by kind (watch: list or watch failed; "
-		     "post: an event or condition not taken; dropped: queue full; rate_limited: spam filter).\n"
-		     "# TYPE netguard_agent_kube_errors_total counter\n"
-		     "netguard_agent_kube_errors_total{kind=\"watch\"} %llu\n"
-		     "netguard_agent_kube_errors_total{kind=\"post\"} %llu\n"
-		     "netguard_agent_kube_errors_total{kind=\"dropped\"} %llu\n"
-		     "netguard_agent_kube_errors_total{kind=\"rate_limited\"} %llu\n",
-		(unsigned long long)s.errors, (unsigned long long)s.post_errors, (unsigned long long)s.post_dropped,
-		(unsigned long long)s.rate_limited);
+	fprintf(out,
+		"# HELP netguard_agent_kube_errors_total Failures by kind (watch: list or watch failed; "
+		"post: an event or condition not taken; dropped: queue full; rate_limited: spam filter).\n"
+		"# TYPE netguard_agent_kube_errors_total counter\n"
+		"netguard_agent_kube_errors_total{kind=\"watch\"} %llu\n"
+		"netguard_agent_kube_errors_total{kind=\"post\"} %llu\n"
+		"netguard_agent_kube_errors_total{kind=\"dropped\"} %llu\n"
+		"netguard_agent_kube_errors_total{kind=\"rate_limited\"} %llu\n",
+		(unsigned long long)s.errors, (unsigned long long)s.post_errors,
+		(unsigned long long)s.post_dropped, (unsigned long long)s.rate_limited);
 }

@@ -42,9 +42,9 @@ struct ng_kube_config {
 
 struct ng_kube_status {
 	bool enabled;
-	bool listed;    /* a list was read since the agent started */
-	bool connected; /* the watch stream is open */
-	bool stale;     /* not current (see NG_KUBE_STALE_MS) */
+	bool listed;      /* a list was read since the agent started */
+	bool connected;   /* the watch stream is open */
+	bool stale;       /* not current (see NG_KUBE_STALE_MS) */
 	int64_t stale_ms; /* how long not current */
 	uint64_t lists, watches, errors, events_seen, pods;
 	uint64_t posted, post_errors, post_dropped, rate_limited;

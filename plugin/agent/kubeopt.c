@@ -66,8 +66,9 @@ int ng_kubeopt_start(const struct ng_kubeopt *o, struct ng_kube **out)
 		curl_global_cleanup();
 		return -1;
 	}
-	ng_alog("info", "kube_start", NULL, NULL, "watching the pods of node %s at %s (grants follow their %s)",
-		c.node, c.api.url, "netguard.boxxkite.io/egress annotation");
+	ng_alog("info", "kube_start", NULL, NULL,
+		"watching the pods of node %s at %s (grants follow their %s)", c.node, c.api.url,
+		"netguard.boxxkite.io/egress annotation");
 	return 0;
 }
 

@@ -10,10 +10,10 @@
 
 enum { NG_KUBEOPT_API = 0x1000, NG_KUBEOPT_TOKEN, NG_KUBEOPT_CA, NG_KUBEOPT_NODE };
 
-#define NG_KUBEOPT_USAGE                                                                                   \
+#define NG_KUBEOPT_USAGE                                                                                    \
 	"  --kube-api        the Kubernetes API (https://HOST:PORT) whose pod annotations grant\n"          \
-	"                    per-session egress and which gets Events and the pod condition\n"             \
-	"                    netguard.boxxkite.io/enforced (default: in-cluster when\n"                    \
+	"                    per-session egress and which gets Events and the pod condition\n"              \
+	"                    netguard.boxxkite.io/enforced (default: in-cluster when\n"                     \
 	"                    KUBERNETES_SERVICE_HOST is set; off: none)\n"                                  \
 	"  --kube-token      its bearer token file (default: the ServiceAccount's; re-read each request)\n" \
 	"  --kube-ca         its CA bundle (default: the ServiceAccount's)\n"                               \

@@ -31,7 +31,7 @@
  * copies of the whole node. */
 #define PUBLISH_MS 500
 /* poll slots before the pods': stop, the directory, the node's events, the API's changes */
-#define NFIXED 4
+#define NFIXED     4
 
 struct ng_ops {
 	struct ng_ops_config cfg;
@@ -40,7 +40,7 @@ struct ng_ops {
 	int stop_fd, relearn_fd, inotify_fd, node_ev_fd;
 	struct ng_nl node_nl;
 	bool node_nl_open;
-	struct ng_opod_env env; /* what each pod's work is given */
+	struct ng_opod_env env;   /* what each pod's work is given */
 	struct ng_grants *grants; /* grants from the API, events, the condition (agent/grants.h) */
 	ng_opod_vec pods;
 	struct ng_invfold fold;

@@ -29,7 +29,8 @@ static int recorded_grants(struct inv *v)
 	snprintf(path, sizeof(path), "%s/" NG_PODS_DIR "/%s.json", v->cfg.state_dir, key);
 	if (ng_record_read(path, &r, &e) < 0)
 		return 0;
-	if (!strcmp(r.decision, "enforced") && r.conf && ng_recgrants_set(v->root, ng_recgrants_get(r.conf)) < 0)
+	if (!strcmp(r.decision, "enforced") && r.conf &&
+	    ng_recgrants_set(v->root, ng_recgrants_get(r.conf)) < 0)
 		rc = ng_fail(&v->err, NG_E_INTERNAL, "out of memory");
 	ng_record_free(&r);
 	return rc;

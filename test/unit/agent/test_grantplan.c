@@ -15,11 +15,13 @@
 static void record(struct ng_record *r, const char *egress)
 {
 	struct ng_err err = {0};
-	json_t *prev = tu_json("{\"cniVersion\":\"1.0.0\",\"interfaces\":[{\"name\":\"eth0\",\"sandbox\":\"/run/netns/x\"}],"
-			       "\"ips\":[{\"address\":\"10.244.1.5/24\",\"gateway\":\"10.244.1.1\",\"interface\":0}]}");
+	json_t *prev = tu_json(
+		"{\"cniVersion\":\"1.0.0\",\"interfaces\":[{\"name\":\"eth0\",\"sandbox\":\"/run/netns/x\"}],"
+		"\"ips\":[{\"address\":\"10.244.1.5/24\",\"gateway\":\"10.244.1.1\",\"interface\":0}]}");
 
 	memset(r, 0, sizeof(*r));
-	assert_int_equal(ng_podref_set(&r->pod, "sandboxes", "w1", "abc123", "eth0", "/run/netns/x", &err), 0);
+	assert_int_equal(ng_podref_set(&r->pod, "sandboxes", "w1", "abc123", "eth0", "/run/netns/x", &err),
+			 0);
 	snprintf(r->key, sizeof(r->key), "abc123@eth0");
 	snprintf(r->decision, sizeof(r->decision), "enforced");
 	r->have_link = true;
@@ -83,11 +85,11 @@ static void test_replan_as_add(void **state)
 	replan("10.50.0.9:443", 0, 0);
 	replan(NULL, 0, 0);
 	replan("10.50.0.9:443,api.example.com:443", 0, 0);
-	replan("10.50.0.9:8443", -1, NG_E_ENVELOPE);     /* port outside */
-	replan("192.168.1.1:443", -1, NG_E_ENVELOPE);    /* address outside */
-	replan("evil.test:443", -1, NG_E_ENVELOPE);      /* name outside */
-	replan("0.0.0.0/0:443", -1, NG_E_ENVELOPE);      /* never widened */
-	replan("10.50.0.9", -1, NG_E_ANNOTATION);        /* no port */
+	replan("10.50.0.9:8443", -1, NG_E_ENVELOPE);  /* port outside */
+	replan("192.168.1.1:443", -1, NG_E_ENVELOPE); /* address outside */
+	replan("evil.test:443", -1, NG_E_ENVELOPE);   /* name outside */
+	replan("0.0.0.0/0:443", -1, NG_E_ENVELOPE);   /* never widened */
+	replan("10.50.0.9", -1, NG_E_ANNOTATION);     /* no port */
 	replan("tcp://10.50.0.9:443,,", -1, NG_E_ANNOTATION);
 }
 

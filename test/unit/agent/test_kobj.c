@@ -23,7 +23,8 @@ static const char *str(const json_t *o, const char *path)
 static void test_event(void **state)
 {
 	struct ng_kobj_pod pod = {"sandboxes", "w1", "u-1"};
-	json_t *e = ng_kobj_event(&pod, "Warning", "NetguardGrantRefused", "outside\nthe envelope", "node-1", T_MS);
+	json_t *e = ng_kobj_event(&pod, "Warning", "NetguardGrantRefused", "outside\nthe envelope", "node-1",
+				  T_MS);
 
 	(void)state;
 	assert_non_null(e);
@@ -86,7 +87,9 @@ static void test_clean(void **state)
 	in[NG_KOBJ_MSG_MAX] = (char)0xa9;
 	ng_kobj_clean(in, out, sizeof(out));
 	assert_int_equal(strlen(out), NG_KOBJ_MSG_MAX - 1);
-	ng_kobj_clean("a\tb\x7f" "c", out, sizeof(out));
+	ng_kobj_clean("a\tb\x7f"
+		      "c",
+		      out, sizeof(out));
 	assert_string_equal(out, "a b c");
 	ng_kobj_clean("short", out, 4);
 	assert_string_equal(out, "sho");

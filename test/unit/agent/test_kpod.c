@@ -5,9 +5,9 @@
 #include "agent/kpod.h"
 #include "policy/annotations.h"
 
-#define POD(ann) \
-	"{\"metadata\":{\"name\":\"w1\",\"namespace\":\"sandboxes\",\"uid\":\"u-1\",\"resourceVersion\":\"42\"" ann \
-	"},\"spec\":{\"nodeName\":\"node-1\",\"readinessGates\":[{\"conditionType\":\"x\"},"              \
+#define POD(ann)                                                                                          \
+	"{\"metadata\":{\"name\":\"w1\",\"namespace\":\"sandboxes\",\"uid\":\"u-1\",\"resourceVersion\":" \
+	"\"42\"" ann "},\"spec\":{\"nodeName\":\"node-1\",\"readinessGates\":[{\"conditionType\":\"x\"}," \
 	"{\"conditionType\":\"netguard.boxxkite.io/enforced\"}]}}"
 
 static void parse_pod(const char *text, struct ng_kpod *p, int want)
@@ -24,7 +24,8 @@ static void test_pod_fields(void **state)
 	struct ng_kpod p;
 
 	(void)state;
-	parse_pod(POD(",\"annotations\":{\"netguard.boxxkite.io/egress\":\"10.1.2.3:443\",\"a\":\"b\"}"), &p, 0);
+	parse_pod(POD(",\"annotations\":{\"netguard.boxxkite.io/egress\":\"10.1.2.3:443\",\"a\":\"b\"}"), &p,
+		  0);
 	assert_string_equal(p.ns, "sandboxes");
 	assert_string_equal(p.name, "w1");
 	assert_string_equal(p.uid, "u-1");
@@ -70,8 +71,12 @@ static void test_pod_unreadable(void **state)
 static void test_pod_refused(void **state)
 {
 	static const char *const bad[] = {
-		"[]", "{}", "{\"metadata\":5}", "{\"metadata\":{\"name\":\"a\"}}",
-		"{\"metadata\":{\"namespace\":\"a\"}}", "{\"metadata\":{\"name\":\"\",\"namespace\":\"a\"}}",
+		"[]",
+		"{}",
+		"{\"metadata\":5}",
+		"{\"metadata\":{\"name\":\"a\"}}",
+		"{\"metadata\":{\"namespace\":\"a\"}}",
+		"{\"metadata\":{\"name\":\"\",\"namespace\":\"a\"}}",
 		"{\"metadata\":{\"name\":5,\"namespace\":\"a\"}}",
 	};
 	struct ng_kpod p;
@@ -90,8 +95,9 @@ static void test_pod_refused(void **state)
 
 static void test_list(void **state)
 {
-	const char *text = "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"777\"},\"items\":[" POD("") ","
-			   "{\"metadata\":{}}," POD(",\"annotations\":{\"netguard.boxxkite.io/egress\":\"x\"}") "]}";
+	const char *text = "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"777\"},\"items\":[" POD(
+		"") ","
+		    "{\"metadata\":{}}," POD(",\"annotations\":{\"netguard.boxxkite.io/egress\":\"x\"}") "]}";
 	ng_kpod_vec v = {0};
 	char rv[NG_KPOD_RV_MAX];
 	size_t skipped;
@@ -124,7 +130,8 @@ static void test_watch_lines(void **state)
 	struct ng_kwatch_event e;
 
 	(void)state;
-	watch("{\"type\":\"MODIFIED\",\"object\":" POD(",\"annotations\":{\"netguard.boxxkite.io/egress\":\"a:1\"}") "}",
+	watch("{\"type\":\"MODIFIED\",\"object\":" POD(
+		      ",\"annotations\":{\"netguard.boxxkite.io/egress\":\"a:1\"}") "}",
 	      &e, 0);
 	assert_int_equal(e.type, NG_KW_MODIFIED);
 	assert_string_equal(e.pod.egress, "a:1");
@@ -136,11 +143,14 @@ static void test_watch_lines(void **state)
 	watch("{\"type\":\"DELETED\",\"object\":" POD("") "}", &e, 0);
 	assert_int_equal(e.type, NG_KW_DELETED);
 	ng_kwatch_event_free(&e);
-	watch("{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"resourceVersion\":\"9001\"}}}", &e, 0);
+	watch("{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"resourceVersion\":"
+	      "\"9001\"}}}",
+	      &e, 0);
 	assert_int_equal(e.type, NG_KW_BOOKMARK);
 	assert_string_equal(e.pod.rv, "9001");
 	ng_kwatch_event_free(&e);
-	watch("{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"message\":\"too old\"}}", &e, 0);
+	watch("{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"message\":\"too old\"}}",
+	      &e, 0);
 	assert_int_equal(e.type, NG_KW_ERROR);
 	assert_int_equal(e.code, 410);
 	assert_string_equal(e.message, "too old");
