@@ -77,16 +77,7 @@ agent_start() { # [flags]
 	within 5000 get /healthz
 }
 agent_stop() { bg_stop "$AGENT_PID"; AGENT_PID=''; }
-get() {
-	node_exec "$PY" -c '
-import sys, urllib.request, urllib.error
-try:
-    r = urllib.request.urlopen("http://'"$LISTEN"'" + sys.argv[1], timeout=2)
-    sys.stdout.write(r.read().decode()); sys.exit(0)
-except urllib.error.HTTPError as e:
-    sys.stdout.write(e.read().decode()); sys.exit(1)
-' "$1"
-}
+get() { agent_http "$LISTEN" "$1"; }
 readyz_says() { local b; b=$(get /readyz) || true; [[ $b == *"$1"* ]]; }
 # state_has PYTHON-EXPR: true in the fake API's state `s`.
 state_has() {

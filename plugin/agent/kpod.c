@@ -156,9 +156,11 @@ int ng_kwatch_parse(const char *line, size_t len, struct ng_kwatch_event *out, s
 			rc = 0;
 		}
 	if (rc < 0 || !json_is_object(obj)) {
+		/* The message first: `t` lives in root. */
+		ng_fail(err, NG_E_DECODE, "a watch line with type %.20s%s", t ? t : "(none)",
+			json_is_object(obj) ? "" : " and no object");
 		json_decref(root);
-		return ng_fail(err, NG_E_DECODE, "a watch line with type %.20s%s", t ? t : "(none)",
-			       json_is_object(obj) ? "" : " and no object");
+		return -1;
 	}
 	switch (out->type) {
 	case NG_KW_ERROR: {
