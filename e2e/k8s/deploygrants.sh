@@ -34,7 +34,8 @@ gated_cond() { pod_field "$SB" "$1" '{.status.conditions[?(@.type=="netguard.box
 cond_true() { [ "$(gated_cond "$1")" = True ]; }
 # grant_reach / grant_refused: the grant's listener (tcp://10.30.0.5:443) from warm.
 grant_reach() { kx "$SB" warm sandbox curl -m 2 -sS http://10.30.0.5:443/ 2>&1 | grep -q storage-ok; }
-grant_refused() { kx "$SB" warm sandbox curl -m 2 -sS http://10.30.0.5:443/ 2>&1 | grep -q "Connection refused"; }
+# (-v: curl's own message says "Couldn't connect"; the verbose line names the errno)
+grant_refused() { kx "$SB" warm sandbox curl -m 2 -sSv http://10.30.0.5:443/ 2>&1 | grep -q "Connection refused"; }
 # within_ms MS CMD...: CMD holds within MS ms (tried every 100 ms); sets
 # WITHIN_MS to how long it took.
 within_ms() {
@@ -47,12 +48,20 @@ within_ms() {
 		sleep 0.1
 	done
 }
+# gr_row LABEL RC: one row (assert.sh's counters).
+gr_row() {
+	if [ "$2" = 0 ]; then
+		t_ok && _row "$1" "" PASS && _t_record PASS "$1"
+	else
+		t_bad && _row "$1" "" FAIL && _t_record FAIL "$1"
+	fi
+}
 pod_event() { # POD REASON: kubectl lists the Event
 	k -n "$SB" get events --field-selector "involvedObject.name=$1,reason=$2" -o name 2>/dev/null | grep -q .
 }
 
 dp_grants_rows() {
-	local t0 exec_ms
+	local t0 exec_ms rc
 	warm_pod
 	k apply -f "$W_TMP/warm.yaml" >/dev/null
 	t_check "a warm pod with the readiness gate: condition netguard.boxxkite.io/enforced True" kc_wait 90 cond_true warm
@@ -63,15 +72,15 @@ dp_grants_rows() {
 	kx "$SB" warm sandbox true >/dev/null 2>&1
 	exec_ms=$(($(kc_ms) - t0))
 	k -n "$SB" annotate pod warm netguard.boxxkite.io/egress=tcp://10.30.0.5:443 >/dev/null
-	within_ms $((2000 + exec_ms)) grant_reach
-	t_row "kubectl annotate the grant: reached in $WITHIN_MS ms (bound 2 s + one exec, $exec_ms ms)" "" $?
+	rc=0 && within_ms $((2000 + exec_ms)) grant_reach || rc=$?
+	gr_row "kubectl annotate the grant: reached in $WITHIN_MS ms (bound 2 s + one exec, $exec_ms ms)" "$rc"
 	t_check "Event NetguardGrantsUpdated listed by kubectl" kc_wait 30 pod_event warm NetguardGrantsUpdated
 	k -n "$SB" annotate pod warm netguard.boxxkite.io/egress=tcp://10.30.0.5:8443 --overwrite >/dev/null
 	t_check "a grant outside the envelope (:8443): Event NetguardGrantRefused" kc_wait 30 pod_event warm NetguardGrantRefused
 	t_check "... the pod keeps its grant" grant_reach
 	k -n "$SB" annotate pod warm netguard.boxxkite.io/egress- >/dev/null
-	within_ms $((2000 + exec_ms)) grant_refused
-	t_row "the annotation removed: refused in $WITHIN_MS ms (bound 2 s + one exec)" "" $?
+	rc=0 && within_ms $((2000 + exec_ms)) grant_refused || rc=$?
+	gr_row "the annotation removed: refused in $WITHIN_MS ms (bound 2 s + one exec)" "$rc"
 	t_check "condition True again, naming no grants" \
 		kc_wait 30 eval 'pod_field "$SB" warm "{.status.conditions[?(@.type==\"netguard.boxxkite.io/enforced\")].message}" | grep -q "grants: none$"'
 	k -n "$SB" get events --field-selector involvedObject.name=warm -o custom-columns=REASON:.reason,MESSAGE:.message \
