@@ -20,7 +20,7 @@ struct item {
 	int64_t not_before_ms; /* a failed condition patch: tried again then */
 };
 
-/* The last time a pod had a reason: the spam filter. */
+/* The last time a pod had a reason with a message: the spam filter. */
 struct seen {
 	char key[600];
 	int64_t at_ms;
@@ -193,13 +193,16 @@ void ng_kpost_stop(struct ng_kpost *p)
 }
 
 /* The spam filter and the token bucket (under mu): may this event go? */
-static bool admit(struct ng_kpost *p, const char *ns, const char *name, const char *reason)
+static bool admit(struct ng_kpost *p, const char *ns, const char *name, const char *reason, const char *msg)
 {
 	int64_t now = ng_mono_ms();
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a of the message */
 	char key[600];
 	struct seen s;
 
-	snprintf(key, sizeof(key), "%.250s/%.250s/%.60s", ns, name, reason);
+	for (const char *c = msg; *c; c++)
+		h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+	snprintf(key, sizeof(key), "%.250s/%.250s/%.60s/%016llx", ns, name, reason, (unsigned long long)h);
 	p->tokens += (double)(now - p->bucket_ms) * NG_KPOST_RATE / 1000.0;
 	if (p->tokens > NG_KPOST_RATE * 4)
 		p->tokens = NG_KPOST_RATE * 4;
@@ -249,7 +252,7 @@ void ng_kpost_event(struct ng_kpost *p, const char *ns, const char *name, const 
 	snprintf(it.reason, sizeof(it.reason), "%s", reason);
 	ng_kobj_clean(msg, it.msg, sizeof(it.msg));
 	pthread_mutex_lock(&p->mu);
-	if (admit(p, ns, name, reason))
+	if (admit(p, ns, name, reason, it.msg))
 		enqueue(p, &it);
 	else
 		p->c.rate_limited++;

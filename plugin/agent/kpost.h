@@ -3,7 +3,7 @@
  * ops thread. A bounded queue (NG_KPOST_QUEUE; past it the oldest event
  * goes, counted); a pod's condition is one slot, its newest state (a
  * patch that failed is tried again, 2 s later, while no newer one came);
- * the same pod and reason at most once per NG_KPOST_SAME_MS and at most
+ * the same pod, reason and message at most once per NG_KPOST_SAME_MS and at most
  * NG_KPOST_RATE events a second node-wide (Kubernetes' own event
  * recorder spam-filters the same way). */
 #ifndef NG_AGENT_KPOST_H
