@@ -389,7 +389,11 @@ bool ng_ops_readyz(struct ng_ops *o, FILE *out)
 		 r.serving ? "the agent serves every recorded pod"
 			   : "the agent has not picked up every recorded pod yet");
 	/* Both lines always: the kube line says why when the watch is stale. */
-	return ng_readyz_render(&r, out) & (!o->cfg.kube || ng_kube_readyz(o->cfg.kube, out));
+	bool ok = ng_readyz_render(&r, out);
+
+	if (o->cfg.kube && !ng_kube_readyz(o->cfg.kube, out))
+		ok = false;
+	return ok;
 }
 
 int ng_ops_relearn_fd(const struct ng_ops *o)
