@@ -25,7 +25,7 @@
 
 PREFIX ?= /opt/cni/bin
 CC ?= cc
-PKGS := jansson libnftnl libmnl
+PKGS := jansson libnftnl libmnl libcurl
 
 OPT ?= -O2 -g
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -155,7 +155,11 @@ STATIC_BIN := $(BUILD)/static/boxxkite-netguard
 
 # A fully static binary for the DaemonSet image: the installer copies it onto
 # nodes whose libc and libraries are unknown. Debian 12 has no libmnl.a:
-# deploy/libmnl-static.sh provides one.
+# deploy/libmnl-static.sh provides one; its libcurl.a needs archives Debian
+# does not ship (Kerberos, LDAP, ...): deploy/libcurl-static.sh builds
+# Debian's curl source for HTTPS over OpenSSL only, linked with Debian's
+# libssl.a and libcrypto.a.
+STATIC_PKGS := $(filter-out libcurl,$(PKGS))
 static: $(STATIC_BIN)
 
 $(BUILD)/static:
@@ -165,10 +169,15 @@ $(BUILD)/static/libmnl.a: | $(BUILD)/static
 	@scripts/deps.sh --static
 	deploy/libmnl-static.sh $@
 
-$(STATIC_BIN): $(BUILD)/obj/main.o $(LIB) $(BUILD)/static/libmnl.a
+$(BUILD)/static/libcurl.a: | $(BUILD)/static
+	@scripts/deps.sh --static
+	deploy/libcurl-static.sh $@
+
+$(STATIC_BIN): $(BUILD)/obj/main.o $(LIB) $(BUILD)/static/libmnl.a $(BUILD)/static/libcurl.a
 	@$(if $(Q),echo "  LINK    $@ (static)")
 	$(Q)$(CC) $(CFLAGS) -static-pie -Wl,-z,relro,-z,now -o $@ $(BUILD)/obj/main.o $(LIB) \
-		-L$(BUILD)/static $(shell pkg-config --static --libs $(PKGS)) -lresolv
+		-L$(BUILD)/static $(shell pkg-config --static --libs $(STATIC_PKGS)) -lcurl \
+		$(shell pkg-config --static --libs openssl) -lresolv
 	$(Q)$@ version >/dev/null
 
 # make test's check of the static build: it links, is static, and runs the

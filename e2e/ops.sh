@@ -49,16 +49,7 @@ agent_start() { # [agent flags...]
 }
 agent_stop() { bg_stop "$AGENT_PID"; AGENT_PID=''; }
 # get PATH: the body; exit status 0 for 200, 1 otherwise.
-get() {
-	node_exec "$PY" -c '
-import sys, urllib.request, urllib.error
-try:
-    r = urllib.request.urlopen("http://'"$LISTEN"'" + sys.argv[1], timeout=2)
-    sys.stdout.write(r.read().decode()); sys.exit(0)
-except urllib.error.HTTPError as e:
-    sys.stdout.write(e.read().decode()); sys.exit(1)
-' "$1"
-}
+get() { agent_http "$LISTEN" "$1"; }
 ready_is() { # WANT(200|503) [TEXT]
 	local body rc=0
 	body=$(get /readyz) || rc=$?

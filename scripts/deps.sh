@@ -14,7 +14,9 @@
 # from another source may already own (dpkg would refuse to overwrite it).
 set -euo pipefail
 
-build_pkgs=(gcc make pkg-config libc6-dev libjansson-dev libnftnl-dev libmnl-dev libcmocka-dev python3)
+# libcurl4-openssl-dev: the agent's client of the Kubernetes API (TLS by
+# OpenSSL; libssl-dev comes with it).
+build_pkgs=(gcc make pkg-config libc6-dev libjansson-dev libnftnl-dev libmnl-dev libcurl4-openssl-dev libcmocka-dev python3)
 # e2e and demo: namespaces, the reference CNI plugins, fake DNS, listeners,
 # nft to show the ruleset, python3 to play libcni.
 # promtool (Debian's prometheus package) is the authority on the
@@ -23,12 +25,14 @@ build_pkgs=(gcc make pkg-config libc6-dev libjansson-dev libnftnl-dev libmnl-dev
 # /metrics scrape passes it too (e2e/ops.sh, test/unit/agent/test_metrics.c).
 # iptables: a hostile pod's own NFQUEUE rule (e2e/agent.sh; this kernel's nft
 # has no queue expression, only the xt target).
-e2e_pkgs=(iproute2 nftables containernetworking-plugins dnsmasq-base socat util-linux procps python3 prometheus python3-prometheus-client iptables)
+# openssl: e2e/grants.sh's test CA for its fake Kubernetes API.
+e2e_pkgs=(openssl iproute2 nftables containernetworking-plugins dnsmasq-base socat util-linux procps python3 prometheus python3-prometheus-client iptables)
 # test/manifests: YAML (python3-yaml), the Kubernetes API's field names
 # (python3-kubernetes models), kustomize (kubectl kustomize).
 manifests_pkgs=(python3 python3-yaml python3-kubernetes kubernetes-client:kubectl)
 cri_pkgs=(containerd runc python3-grpcio busybox-static)
-# make static: libmnl.a from Debian's source package (deploy/libmnl-static.sh).
+# make static: libmnl.a and libcurl.a from Debian's source packages
+# (deploy/libmnl-static.sh, deploy/libcurl-static.sh).
 static_pkgs=(dpkg-dev debian-archive-keyring file)
 lint_pkgs=(clang-format clang-tidy cppcheck shellcheck)
 fuzz_pkgs=(clang libclang-rt-14-dev)

@@ -155,6 +155,10 @@ mutant held-sockets-unreported plugin/node/verify_caps.c 's/^\tif (\*socks)$/\ti
 	"held packet after dropping every capability: FAIL naming its pid" \
 	"held xdp after dropping every capability: FAIL naming its pid" \
 	"held packet by a process outside the pod's namespace: FAIL naming it"
+# A withdrawn grant's live flows are not cut: `ct state established` keeps
+# the session's connection open into the next session (issue 25).
+mutant grant-flows-kept plugin/agent/grants.c 's/if (ng_ct_cut(&p->nl, ng_grantplan_cuts, &gc, &cut, &err) < 0)/if ((void)gc, 0)/' \
+	grants.sh "the live connection is cut (reset)"
 
 want=("$@")
 T=$(mktemp -d /tmp/nge-mutants.XXXXXX)

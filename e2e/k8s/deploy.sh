@@ -39,6 +39,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/deployfns.sh"
 # shellcheck source=e2e/k8s/deployhelm.sh
 . "$HERE/deployhelm.sh"
+# shellcheck source=e2e/k8s/deploygrants.sh
+. "$HERE/deploygrants.sh"
 T_PASS=0
 T_FAIL=0
 T_START=$(kc_ms)
@@ -262,6 +264,9 @@ PY
 # state dir (the attachment in the comment is whole), so every row passes.
 t_check "verify --pid PAUSE --sandbox-pid PAUSE --process EXEC (README): every row PASS" verify_rows
 l1_stop
+
+# --- per-session grants (issue 25: e2e/k8s/deploygrants.sh) ---------------------------------
+dp_grants_rows
 
 # --- kubectl delete pod: DEL leaves nothing ---------------------------------------------
 REC=$(record_of "$SB" sandbox)

@@ -17,6 +17,18 @@
 #                            entry active: e2e/ops.sh tests it)
 # shellcheck disable=SC2034 # used by the scripts that source this file
 DNSL=10.96.0.11 AGENT_PID=''
+# agent_http ADDR:PORT PATH: the agent's answer (from the node's
+# namespace); exit status 0 for 200, 1 otherwise.
+agent_http() {
+	node_exec "$PY" -c '
+import sys, urllib.request, urllib.error
+try:
+    r = urllib.request.urlopen("http://" + sys.argv[1] + sys.argv[2], timeout=2)
+    sys.stdout.write(r.read().decode()); sys.exit(0)
+except urllib.error.HTTPError as e:
+    sys.stdout.write(e.read().decode()); sys.exit(1)
+' "$1" "$2"
+}
 learn_world() {
 	ip -n "$W_ID-dns" addr add "$DNSL/24" dev eth0
 	ip -n "$W_ID-storage" route add local 10.21.0.0/16 dev lo

@@ -18,6 +18,7 @@
 
 #include "agent/alog.h"
 #include "agent/http.h"
+#include "agent/kubeopt.h"
 #include "agent/learner.h"
 #include "agent/migrate.h"
 #include "agent/ops.h"
@@ -58,9 +59,10 @@ static int usage(FILE *f, int rc)
 		"  --check-interval  seconds between CHECKs of every pod (default %d; changes are\n"
 		"                    also seen at once through nf_tables events)\n"
 		"  --cni-bin-dir     where /readyz expects the installed binary (default %s)\n"
-		"  --cni-conf-dir    whose active config must hold our entry (default %s)\n",
+		"  --cni-conf-dir    whose active config must hold our entry (default %s)\n"
+		"%s",
 		NG_DEFAULT_STATE_DIR, NG_AGENT_LISTEN_DEFAULT, NG_OPS_CHECK_MS / 1000, NG_DEFAULT_CNI_BIN_DIR,
-		NG_DEFAULT_CONF_DIR);
+		NG_DEFAULT_CONF_DIR, NG_KUBEOPT_USAGE);
 	return rc;
 }
 
@@ -224,7 +226,7 @@ static void run(struct ng_agent *a)
 /* The options (as the other commands: getopt_long); 0 to run, else the
  * exit status. */
 static int options(int argc, char **argv, struct ng_agent *a, const char **listen_addr,
-		   struct ng_ops_config *oc)
+		   struct ng_ops_config *oc, struct ng_kubeopt *ko)
 {
 	static const struct option opts[] = {
 		{"state-dir", required_argument, NULL, 's'},
@@ -233,6 +235,10 @@ static int options(int argc, char **argv, struct ng_agent *a, const char **liste
 		{"check-interval", required_argument, NULL, 'c'},
 		{"cni-bin-dir", required_argument, NULL, 'b'},
 		{"cni-conf-dir", required_argument, NULL, 'd'},
+		{"kube-api", required_argument, NULL, NG_KUBEOPT_API},
+		{"kube-token", required_argument, NULL, NG_KUBEOPT_TOKEN},
+		{"kube-ca", required_argument, NULL, NG_KUBEOPT_CA},
+		{"node-name", required_argument, NULL, NG_KUBEOPT_NODE},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -268,6 +274,13 @@ static int options(int argc, char **argv, struct ng_agent *a, const char **liste
 			oc->conf_dir = optarg;
 			break;
 		case 'h': return usage(stdout, 0);
+		case NG_KUBEOPT_API:
+		case NG_KUBEOPT_TOKEN:
+		case NG_KUBEOPT_CA:
+		case NG_KUBEOPT_NODE:
+			if (ng_kubeopt_set(ko, c, optarg) < 0)
+				return usage(stderr, 2);
+			break;
 		default: return usage(stderr, 2);
 		}
 	}
@@ -282,28 +295,34 @@ int ng_agent_main(int argc, char **argv)
 				   .conf_dir = NG_DEFAULT_CONF_DIR,
 				   .check_ms = NG_OPS_CHECK_MS};
 	struct ng_err err = {0};
+	struct ng_kubeopt ko = {0};
 	int rc;
 
 	memset(&a, 0, sizeof(a));
 	snprintf(a.state_dir, sizeof(a.state_dir), "%s", NG_DEFAULT_STATE_DIR);
-	rc = options(argc, argv, &a, &listen_addr, &oc);
+	rc = options(argc, argv, &a, &listen_addr, &oc, &ko);
 	if (rc >= 0)
 		return rc;
 	if (!strcmp(listen_addr, "none"))
 		listen_addr = NULL;
 	if (setup(&a, listen_addr) < 0)
 		return 1;
+	/* The API's watch first: the ops thread follows its table. */
+	if (ng_kubeopt_start(&ko, &oc.kube) < 0)
+		return 1;
 	/* The ops thread before the first scan, so its view knows the
 	 * learner's sockets from the first publish. */
 	oc.state_dir = a.state_dir;
 	if (ng_ops_start(&oc, &a.ops, &err) < 0) {
 		ng_alog("error", "start", NULL, NULL, "%s", err.msg);
+		ng_kubeopt_stop(oc.kube);
 		return 1;
 	}
 	a.ops_fd = ng_ops_relearn_fd(a.ops);
 	if (watch(&a, a.ops_fd, &a.ops_fd) < 0) {
 		ng_alog("error", "start", NULL, NULL, "watching the ops thread: %s", strerror(errno));
 		ng_ops_stop(a.ops);
+		ng_kubeopt_stop(oc.kube);
 		return 1;
 	}
 	scan(&a);
@@ -315,6 +334,7 @@ int ng_agent_main(int argc, char **argv)
 	run(&a);
 	ng_ops_stop(a.ops);
 	a.ops = NULL;
+	ng_kubeopt_stop(oc.kube);
 	ng_alog("info", "stopping", NULL, NULL,
 		"signal received; queued answers are dropped until an agent serves");
 	ng_learner_free(&a.learner);

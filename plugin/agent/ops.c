@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/grants.h"
 #include "agent/invfold.h"
 #include "agent/metrics.h"
 #include "agent/opsdir.h"
@@ -29,6 +30,8 @@
 /* At most two views a second: a burst of 100 ADDs must not cost 100
  * copies of the whole node. */
 #define PUBLISH_MS 500
+/* poll slots before the pods': stop, the directory, the node's events, the API's changes */
+#define NFIXED     4
 
 struct ng_ops {
 	struct ng_ops_config cfg;
@@ -37,7 +40,8 @@ struct ng_ops {
 	int stop_fd, relearn_fd, inotify_fd, node_ev_fd;
 	struct ng_nl node_nl;
 	bool node_nl_open;
-	struct ng_opod_env env; /* what each pod's work is given */
+	struct ng_opod_env env;   /* what each pod's work is given */
+	struct ng_grants *grants; /* grants from the API, events, the condition (agent/grants.h) */
 	ng_opod_vec pods;
 	struct ng_invfold fold;
 	struct ng_readyz readyz;
@@ -196,7 +200,7 @@ static void *thread_main(void *data)
 	publish_view(o);
 	o->next_tick_ms = ng_mono_ms() + TICK_MS;
 	for (;;) {
-		size_t n = 3 + o->pods.n;
+		size_t n = NFIXED + o->pods.n;
 		int64_t now = ng_mono_ms(), wait = o->next_tick_ms - now;
 		bool drift_seen = false;
 
@@ -214,8 +218,9 @@ static void *thread_main(void *data)
 		fds[0] = (struct pollfd){.fd = o->stop_fd, .events = POLLIN};
 		fds[1] = (struct pollfd){.fd = o->inotify_fd, .events = POLLIN};
 		fds[2] = (struct pollfd){.fd = o->node_ev_fd, .events = POLLIN};
+		fds[3] = (struct pollfd){.fd = ng_grants_fd(o->grants), .events = POLLIN};
 		for (size_t i = 0; i < o->pods.n; i++)
-			fds[3 + i] = (struct pollfd){.fd = o->pods.v[i]->ev_fd, .events = POLLIN};
+			fds[NFIXED + i] = (struct pollfd){.fd = o->pods.v[i]->ev_fd, .events = POLLIN};
 		if (poll(fds, n, wait > 0 ? (int)wait : 0) < 0 && errno != EINTR)
 			break;
 		if (fds[0].revents)
@@ -228,7 +233,7 @@ static void *thread_main(void *data)
 		if (fds[2].revents && ng_opod_events(o->pods.v, o->pods.n, o->node_ev_fd, true, &o->env))
 			o->dirty = true;
 		/* Pods may have been dropped by scan(): look fds up, never index. */
-		for (size_t i = 3; i < n; i++)
+		for (size_t i = NFIXED; i < n; i++)
 			if (fds[i].revents && fds[i].fd >= 0 &&
 			    ng_opod_events(o->pods.v, o->pods.n, fds[i].fd, false, &o->env))
 				o->dirty = true;
@@ -241,6 +246,7 @@ static void *thread_main(void *data)
 			run_checks(o, "periodic");
 			o->next_tick_ms = ng_mono_ms() + TICK_MS;
 		}
+		ng_grants_run(o->grants, o->pods.v, o->pods.n, &o->env);
 		if (o->dirty && ng_mono_ms() - o->last_publish_ms >= PUBLISH_MS)
 			publish_view(o);
 	}
@@ -290,6 +296,10 @@ int ng_ops_start(const struct ng_ops_config *c, struct ng_ops **out, struct ng_e
 				      .learner_owns = learner_owns,
 				      .learner_data = o,
 				      .local = &o->local};
+	if (c->kube && !(o->grants = ng_grants_new(c->kube))) {
+		ng_fail(err, NG_E_INTERNAL, "out of memory");
+		goto fail;
+	}
 	if (pthread_create(&o->thread, NULL, thread_main, o) != 0) {
 		ng_fail(err, NG_E_INTERNAL, "cannot start the ops thread");
 		goto fail;
@@ -297,6 +307,7 @@ int ng_ops_start(const struct ng_ops_config *c, struct ng_ops **out, struct ng_e
 	*out = o;
 	return 0;
 fail:
+	ng_grants_free(o->grants);
 	if (o->node_nl_open)
 		ng_nl_close(&o->node_nl);
 	if (o->node_ev_fd > 0)
@@ -322,6 +333,7 @@ void ng_ops_stop(struct ng_ops *o)
 	while (o->pods.n)
 		ng_opsdir_drop(&o->pods, o->pods.n - 1, "agent stopping");
 	ng_vec_free(&o->pods);
+	ng_grants_free(o->grants);
 	ng_invfold_close(&o->fold);
 	if (o->node_nl_open)
 		ng_nl_close(&o->node_nl);
@@ -358,6 +370,10 @@ void ng_ops_metrics(struct ng_ops *o, FILE *out)
 	pthread_mutex_lock(&o->mu);
 	ng_metrics_render(&o->shared, out);
 	pthread_mutex_unlock(&o->mu);
+	if (o->cfg.kube) {
+		ng_kube_metrics(o->cfg.kube, out);
+		ng_grants_metrics(o->grants, out);
+	}
 }
 
 bool ng_ops_readyz(struct ng_ops *o, FILE *out)
@@ -372,7 +388,12 @@ bool ng_ops_readyz(struct ng_ops *o, FILE *out)
 	snprintf(r.serving_msg, sizeof(r.serving_msg), "%s",
 		 r.serving ? "the agent serves every recorded pod"
 			   : "the agent has not picked up every recorded pod yet");
-	return ng_readyz_render(&r, out);
+	/* Both lines always: the kube line says why when the watch is stale. */
+	bool ok = ng_readyz_render(&r, out);
+
+	if (o->cfg.kube && !ng_kube_readyz(o->cfg.kube, out))
+		ok = false;
+	return ok;
 }
 
 int ng_ops_relearn_fd(const struct ng_ops *o)

@@ -34,10 +34,13 @@
 #define NG_AGENT_LISTEN_DEFAULT "127.0.0.1:9617"
 #define NG_OPS_CHECK_MS         30000 /* periodic CHECK of every pod (events are at once) */
 
+struct ng_kube;
+
 struct ng_ops_config {
 	const char *state_dir, *bin_dir, *conf_dir;
 	bool repair;
 	int check_ms;
+	struct ng_kube *kube; /* the API's view of the node's pods (agent/kube.h); NULL: off */
 };
 
 struct ng_ops;

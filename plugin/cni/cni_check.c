@@ -2,6 +2,8 @@
 #include "cni/cni_check.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "cni/hostmirror.h"
 #include "kernel/podtables.h"
@@ -9,6 +11,30 @@
 #include "nft/render.h"
 #include "nft/snapshot.h"
 #include "spec/cniversion.h"
+#include "state/recgrants.h"
+
+/* The grants the agent last applied to the pod (its record follows the
+ * API: agent/grants.h), not the ones the runtime passed at sandbox
+ * creation: a warm pod's grants change while it lives. No record, or not
+ * enforced: the runtime's stdin as it is. */
+static int recorded_grants(struct inv *v)
+{
+	char key[300], path[4600];
+	struct ng_record r;
+	struct ng_err e = {0};
+	int rc = 0;
+
+	if (!v->cfg.state_dir[0] || ng_record_key(v->container_id, v->ifname, key, sizeof(key), &e) < 0)
+		return 0;
+	snprintf(path, sizeof(path), "%s/" NG_PODS_DIR "/%s.json", v->cfg.state_dir, key);
+	if (ng_record_read(path, &r, &e) < 0)
+		return 0;
+	if (!strcmp(r.decision, "enforced") && r.conf &&
+	    ng_recgrants_set(v->root, ng_recgrants_get(r.conf)) < 0)
+		rc = ng_fail(&v->err, NG_E_INTERNAL, "out of memory");
+	ng_record_free(&r);
+	return rc;
+}
 
 int ng_cmd_check(struct inv *v, FILE *in)
 {
@@ -26,6 +52,8 @@ int ng_cmd_check(struct inv *v, FILE *in)
 	}
 	if (ng_inv_load_prev(v) < 0)
 		return ng_inv_fail(v, "refused");
+	if (recorded_grants(v) < 0)
+		return ng_inv_fail(v, "error");
 	if ((rc = ng_inv_decide(v, NULL)) != 0)
 		return rc;
 	enforced = v->pod.enforced;

@@ -4,6 +4,7 @@
 #ifndef NG_CTDUMP_H
 #define NG_CTDUMP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "base/addr.h"
@@ -15,5 +16,14 @@
  * destination. 0 or -1 with err. */
 typedef void (*ng_ct_fn)(const struct ng_ip *dst, uint8_t proto, uint16_t dport, void *data);
 int ng_ct_flows(struct ng_nl *nl, ng_ct_fn fn, void *data, struct ng_err *err);
+
+/* Deletes (IPCTNL_MSG_CT_DELETE, by the whole original tuple and zone)
+ * every live flow of the socket's namespace for which `cut` says true:
+ * what a withdrawn grant leaves established must not outlive it (the
+ * `ct state established` rule would keep it open). The flows are listed
+ * first, then deleted one request each; a flow that ended meanwhile
+ * (ENOENT) is no error. *n: how many were deleted. 0 or -1 with err. */
+typedef bool (*ng_ct_cut_fn)(const struct ng_ip *dst, uint8_t proto, uint16_t dport, void *data);
+int ng_ct_cut(struct ng_nl *nl, ng_ct_cut_fn cut, void *data, unsigned *n, struct ng_err *err);
 
 #endif

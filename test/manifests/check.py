@@ -29,6 +29,10 @@ when any failed. What it holds the manifests to:
   (its namespace enforces it; no container keeps NET_RAW);
 - with --rendered: the output of `kubectl kustomize` for an overlay (both
   DaemonSets) mounts exactly the given host dirs, consistently;
+- the agent's RBAC (base/rbac.yaml) is exactly: pods get/list/watch,
+  pods/status patch, events create, in the core group, bound to the
+  DaemonSet's ServiceAccount; and its container gets NODE_NAME from
+  spec.nodeName (the watch's field selector);
 - with BINARY: the ConfigMap's plugin entry is refused as shipped (its
   CHANGEME placeholders) and accepted once they are filled in, by the
   plugin's own validation (`install --dry-run`).
@@ -246,6 +250,34 @@ def check_agent_probes(f, agent, vols, host_conf, host_bin):
 HOST_DIRS = ("/etc/cni/net.d", "/opt/cni/bin")
 
 
+AGENT_RULES = sorted([("", "pods", "get"), ("", "pods", "list"), ("", "pods", "watch"),
+                      ("", "pods/status", "patch"), ("", "events", "create")])
+
+
+def check_agent_rbac(docs, f=os.path.join("base", "rbac.yaml")):
+    """The agent's ClusterRole grants exactly AGENT_RULES, bound to the
+    DaemonSet's ServiceAccount; the agent knows its node's name."""
+    objs = docs.get(f, [])
+    roles = [d for d in objs if kind_of(d, "ClusterRole") and d["metadata"]["name"] == "boxxkite-netguard-agent"]
+    got = sorted((g, r, v) for role in roles for rule in role.get("rules") or []
+                 for g in rule.get("apiGroups") or [] for r in rule.get("resources") or []
+                 for v in rule.get("verbs") or [])
+    check(f"{f}: the agent's ClusterRole is pods get/list/watch, pods/status patch, events create, nothing more",
+          len(roles) == 1 and got == AGENT_RULES and
+          not any(rule.get("resourceNames") or rule.get("nonResourceURLs") for role in roles
+                  for rule in role.get("rules") or []), f"rules: {got}")
+    binds = [d for d in objs if kind_of(d, "ClusterRoleBinding") and
+             (d.get("roleRef") or {}).get("name") == "boxxkite-netguard-agent"]
+    check(f"{f}: bound to the ServiceAccount boxxkite-netguard",
+          len(binds) == 1 and [(s_.get("kind"), s_.get("name")) for s_ in binds[0].get("subjects") or []] ==
+          [("ServiceAccount", "boxxkite-netguard")])
+    ds = [d for d in docs.get(os.path.join("base", "daemonset.yaml"), []) if kind_of(d, "DaemonSet")]
+    agent = [c for d in ds for c in d["spec"]["template"]["spec"].get("containers", []) if c.get("name") == "agent"]
+    env = {e.get("name"): e for c in agent for e in c.get("env") or []}
+    check("base/daemonset.yaml: the agent's NODE_NAME is spec.nodeName (downward API)",
+          ((env.get("NODE_NAME") or {}).get("valueFrom") or {}).get("fieldRef", {}).get("fieldPath") == "spec.nodeName")
+
+
 def check_daemonset(docs, f, verb, host_conf=HOST_DIRS[0], host_bin=HOST_DIRS[1]):
     ds = [x for x in docs.get(f, []) if kind_of(x, "DaemonSet")]
     check(f"{f} holds a DaemonSet", len(ds) == 1)
@@ -437,6 +469,7 @@ def main():
         check_kustomization(docs, a.deploy)
         check_daemonset(docs, os.path.join("base", "daemonset.yaml"), "install")
         check_daemonset(docs, os.path.join("uninstall", "daemonset.yaml"), "uninstall")
+        check_agent_rbac(docs)
         check_entry(docs, a.binary)
     else:
         ap.print_usage(sys.stderr)

@@ -142,6 +142,18 @@ mutant "rolling update with a surge pod (two agents, one lock)" "no surge" \
 	'sed -i "s|maxSurge: 0|maxSurge: 1|" base/daemonset.yaml'
 mutant "agent /readyz looks at a CNI bin dir that is not mounted" "agent --cni-bin-dir" \
 	'sed -i "s|--cni-bin-dir=/host/opt/cni/bin|--cni-bin-dir=/opt/cni/bin|" base/daemonset.yaml'
+mutant "the agent's role reads secrets too" "pods get/list/watch, pods/status patch, events create, nothing more" \
+	'sed -i "0,/      - pods\$/s//      - pods\n      - secrets/" base/rbac.yaml'
+mutant "the agent's role may patch pods, not only their status" "nothing more" \
+	'sed -i "s|      - pods/status|      - pods|" base/rbac.yaml'
+mutant "the agent without its node's name" "NODE_NAME is spec.nodeName" \
+	"python3 - <<'PY'
+p = 'base/daemonset.yaml'
+s = open(p).read()
+i = s.index('name: agent')
+s = s[:i] + s[i:].replace('fieldPath: spec.nodeName', 'fieldPath: metadata.name', 1)
+open(p, 'w').write(s)
+PY"
 mutant "default policy allows 0.0.0.0/0" "allows 0.0.0.0/0" \
 	'sed -i "s|cidr: CHANGEME-storage-cidr|cidr: 0.0.0.0/0|" network-policy.yaml'
 mutant "default policy allows ::/0 (quoted)" "allows ::/0" \
