@@ -35,7 +35,7 @@
  * fds below (the fd's own field is the tag) or a pod of the learner. */
 struct ng_agent {
 	char state_dir[4096];
-	int epfd, inotify_fd, timer_fd, signal_fd, http_fd, lock_fd, ops_fd;
+	int epfd, inotify_fd, timer_fd, signal_fd, http_fd, lock_fd;
 	struct ng_nl node_nl; /* host-side tables, in the agent's own namespace */
 	bool node_nl_open;
 	struct ng_learner learner;
@@ -144,7 +144,7 @@ static int setup(struct ng_agent *a, const char *listen_addr)
 	struct itimerspec its = {.it_interval = {SWEEP_MS / 1000, (SWEEP_MS % 1000) * 1000000L},
 				 .it_value = {SWEEP_MS / 1000, (SWEEP_MS % 1000) * 1000000L}};
 
-	a->epfd = a->inotify_fd = a->timer_fd = a->signal_fd = a->http_fd = a->lock_fd = a->ops_fd = -1;
+	a->epfd = a->inotify_fd = a->timer_fd = a->signal_fd = a->http_fd = a->lock_fd = -1;
 	if (ng_state_dirs(a->state_dir, &err) < 0) {
 		ng_alog("error", "start", NULL, NULL, "%s", err.msg);
 		return -1;
@@ -205,8 +205,6 @@ static void run(struct ng_agent *a)
 				on_inotify(a);
 			else if (tag == &a->timer_fd)
 				sweep(a);
-			else if (tag == &a->ops_fd)
-				ng_learner_relearn(&a->learner, a->ops);
 			else if (tag == &a->http_fd)
 				ng_http_serve(a->http_fd, a->serving, a->ops);
 			else if (tag == &a->signal_fd)
@@ -217,7 +215,7 @@ static void run(struct ng_agent *a)
 				ng_learner_serve(&a->learner, tag);
 			/* A release inside this batch frees a pod another event
 			 * may point at: start over with a fresh wait. */
-			if (tag == &a->inotify_fd || tag == &a->timer_fd || tag == &a->ops_fd)
+			if (tag == &a->inotify_fd || tag == &a->timer_fd)
 				break;
 		}
 	}
@@ -313,15 +311,9 @@ int ng_agent_main(int argc, char **argv)
 	/* The ops thread before the first scan, so its view knows the
 	 * learner's sockets from the first publish. */
 	oc.state_dir = a.state_dir;
+	oc.locks = &a.learner.locks;
 	if (ng_ops_start(&oc, &a.ops, &err) < 0) {
 		ng_alog("error", "start", NULL, NULL, "%s", err.msg);
-		ng_kubeopt_stop(oc.kube);
-		return 1;
-	}
-	a.ops_fd = ng_ops_relearn_fd(a.ops);
-	if (watch(&a, a.ops_fd, &a.ops_fd) < 0) {
-		ng_alog("error", "start", NULL, NULL, "watching the ops thread: %s", strerror(errno));
-		ng_ops_stop(a.ops);
 		ng_kubeopt_stop(oc.kube);
 		return 1;
 	}

@@ -1,4 +1,5 @@
 /* Grants that follow the API, events and the condition. See grants.h. */
+#include "agent/podlock.h"
 #include "agent/grants.h"
 
 #include <stdatomic.h>
@@ -122,12 +123,22 @@ static bool load_recorded(struct gpod *gp, const struct ng_opod *p, const struct
 }
 
 /* The one place a grant change reaches the kernel: the pod's policy
- * rebuilt from the (new) record, both sides, one transaction per
- * namespace, through the ops path's apply (node/podstate.h). */
+ * rebuilt from the (new) record, both sides with what the agent learned
+ * for the pod, one transaction per namespace, under the pod's commit lock
+ * (agent/podlock.h: the repair's path). */
 static int apply_pod(struct ng_opod *p, const struct ng_opod_env *env, const struct ng_record *r,
 		     struct ng_err *err)
 {
-	return ng_podstate_repair(&p->nl, env->node_nl, r, err);
+	const struct ng_record_table *host = ng_record_host_table(r);
+	int learned;
+	struct ng_recpolicy rp;
+	int rc = ng_podstate_rebuild(r, &rp, err);
+
+	if (rc == 0)
+		rc = ng_podlock_apply(env->locks, p->d.key, &p->nl, env->node_nl, &rp.pp.policy,
+				      host ? host->name : "", NULL, NULL, &learned, err);
+	ng_recpolicy_free(&rp);
+	return rc < 0 ? -1 : 0;
 }
 
 /* Refused as ADD would refuse it: the pod keeps its grants. */

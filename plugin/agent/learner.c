@@ -31,6 +31,7 @@ int ng_learner_init(struct ng_learner *l, const char *state_dir, int epfd, struc
 		ng_alog("error", "observer_unusable", NULL, NULL,
 			"%s: node-side tables learn nothing until the agent restarts", err.msg);
 	l->sh.obs = &l->obs;
+	ng_podlocks_init(&l->locks);
 	return ng_answer_scratch_init(&l->scratch);
 }
 
@@ -66,6 +67,12 @@ static void release(struct ng_learner *l, struct ng_pod *p, const char *why)
 	p->c.node_unmatched = p->nodeseen.seen.c.unmatched;
 	ng_counters_add(&l->released, &p->c);
 	snprintf(key, sizeof(key), "%s", p->key);
+	/* A rebuild under way reads the tracker: it goes only once the
+	 * rebuild is done, and none reads it after. */
+	ng_podlock_lock(p->lock);
+	ng_podlock_attach(p->lock, NULL, NULL);
+	ng_podlock_unlock(p->lock);
+	ng_podlock_put(&l->locks, p->lock);
 	/* The sockets go before the ready file: DEL waits for that file. */
 	ng_pod_free(p, &l->sh);
 	ng_record_clear_ready(l->state_dir, key);
@@ -78,6 +85,7 @@ void ng_learner_free(struct ng_learner *l)
 	ng_vec_free(&l->pods);
 	ng_answer_scratch_free(&l->scratch);
 	ng_observer_close(&l->obs);
+	ng_podlocks_free(&l->locks);
 }
 
 /* A record the learner serves: a pod whose names it learns, being added
@@ -102,15 +110,26 @@ static int take_on(struct ng_learner *l, struct ng_record *r, uint64_t ino)
 	}
 	p->seen = true;
 	p->rec_ino = ino;
+	p->lock = ng_podlock_get(&l->locks, p->key);
+	if (!p->lock) {
+		ng_pod_log("error", "pod_unusable", p, "out of memory");
+		ng_pod_free(p, &l->sh);
+		return -1;
+	}
 
 	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = p};
 	/* the vector holds pointers: &p is the element to copy */
 	if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, p->q.fd, &ev) < 0 ||
 	    ng_vec_push(&l->pods, &p) < 0) { // NOLINT(bugprone-sizeof-expression)
 		ng_pod_log("error", "pod_unusable", p, "cannot watch its queue: %s", strerror(errno));
+		ng_podlock_put(&l->locks, p->lock);
 		ng_pod_free(p, &l->sh);
 		return -1;
 	}
+	/* From now on a repair of the pod carries what it learned. */
+	ng_podlock_lock(p->lock);
+	ng_podlock_attach(p->lock, &p->tr, p->node_side ? &p->tr_node : NULL);
+	ng_podlock_unlock(p->lock);
 	if (ng_record_set_ready(l->state_dir, p->key, p->nonce, &err) < 0)
 		ng_pod_log("error", "ready_write", p, "%s", err.msg);
 	ng_pod_log("info", "pod_added", p,
@@ -202,7 +221,9 @@ void ng_learner_scan(struct ng_learner *l)
 
 void ng_learner_serve(struct ng_learner *l, struct ng_pod *p)
 {
+	ng_podlock_lock(p->lock);
 	ng_answer_serve(p, &l->sh, &l->scratch);
+	ng_podlock_unlock(p->lock);
 }
 
 void ng_learner_sweep(struct ng_learner *l, int64_t now_ms)
@@ -213,23 +234,12 @@ void ng_learner_sweep(struct ng_learner *l, int64_t now_ms)
 		/* The namespace's path gone or reused: the pod is gone. */
 		if (!ng_netns_still_pods(&p->pod))
 			release(l, p, "its network namespace is gone");
-		else
+		else {
+			ng_podlock_lock(p->lock);
 			ng_pod_sweep(p, &l->sh, now_ms);
-	}
-}
-
-void ng_learner_relearn(struct ng_learner *l, struct ng_ops *ops)
-{
-	char keys[64][256];
-	size_t n;
-
-	while ((n = ng_ops_take_relearn(ops, keys, 64)) > 0)
-		for (size_t i = 0; i < n; i++) {
-			struct ng_pod *p = find(l, keys[i]);
-
-			if (p)
-				ng_pod_relearn(p, &l->sh);
+			ng_podlock_unlock(p->lock);
 		}
+	}
 }
 
 void ng_learner_publish(const struct ng_learner *l, struct ng_ops *ops, bool serving)

@@ -13,6 +13,7 @@
 #include "agent/answer.h"
 #include "agent/ops.h"
 #include "agent/pod.h"
+#include "agent/podlock.h"
 #include "base/vec.h"
 #include "kernel/nl.h"
 
@@ -24,6 +25,10 @@ struct ng_learner {
 	struct ng_answer_scratch scratch;
 	struct ng_counters released; /* what released pods counted */
 	struct ng_observer obs;      /* the node-side observer (sh.obs) */
+	/* Each pod's commit lock, shared with the ops thread: every change to
+	 * a pod's tracker and every commit of its learned elements happens
+	 * under it (agent/podlock.h). */
+	struct ng_podlocks locks;
 };
 
 /* node_nl: the loop's socket in the node's namespace, or NULL. -1 out of
@@ -52,9 +57,6 @@ void ng_learner_serve(struct ng_learner *l, struct ng_pod *p);
 /* Once a second: pods whose namespace is gone (DEL may never come, or came
  * while the agent was down) released; the others swept. */
 void ng_learner_sweep(struct ng_learner *l, int64_t now_ms);
-/* The ops thread repaired pods: each one's learned elements committed
- * again (the repair replaced its tables, with empty name sets). */
-void ng_learner_relearn(struct ng_learner *l, struct ng_ops *ops);
 /* Tells the ops thread its pods, their sockets' port ids and counters,
  * its totals (released pods included), whether it serves. */
 void ng_learner_publish(const struct ng_learner *l, struct ng_ops *ops, bool serving);

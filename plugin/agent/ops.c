@@ -37,7 +37,7 @@ struct ng_ops {
 	struct ng_ops_config cfg;
 	char state_dir[4096];
 	pthread_t thread;
-	int stop_fd, relearn_fd, inotify_fd, node_ev_fd;
+	int stop_fd, inotify_fd, node_ev_fd;
 	struct ng_nl node_nl;
 	bool node_nl_open;
 	struct ng_opod_env env;   /* what each pod's work is given */
@@ -58,7 +58,6 @@ struct ng_ops {
 	NG_VEC(struct ng_ops_agent_pod) agent_pods;
 	uint64_t agent_totals[NG_AC_COUNT];
 	bool agent_published;
-	NG_VEC(char *) relearn;
 };
 
 /* env.learner_owns: the port ids the learner published. */
@@ -75,23 +74,6 @@ static bool learner_owns(void *data, const char *key, bool node, uint32_t portid
 			own = o->agent_pods.v[i].portid == portid && !strcmp(o->agent_pods.v[i].key, key);
 	pthread_mutex_unlock(&o->mu);
 	return own;
-}
-
-/* A repaired pod the learner commits its learned elements to again. */
-static void queue_relearn(struct ng_ops *o, const char *key)
-{
-	char *k = strdup(key);
-	uint64_t one = 1;
-
-	pthread_mutex_lock(&o->mu);
-	if (k && ng_vec_push(&o->relearn, &k) < 0) {
-		free(k);
-		k = NULL;
-	}
-	pthread_mutex_unlock(&o->mu);
-	if (k && write(o->relearn_fd, &one, sizeof(one)) < 0) {
-		/* the counter is saturated: a wakeup is pending anyway */
-	}
 }
 
 /* A complete view, built outside the lock (the learner's publish must
@@ -180,8 +162,7 @@ static void run_checks(struct ng_ops *o, const char *why)
 		if (!p->check_now)
 			continue;
 		p->check_now = false;
-		if (ng_opod_check(p, &o->env, p->vp.checked ? why : "first look") && p->d.learn)
-			queue_relearn(o, p->d.key);
+		ng_opod_check(p, &o->env, p->vp.checked ? why : "first look");
 		o->dirty = true;
 	}
 }
@@ -277,9 +258,8 @@ int ng_ops_start(const struct ng_ops_config *c, struct ng_ops **out, struct ng_e
 		return ng_fail(err, NG_E_INTERNAL, "%s: %s", dir, strerror(errno));
 	}
 	o->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	o->relearn_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	o->inotify_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-	if (o->stop_fd < 0 || o->relearn_fd < 0 || o->inotify_fd < 0 ||
+	if (o->stop_fd < 0 || o->inotify_fd < 0 ||
 	    inotify_add_watch(o->inotify_fd, dir, IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM) <
 		    0) {
 		ng_fail(err, NG_E_INTERNAL, "ops thread setup: %s", strerror(errno));
@@ -290,6 +270,7 @@ int ng_ops_start(const struct ng_ops_config *c, struct ng_ops **out, struct ng_e
 		goto fail;
 	o->node_nl_open = ng_nl_open(&o->node_nl, err) == 0;
 	o->env = (struct ng_opod_env){.state_dir = o->state_dir,
+				      .locks = c->locks,
 				      .node_nl = o->node_nl_open ? &o->node_nl : NULL,
 				      .repair = o->cfg.repair,
 				      .check_ms = o->cfg.check_ms,
@@ -314,8 +295,6 @@ fail:
 		close(o->node_ev_fd);
 	if (o->stop_fd >= 0)
 		close(o->stop_fd);
-	if (o->relearn_fd >= 0)
-		close(o->relearn_fd);
 	if (o->inotify_fd >= 0)
 		close(o->inotify_fd);
 	free(o);
@@ -339,13 +318,9 @@ void ng_ops_stop(struct ng_ops *o)
 		ng_nl_close(&o->node_nl);
 	close(o->node_ev_fd);
 	close(o->stop_fd);
-	close(o->relearn_fd);
 	close(o->inotify_fd);
 	ng_view_free(&o->shared);
 	ng_vec_free(&o->agent_pods);
-	for (size_t i = 0; i < o->relearn.n; i++)
-		free(o->relearn.v[i]);
-	ng_vec_free(&o->relearn);
 	pthread_mutex_destroy(&o->mu);
 	free(o);
 }
@@ -394,28 +369,4 @@ bool ng_ops_readyz(struct ng_ops *o, FILE *out)
 	if (o->cfg.kube && !ng_kube_readyz(o->cfg.kube, out))
 		ok = false;
 	return ok;
-}
-
-int ng_ops_relearn_fd(const struct ng_ops *o)
-{
-	return o->relearn_fd;
-}
-
-size_t ng_ops_take_relearn(struct ng_ops *o, char (*keys)[256], size_t max)
-{
-	uint64_t v;
-	size_t n = 0;
-
-	if (read(o->relearn_fd, &v, sizeof(v)) < 0) {
-		/* EAGAIN: nothing counted, the list may still hold keys */
-	}
-	pthread_mutex_lock(&o->mu);
-	while (o->relearn.n && n < max) {
-		char *k = o->relearn.v[--o->relearn.n];
-
-		snprintf(keys[n++], 256, "%s", k);
-		free(k);
-	}
-	pthread_mutex_unlock(&o->mu);
-	return n;
 }

@@ -10,13 +10,14 @@
  *     the agent's own (kernel/nftevents.h) is a drift event at once, followed
  *     by a CHECK; a periodic CHECK of every pod catches what no event told
  *     (a missed event, an overrun); with --repair the recorded policy is
- *     re-applied in one transaction and the main loop re-commits what it
- *     had learned for the pod;
+ *     re-applied with what the learner learned for the pod, in one
+ *     transaction per namespace, under the pod's commit lock
+ *     (agent/podlock.h);
  *   - the plugin's invocation totals (agent/invfold.h), /readyz's checks,
  *     the node view behind /metrics, and stateDir/status.json for
  *     `boxxkite-netguard status` (agent/opsview.h).
  * The main loop calls only the functions below: publish its counters,
- * answer HTTP from the last view, take the pods to relearn. */
+ * answer HTTP from the last view. */
 #ifndef NG_OPS_H
 #define NG_OPS_H
 
@@ -35,9 +36,11 @@
 #define NG_OPS_CHECK_MS         30000 /* periodic CHECK of every pod (events are at once) */
 
 struct ng_kube;
+struct ng_podlocks;
 
 struct ng_ops_config {
 	const char *state_dir, *bin_dir, *conf_dir;
+	struct ng_podlocks *locks; /* the learner's (agent/podlock.h) */
 	bool repair;
 	int check_ms;
 	struct ng_kube *kube; /* the API's view of the node's pods (agent/kube.h); NULL: off */
@@ -56,10 +59,5 @@ void ng_ops_publish(struct ng_ops *o, bool serving, uint32_t node_portid, const 
 /* HTTP answers from the last view (no kernel work on the caller's time). */
 void ng_ops_metrics(struct ng_ops *o, FILE *out);
 bool ng_ops_readyz(struct ng_ops *o, FILE *out);
-
-/* Readable when repaired pods wait to be relearned; takes up to `max`
- * keys (and clears the wakeup). */
-int ng_ops_relearn_fd(const struct ng_ops *o);
-size_t ng_ops_take_relearn(struct ng_ops *o, char (*keys)[256], size_t max);
 
 #endif

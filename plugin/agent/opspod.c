@@ -9,14 +9,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent/alog.h"
+#include "agent/podlock.h"
 #include "base/clock.h"
 #include "base/nlwalk.h"
 #include "kernel/netns.h"
 #include "kernel/nl_netns.h"
+#include "kernel/podtables.h"
 #include "node/podstate.h"
+#include "policy/linkdiff.h"
 #include "state/recpolicy.h"
 
 void ng_opod_log(const char *level, const char *event, const struct ng_opod *p, const char *fmt, ...)
@@ -150,6 +154,19 @@ static bool pods_table(const struct ng_opod *p, bool node, const struct ng_nft_e
 	return false;
 }
 
+/* Is the pod still what its record file says: there, and the same file
+ * (a retried ADD writes a new one)? A DEL removes the record before the
+ * tables, so a CHECK that fails, or an event of a table going, for a pod
+ * whose record is gone is that DEL's, never drift. */
+static bool recorded(const struct ng_opod *p, const struct ng_opod_env *env)
+{
+	char path[4600];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/" NG_PODS_DIR "/%s.json", env->state_dir, p->d.key);
+	return stat(path, &st) == 0 && (uint64_t)st.st_ino == p->file_ino;
+}
+
 /* One drift event per pod and read: a `flush table` is thirty rule
  * deletions, one change to an operator. */
 static void drift(struct ng_opod *p, bool node, const struct ng_opod_env *env)
@@ -215,37 +232,91 @@ unsigned ng_opod_events(struct ng_opod *const *pods, size_t n, int fd, bool node
 			}
 		}
 	}
-	for (size_t i = 0; i < n; i++)
-		if (pods[i]->batch_n) {
-			drift(pods[i], node, env);
-			drifts++;
+	for (size_t i = 0; i < n; i++) {
+		if (!pods[i]->batch_n)
+			continue;
+		/* Read after the directory's events: a DEL's own deletions
+		 * (its record already gone) may be among them. */
+		if (!recorded(pods[i], env)) {
+			pods[i]->batch_n = 0;
+			continue;
 		}
+		drift(pods[i], node, env);
+		drifts++;
+	}
 	return drifts;
 }
 
-/* Re-applies the recorded policy in one transaction (the pod side: inet
- * and the packet-socket guard; the host side); true when it did. */
+struct still_ctx {
+	const struct ng_opod *p;
+	const struct ng_opod_env *env;
+};
+
+static bool still_recorded(void *data)
+{
+	const struct still_ctx *c = data;
+
+	return recorded(c->p, c->env);
+}
+
+/* The DEL came while the repair committed (its record went after the
+ * last look): what the repair made goes again, as DEL removes it. */
+static void undo(struct ng_opod *p, const struct ng_record *d, const char *host_table)
+{
+	struct ng_err err = {0};
+	const char *what = "";
+	char owner[256];
+
+	if (ng_podtables_delete(d->pod.netns, d->pod.container_id, d->pod.ifname, host_table, &what, owner,
+				sizeof(owner), &err) < 0)
+		ng_opod_log("error", "repair_undone", p, "the pod's DEL came during the repair; removing "
+			    "its tables again failed: %s", err.msg);
+	else
+		ng_opod_log("info", "repair_undone", p, "the pod's DEL came during the repair: %s", what);
+}
+
+/* Re-applies the recorded policy, with what the agent learned for the
+ * pod, in one transaction per namespace (agent/podlock.h); true when it
+ * did. */
 static bool repair(struct ng_opod *p, const struct ng_opod_env *env)
 {
-	struct ng_record d;
+	struct still_ctx sc = {p, env};
+	const struct ng_record_table *host;
+	struct ng_recpolicy rp = {0};
+	struct ng_record d = {0};
 	struct ng_err err = {0};
 	char path[4600];
-	int rc;
+	int rc, learned = 0;
 
 	/* The record again, from disk (the watch keeps only the compiled
-	 * policy in memory); a DEL removes it before the table: no record, no
-	 * repair. */
+	 * policy in memory); a DEL removes it before the tables: no record,
+	 * no repair (asked again under the pod's lock, just before the
+	 * commit). */
 	snprintf(path, sizeof(path), "%s/" NG_PODS_DIR "/%s.json", env->state_dir, p->d.key);
-	if (access(path, F_OK) < 0) {
-		ng_opod_log("info", "repair_skipped", p, "the pod's decision record is gone (DEL)");
+	if (!recorded(p, env)) {
+		ng_opod_log("info", "repair_skipped", p, "the pod's record is gone or rewritten (DEL, or a "
+			    "retried ADD)");
 		return false;
 	}
 	rc = ng_record_read(path, &d, &err);
 	if (rc == 0 && strcmp(d.key, p->d.key) != 0)
 		rc = ng_fail(&err, NG_E_DECODE, "decision record %s changed hands", path);
+	host = rc == 0 ? ng_record_host_table(&d) : NULL;
 	if (rc == 0)
-		rc = ng_podstate_repair(&p->nl, env->node_nl, &d, &err);
+		rc = ng_podstate_rebuild(&d, &rp, &err);
+	if (rc == 0)
+		rc = ng_podlock_apply(env->locks, p->d.key, &p->nl, env->node_nl, &rp.pp.policy,
+				      host ? host->name : "", still_recorded, &sc, &learned, &err);
+	if (rc == 0 && !recorded(p, env)) {
+		undo(p, &d, host ? host->name : "");
+		rc = 1;
+	}
+	ng_recpolicy_free(&rp);
 	ng_record_free(&d);
+	if (rc == 1) {
+		ng_opod_log("info", "repair_skipped", p, "the pod's record went (DEL) before the commit");
+		return false;
+	}
 	if (rc < 0) {
 		p->vp.repair_errors++;
 		env->local->repair_errors++;
@@ -254,13 +325,41 @@ static bool repair(struct ng_opod *p, const struct ng_opod_env *env)
 	}
 	p->vp.repairs++;
 	env->local->repairs++;
-	ng_opod_log("info", "repaired", p, "the recorded policy was re-applied (one transaction)");
+	ng_opod_log("info", "repaired", p,
+		    "the recorded policy was re-applied with %d learned element(s), one transaction per "
+		    "namespace",
+		    learned);
 	return true;
+}
+
+/* The live link against the recorded facts: a new difference is drift,
+ * logged once (the facts are never adopted: the tables keep the
+ * recorded MAC and sources). Into `link` the difference ("" none). */
+static void check_link(struct ng_opod *p, const struct ng_opod_env *env, char *link, size_t len)
+{
+	struct ng_link_facts live;
+	struct ng_err err = {0};
+
+	link[0] = '\0';
+	if (!p->d.have_link || ng_podstate_link(&p->d, &live, &err) != 0)
+		return; /* gone (DEL, or the sweep lets go), or unreadable: not drift */
+	if (ng_link_diff(&p->d.link, &live, link, len) == 0 || !strcmp(link, p->link_diff))
+		goto done;
+	if (!recorded(p, env)) {
+		link[0] = '\0';
+		return;
+	}
+	p->vp.drift_events++;
+	env->local->drift_events++;
+	ng_opod_log("warning", "drift", p, "pod side: the link is not as ADD recorded it: %s (the recorded "
+		    "facts are kept; nothing is adopted)", link);
+done:
+	snprintf(p->link_diff, sizeof(p->link_diff), "%s", link);
 }
 
 bool ng_opod_check(struct ng_opod *p, const struct ng_opod_env *env, const char *why)
 {
-	char diff[256];
+	char diff[256], link[200];
 	bool was = p->vp.checked && !p->vp.in_sync, repaired;
 	int rc;
 
@@ -269,36 +368,41 @@ bool ng_opod_check(struct ng_opod *p, const struct ng_opod_env *env, const char 
 	rc = ng_podstate_check(&p->nl, env->node_nl, &p->d, &p->pol, diff, sizeof(diff));
 	env->local->check_runs++;
 	p->next_check_ms = ng_mono_ms() + env->check_ms;
+	/* A DEL under way (its record went first) or a retried ADD (a new
+	 * record): whatever this CHECK saw is theirs. */
+	if (rc != 0 && !recorded(p, env))
+		return false;
 	if (rc < 0) {
 		snprintf(p->vp.read_error, sizeof(p->vp.read_error), "check: %.150s", diff);
 		return false;
 	}
+	check_link(p, env, link, sizeof(link));
 	p->vp.checked = true;
 	p->vp.last_check_ms = ng_wall_ms();
-	p->vp.in_sync = rc == 0;
-	snprintf(p->vp.diff, sizeof(p->vp.diff), "%s", rc ? diff : "");
+	p->vp.in_sync = rc == 0 && !link[0];
+	snprintf(p->vp.diff, sizeof(p->vp.diff), "%s%s", rc ? diff : link[0] ? "link: " : "", rc ? "" : link);
 	if (rc == 0) {
-		if (was)
+		/* Nothing to repair (a link that differs is the pod's doing:
+		 * the tables already hold the recorded facts). */
+		if (was && p->vp.in_sync)
 			ng_opod_log("info", "in_sync", p, "the pod's tables match its recorded policy again");
-		if (strcmp(why, "drift") != 0 || !env->repair)
-			return false;
-	} else {
-		/* A difference the periodic CHECK found first is drift too
-		 * (no event told: missed, or made while we were not looking). */
-		if (strcmp(why, "drift") != 0) {
-			p->vp.drift_events++;
-			env->local->drift_events++;
-		}
-		ng_opod_log("warning", "drift_check", p, "CHECK (%s): %s", why, diff);
-		if (!env->repair)
-			return false;
+		return false;
 	}
+	/* A difference the periodic CHECK found first is drift too (no event
+	 * told: missed, or made while we were not looking). */
+	if (strcmp(why, "drift") != 0) {
+		p->vp.drift_events++;
+		env->local->drift_events++;
+	}
+	ng_opod_log("warning", "drift_check", p, "CHECK (%s): %s", why, diff);
+	if (!env->repair)
+		return false;
 	repaired = repair(p, env);
 	p->check_now = false;
 	/* Confirm: the repair is itself checked at once. */
 	rc = ng_podstate_check(&p->nl, env->node_nl, &p->d, &p->pol, diff, sizeof(diff));
-	p->vp.in_sync = rc == 0;
-	snprintf(p->vp.diff, sizeof(p->vp.diff), "%s", rc ? diff : "");
+	p->vp.in_sync = rc == 0 && !link[0];
+	snprintf(p->vp.diff, sizeof(p->vp.diff), "%s%s", rc ? diff : link[0] ? "link: " : "", rc ? "" : link);
 	return repaired;
 }
 

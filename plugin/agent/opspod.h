@@ -33,6 +33,7 @@ struct ng_opod {
 	unsigned batch_n;
 	struct ng_nft_event batch_first;
 	int64_t next_check_ms, next_collect_ms;
+	char link_diff[200]; /* the link's difference from the record last reported ("" none) */
 };
 
 /* Is port id `portid` one of the learner's sockets in the namespace of the
@@ -40,8 +41,11 @@ struct ng_opod {
  * drift. */
 typedef bool (*ng_opod_learner_fn)(void *data, const char *key, bool node, uint32_t portid);
 
+struct ng_podlocks;
+
 struct ng_opod_env {
 	const char *state_dir;
+	struct ng_podlocks *locks; /* shared with the learner (agent/podlock.h) */
 	struct ng_nl *node_nl; /* the thread's own socket in the node's namespace; NULL: none */
 	bool repair;           /* --repair: drift re-applies the recorded policy */
 	int check_ms;          /* between periodic CHECKs */
@@ -67,10 +71,13 @@ bool ng_opod_enforced(const struct ng_opod *p);
 unsigned ng_opod_events(struct ng_opod *const *pods, size_t n, int fd, bool node,
 			const struct ng_opod_env *env);
 /* CHECKs both sides against the recorded policy (`why`: "drift",
- * "periodic", "first look"); with env->repair, a difference found after
- * drift, or by a periodic CHECK, is repaired and checked again. True when
- * a repair re-applied the pod's tables (their learned sets are empty
- * again). */
+ * "periodic", "first look") and the live link against the recorded link
+ * facts (a new difference is logged as drift naming it, never adopted).
+ * A CHECK that does not pass for a pod whose record is gone or rewritten
+ * (its DEL, a retried ADD, under way) is nobody's drift. With
+ * env->repair, tables that differ are repaired (agent/podlock.h: with
+ * what the agent learned, in the same transaction) and checked again; a
+ * CHECK that passed repairs nothing. True when a repair ran. */
 bool ng_opod_check(struct ng_opod *p, const struct ng_opod_env *env, const char *why);
 /* Re-reads the pod's counters and learned set sizes into its view. */
 void ng_opod_collect(struct ng_opod *p, const struct ng_opod_env *env);

@@ -1,5 +1,5 @@
 /* One pod in the learner: opened from its record, committed to, swept,
- * relearned, freed. See pod.h. */
+ * freed. See pod.h. */
 #include "agent/pod.h"
 
 #include <linux/netfilter.h>
@@ -329,22 +329,4 @@ void ng_pod_sweep(struct ng_pod *p, struct ng_pod_shared *sh, int64_t now_ms)
 	for (int i = 0; i < NG_TCP_FLOWS; i++)
 		if (p->tcp.f[i].used && now_ms - p->tcp.f[i].last_ms > NG_TCP_IDLE_MS)
 			ng_tcp_close(&p->tcp.f[i], &sh->tcp_budget);
-}
-
-void ng_pod_relearn(struct ng_pod *p, struct ng_pod_shared *sh)
-{
-	ng_pending_vec pend = {0}, pend_node = {0};
-
-	if (ng_tracker_relearn(&p->tr, ng_mono_ms(), &pend) < 0 ||
-	    ng_tracker_relearn(&p->tr_node, ng_mono_ms(), &pend_node) < 0) {
-		ng_tracker_revert(&p->tr, &pend);
-		ng_tracker_revert(&p->tr_node, &pend_node);
-		ng_pod_log("error", "relearn_failed", p, "out of memory");
-	} else if (ng_pod_commit(p, sh, &pend, &pend_node) == 0) {
-		ng_pod_log("info", "relearned", p,
-			   "%zu learned element(s) committed again after a repair (%zu on the node side)",
-			   pend.n, pend_node.n);
-	}
-	ng_vec_free(&pend);
-	ng_vec_free(&pend_node);
 }

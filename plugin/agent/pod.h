@@ -3,7 +3,7 @@
  * opened inside its namespace, the trackers of what each side learned,
  * what the node saw of its DNS (agent/observer.h), its DNS-over-TCP flows
  * and its counters. Its answers are decided in
- * agent/answer.c; here it is opened, committed to, swept, relearned and
+ * agent/answer.c; here it is opened, committed to, swept and
  * freed.
  *
  * Memory per pod: the struct (~17 KiB with its TCP flow slots and the
@@ -63,6 +63,8 @@ struct ng_pod_shared {
 	struct ng_observer *obs; /* NULL, or not open: the node side learns nothing */
 };
 
+struct ng_podlock;
+
 struct ng_pod {
 	char key[256];
 	char nonce[NG_NONCE_LEN + 1];
@@ -82,6 +84,7 @@ struct ng_pod {
 	struct ng_podseen nodeseen;
 	struct ng_tcpflows tcp;
 	struct ng_counters c;
+	struct ng_podlock *lock; /* its commit lock (agent/podlock.h): the learner's */
 	bool seen;        /* the last directory scan found its record */
 	uint64_t rec_ino; /* its record file (a rewrite is a new inode) */
 };
@@ -106,10 +109,6 @@ int ng_pod_commit(struct ng_pod *p, struct ng_pod_shared *sh, const ng_pending_v
 /* Once a second, the namespace known to be the pod's: lifetimes, live
  * connections (conntrack), idle TCP flows. */
 void ng_pod_sweep(struct ng_pod *p, struct ng_pod_shared *sh, int64_t now_ms);
-/* After a repair replaced the pod's tables: every tracked element
- * committed again. */
-void ng_pod_relearn(struct ng_pod *p, struct ng_pod_shared *sh);
-
 /* A log line (agent/alog.h) about pod `p` (may be NULL). */
 void ng_pod_log(const char *level, const char *event, const struct ng_pod *p, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

@@ -50,7 +50,7 @@ typedef NG_VEC(struct ng_pending) ng_pending_vec;
 int ng_tracker_plan(struct ng_tracker *t, const struct ng_learn_result *r, int64_t now_ms,
 		    ng_pending_vec *out, unsigned *full);
 
-/* After a repair replaced the tables: every live element again, with the
+/* For a rebuild of the tables (agent/podlock.h): every live element, with the
  * expiry and lifetime it had (the agent's view stays the truth for what it
  * learned; a repair is not a new lease). Returns how many, or -1. */
 int ng_tracker_relearn(struct ng_tracker *t, int64_t now_ms, ng_pending_vec *out);

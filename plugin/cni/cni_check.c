@@ -68,6 +68,11 @@ int ng_cmd_check(struct inv *v, FILE *in)
 			rc = ng_ruleset_check_answers(&nl, &v->pod.policy, NG_TABLE, &v->err);
 		if (rc == 0 && v->pod.policy.host)
 			rc = ng_podtables_check_host(NULL, &v->pod.policy, v->host_table, &v->err);
+		/* The tables hold the recorded link facts; the link itself no
+		 * longer shows them. */
+		if (rc == 0 && v->link_drift[0])
+			rc = ng_fail(&v->err, NG_E_CHECK, "the pod's link is not as ADD recorded it: %s",
+				     v->link_drift);
 	} else {
 		rc = ng_ruleset_snapshot(&nl, NG_TABLE, &snap, &v->err);
 		if (rc == 0)

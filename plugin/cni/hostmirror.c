@@ -11,6 +11,7 @@
 #include "kernel/peer.h"
 #include "kernel/podtables.h"
 #include "nft/render_host.h"
+#include "policy/linkdiff.h"
 
 int ng_hostmirror_table(const char *container_id, const char *ifname, char *buf, size_t len,
 			struct ng_err *err)
@@ -46,15 +47,25 @@ static void check_hint(const json_t *prev, const char *peer, struct ng_log *log)
 }
 
 int ng_hostmirror_plan(const struct ng_config *cfg, int pod_fd, const char *ifname, const json_t *prev,
-		       struct ng_policy *p, struct ng_link_facts *link, struct ng_log *log,
-		       struct ng_err *err)
+		       const struct ng_link_facts *recorded, struct ng_policy *p, struct ng_link_facts *link,
+		       char *drift, size_t drift_len, struct ng_log *log, struct ng_err *err)
 {
 	struct ng_link_facts f;
 	char why[256];
 	bool want = cfg->host_mirror != NG_HOST_OFF;
 
+	drift[0] = '\0';
 	if (ng_peer_find(pod_fd, ifname, &f, why, sizeof(why), err) < 0)
 		return -1;
+	if (recorded) {
+		/* The pod's present is a fact of its choosing: reported, kept
+		 * out of the plan. */
+		if (ng_link_diff(recorded, &f, drift, drift_len) > 0)
+			ng_log_set(log, "link_drift", json_string(drift));
+		f = *recorded;
+		if (!f.peer[0])
+			snprintf(why, sizeof(why), "the recorded link has no per-pod host device");
+	}
 	if (want && !f.peer[0] && cfg->host_mirror == NG_HOST_REQUIRED)
 		return ng_fail(
 			err, NG_E_NO_HOST,

@@ -19,15 +19,18 @@ int ng_hostmirror_table(const char *container_id, const char *ifname, char *buf,
 			struct ng_err *err);
 
 /* Reads the pod's link (in `pod_fd`'s namespace, into *link: what the
- * record keeps, so that no later rebuild reads the pod again) and plans both sides:
+ * record keeps, so that no later rebuild reads the pod again) and plans both sides.
+ * `recorded` (a pod already recorded: a retried ADD, CHECK) is planned
+ * with instead, never the live link: how the live one differs goes to
+ * `drift` and the decision log ("" none), and *link is the recorded. Then:
  * link-local sources always; the host-side table as hostMirror says.
  * "required" without a per-pod host device: code 103 naming the
  * interface; "auto": planned without it, the reason in the decision log.
  * `prev` (prevResult, may be NULL): its host interfaces are only a hint;
  * when none of them is the peer the kernel names, the log says so. */
 int ng_hostmirror_plan(const struct ng_config *cfg, int pod_fd, const char *ifname, const json_t *prev,
-		       struct ng_policy *p, struct ng_link_facts *link, struct ng_log *log,
-		       struct ng_err *err);
+		       const struct ng_link_facts *recorded, struct ng_policy *p, struct ng_link_facts *link,
+		       char *drift, size_t drift_len, struct ng_log *log, struct ng_err *err);
 
 /* ADD, both sides (kernel/podtables.h); the stale host tables it removed
  * are counted in the decision log. */

@@ -173,6 +173,31 @@ int ng_inv_open_netns(struct inv *v, int *fd, enum ng_netns_status *st)
 	return 0;
 }
 
+/* The link facts of this attachment's record, when ADD recorded it in
+ * this very namespace (same nsfs identity): a retried ADD and a CHECK
+ * plan with them, never with what the pod shows now. */
+static bool recorded_link(struct inv *v, struct ng_link_facts *out)
+{
+	char key[256], path[4600];
+	struct ng_record r;
+	struct ng_err e = {0};
+	struct stat st;
+	bool ok;
+
+	if (!v->cfg.state_dir[0] || ng_record_key(v->container_id, v->ifname, key, sizeof(key), &e) < 0)
+		return false;
+	snprintf(path, sizeof(path), "%s/" NG_PODS_DIR "/%s.json", v->cfg.state_dir, key);
+	if (access(path, F_OK) < 0 || stat(v->netns_path, &st) < 0 || ng_record_read(path, &r, &e) < 0)
+		return false;
+	ok = r.have_link && !r.refused_file && r.pod.netns_dev == (uint64_t)st.st_dev &&
+	     r.pod.netns_ino == (uint64_t)st.st_ino &&
+	     (!strcmp(r.decision, "enforced") || !strcmp(r.decision, "pending"));
+	if (ok)
+		*out = r.link;
+	ng_record_free(&r);
+	return ok;
+}
+
 /* A netfilter socket in the pod's namespace, which must exist (ADD, CHECK;
  * DEL has its own rules for a namespace that is gone), and so must the
  * interface the packet-socket guard hooks. With `plan`, the pod's link is
@@ -187,8 +212,12 @@ int ng_inv_open_pod_socket(struct inv *v, struct ng_nl *nl, bool plan)
 	if (st == NG_NETNS_GONE)
 		return ng_fail(&v->err, NG_E_NETNS, "CNI_NETNS %s is not a network namespace", v->netns_path);
 	if (plan) {
+		struct ng_link_facts rec;
+		bool have = recorded_link(v, &rec);
+
 		rc = ng_hostmirror_plan(&v->cfg, fd, v->ifname, json_object_get(v->root, "prevResult"),
-					&v->pod.policy, &v->record.link, &v->log, &v->err);
+					have ? &rec : NULL, &v->pod.policy, &v->record.link, v->link_drift,
+					sizeof(v->link_drift), &v->log, &v->err);
 		v->record.have_link = rc == 0;
 	}
 	if (rc == 0)

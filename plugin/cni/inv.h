@@ -36,6 +36,9 @@ struct inv {
 	struct ng_record record;
 	bool recorded;        /* written before the tables ("pending": learn mode) */
 	char host_table[256]; /* the attachment's host-side table (nft/render_host.h) */
+	/* A pod already recorded (a retried ADD, CHECK): how its live link
+	 * differs from the recorded facts it is planned with ("" none). */
+	char link_drift[200];
 };
 
 void ng_inv_begin(struct inv *v, const char *verb, FILE *out);

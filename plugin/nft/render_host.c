@@ -236,6 +236,11 @@ int ng_render_host(const struct ng_policy *p, bool replace, const char *const *s
 
 	b->family = NFPROTO_NETDEV;
 	ng_render_set_specs(p, sets);
+	/* The node side's learned sets hold what the node side learned. */
+	for (int f = 0; p->learn && f < 2; f++) {
+		sets[NG_S_NAMES4 + f].elems = &p->learned_node[0][f];
+		sets[NG_S_TTL4 + f].elems = &p->learned_node[1][f];
+	}
 	for (size_t i = 0; rc == 0 && i < n_stale; i++)
 		rc = remove_table(b, stale[i], false, "stale: its device is gone or another pod's");
 	if (rc == 0 && replace)

@@ -55,7 +55,7 @@ void ng_render_set_specs(const struct ng_policy *p, struct ng_set_spec sets[NG_S
 		return;
 	/* Learned: a hash set for single ports (a lookup and a commit cost the
 	 * same at 10 or 10,000 elements) and an interval set for port ranges,
-	 * both with timeouts, empty at ADD. */
+	 * both with timeouts, empty at ADD (a repair carries p->learned). */
 	for (int f = 0; f < 2; f++) {
 		struct ng_set_spec *single = &sets[NG_S_NAMES4 + f], *ranges = &sets[NG_S_TTL4 + f];
 
@@ -63,6 +63,8 @@ void ng_render_set_specs(const struct ng_policy *p, struct ng_set_spec sets[NG_S
 		single->timeout = true;
 		single->learned = true;
 		single->expires_base = 0;
+		single->elems = &p->learned[0][f];
+		ranges->elems = &p->learned[1][f];
 		ranges->name = f == 0 ? NG_SET_NAMES_V4 NG_RANGES_SUFFIX : NG_SET_NAMES_V6 NG_RANGES_SUFFIX;
 		ranges->learned = true;
 	}

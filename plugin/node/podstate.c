@@ -10,6 +10,7 @@
 #include "kernel/counters.h"
 #include "kernel/learnedset.h"
 #include "kernel/netns.h"
+#include "kernel/peer.h"
 #include "kernel/nl_netns.h"
 #include "kernel/podtables.h"
 #include "kernel/resolve.h"
@@ -25,19 +26,22 @@ static int resolve_names(const ng_name_list *names, ng_resolved *out, void *ctx,
 	return ng_resolve_all(names, ng_resolve_system, NG_RESOLVE_BUDGET_MS, out, err);
 }
 
-int ng_podstate_repair(struct ng_nl *nl, struct ng_nl *node_nl, const struct ng_record *r, struct ng_err *err)
+int ng_podstate_rebuild(const struct ng_record *r, struct ng_recpolicy *rp, struct ng_err *err)
 {
-	const struct ng_record_table *host = ng_record_host_table(r);
-	struct ng_recpolicy rp;
-	size_t stale = 0;
-	int rc;
+	/* Both sides, as ADD made them, from the record alone: its stdin and
+	 * the link facts ADD planned with, never the pod's present. */
+	return ng_recpolicy_build(r, resolve_names, NULL, rp, err);
+}
 
-	/* Both sides, as ADD made them, from the record alone: the host side
-	 * first, then the pod's, one transaction each (kernel/podtables.h). */
-	rc = ng_recpolicy_build(r, resolve_names, NULL, &rp, err);
-	if (rc == 0)
-		rc = ng_podtables_apply(nl, node_nl, &rp.pp.policy, host ? host->name : "", &stale, err);
-	ng_recpolicy_free(&rp);
+int ng_podstate_link(const struct ng_record *r, struct ng_link_facts *live, struct ng_err *err)
+{
+	char why[256];
+	int fd, rc = ng_netns_open_pod(&r->pod, &fd, err);
+
+	if (rc != 0)
+		return rc;
+	rc = ng_peer_find(fd, r->pod.ifname, live, why, sizeof(why), err);
+	close(fd);
 	return rc;
 }
 

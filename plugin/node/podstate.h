@@ -16,14 +16,19 @@
 #include "kernel/nl.h"
 #include "node/nodeview.h"
 #include "policy/policy.h"
+#include "state/recpolicy.h"
 
-/* Re-applies the recorded policy (state/recpolicy.h), both sides, one
- * transaction each (kernel/podtables.h): an egress.names "resolve" pod's
- * names are resolved again by the node, as ADD did. `node_nl` (may be
- * NULL: a socket of its own) commits the host side: the drift watch knows
- * its port id, so a repair is not taken for drift. */
-int ng_podstate_repair(struct ng_nl *nl, struct ng_nl *node_nl, const struct ng_record *r,
-		       struct ng_err *err);
+/* The pod's policy rebuilt for a repair (state/recpolicy.h): the record's
+ * stdin and link facts; an egress.names "resolve" pod's names resolved
+ * again by the node, as ADD did. `rp` is freed with ng_recpolicy_free
+ * either way. The caller applies it (agent/podlock.h: with what the agent
+ * learned, under the pod's commit lock). */
+int ng_podstate_rebuild(const struct ng_record *r, struct ng_recpolicy *rp, struct ng_err *err);
+
+/* The pod's link as it is now (kernel/peer.h), in its recorded
+ * namespace: what a CHECK compares with the recorded facts. 0; 1 when the
+ * namespace is gone or another one now; -1 with err. */
+int ng_podstate_link(const struct ng_record *r, struct ng_link_facts *live, struct ng_err *err);
 
 /* A socket inside the pod's recorded namespace. 0; 1 when the namespace
  * is gone or is another one now; -1 with err. */

@@ -385,6 +385,10 @@ void ng_policy_free(struct ng_policy *p)
 		ng_vec_free(&p->ingress[f]);
 		ng_vec_free(&p->node[f]);
 		ng_vec_free(&p->source[f]);
+		ng_vec_free(&p->learned[0][f]);
+		ng_vec_free(&p->learned[1][f]);
+		ng_vec_free(&p->learned_node[0][f]);
+		ng_vec_free(&p->learned_node[1][f]);
 	}
 	ng_vec_free(&p->nd6);
 	ng_vec_free(&p->name_ports);

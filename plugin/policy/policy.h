@@ -124,6 +124,15 @@ struct ng_policy {
 	 * entries never add overlapping elements. Single ports go to the hash
 	 * set names_vX, ranges to the interval set names_vX_ranges. */
 	ng_elem_vec name_pieces;
+	/* What the agent learned, carried into a rebuilt table ([ranged][family
+	 * index]; e.timeout: the seconds each has left): a repair or re-plan of
+	 * a running pod renders them into the learned sets in the same
+	 * transaction as the tables, so no learned name is ever closed. Empty at
+	 * ADD and in every CHECK (which does not compare learned contents). */
+	ng_elem_vec learned[2][2];
+	/* ... and what the node-side table had learned (only answers the node
+	 * saw: agent/nodeseen.h), rendered into the host side's learned sets. */
+	ng_elem_vec learned_node[2][2];
 	/* dns.queries "listed" (policy/dnsquery.h): the pod may ask only for
 	 * the names its name entries or dns_always (dns.alwaysAllowed: name
 	 * and wildcard, no ports) match; a refused query is answered with

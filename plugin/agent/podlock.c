@@ -1,0 +1,164 @@
+/* The per-pod commit locks. See podlock.h. */
+#include "agent/podlock.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "kernel/podtables.h"
+
+struct ng_podlock {
+	char key[256];
+	pthread_mutex_t mu;
+	unsigned refs;                   /* under the list's mutex */
+	struct ng_tracker *tr, *tr_node; /* under mu; tr_node NULL: no node side */
+};
+
+void ng_podlocks_init(struct ng_podlocks *r)
+{
+	memset(r, 0, sizeof(*r));
+	pthread_mutex_init(&r->mu, NULL);
+}
+
+void ng_podlocks_free(struct ng_podlocks *r)
+{
+	for (size_t i = 0; i < r->v.n; i++) {
+		pthread_mutex_destroy(&r->v.v[i]->mu);
+		free(r->v.v[i]);
+	}
+	ng_vec_free(&r->v);
+	pthread_mutex_destroy(&r->mu);
+}
+
+struct ng_podlock *ng_podlock_get(struct ng_podlocks *r, const char *key)
+{
+	struct ng_podlock *l = NULL;
+
+	pthread_mutex_lock(&r->mu);
+	for (size_t i = 0; i < r->v.n && !l; i++)
+		if (!strcmp(r->v.v[i]->key, key))
+			l = r->v.v[i];
+	if (!l && (l = calloc(1, sizeof(*l)))) {
+		snprintf(l->key, sizeof(l->key), "%s", key);
+		pthread_mutex_init(&l->mu, NULL);
+		/* the vector holds pointers: &l is the element to copy */
+		if (ng_vec_push(&r->v, &l) < 0) { // NOLINT(bugprone-sizeof-expression)
+			pthread_mutex_destroy(&l->mu);
+			free(l);
+			l = NULL;
+		}
+	}
+	if (l)
+		l->refs++;
+	pthread_mutex_unlock(&r->mu);
+	return l;
+}
+
+void ng_podlock_put(struct ng_podlocks *r, struct ng_podlock *l)
+{
+	if (!l)
+		return;
+	pthread_mutex_lock(&r->mu);
+	if (--l->refs == 0) {
+		for (size_t i = 0; i < r->v.n; i++)
+			if (r->v.v[i] == l) {
+				r->v.v[i] = r->v.v[--r->v.n];
+				break;
+			}
+		pthread_mutex_destroy(&l->mu);
+		free(l);
+	}
+	pthread_mutex_unlock(&r->mu);
+}
+
+void ng_podlock_lock(struct ng_podlock *l)
+{
+	pthread_mutex_lock(&l->mu);
+}
+
+void ng_podlock_unlock(struct ng_podlock *l)
+{
+	pthread_mutex_unlock(&l->mu);
+}
+
+void ng_podlock_attach(struct ng_podlock *l, struct ng_tracker *tr, struct ng_tracker *tr_node)
+{
+	l->tr = tr;
+	l->tr_node = tr_node;
+}
+
+/* Does a name entry of `pol` still cover element `e`? */
+static bool covered(const struct ng_policy *pol, const struct ng_elem *e)
+{
+	for (size_t i = 0; i < pol->name_entries.n; i++) {
+		const struct ng_name_entry *ne = &pol->name_entries.v[i];
+
+		if (ne->proto == e->proto && e->p_lo >= ne->p_lo && e->p_hi <= ne->p_hi)
+			return true;
+	}
+	return false;
+}
+
+/* One tracker's live elements (what each has left, the lease kept: a
+ * rebuild is not a new lease) into `to`, those a name entry still covers. */
+static int take(struct ng_tracker *tr, const struct ng_policy *pol, int64_t now_ms, ng_elem_vec to[2][2])
+{
+	ng_pending_vec live = {0};
+	int n = 0;
+
+	if (ng_tracker_relearn(tr, now_ms, &live) < 0) {
+		ng_vec_free(&live);
+		return -1;
+	}
+	for (size_t i = 0; i < live.n; i++) {
+		const struct ng_pending *q = &live.v[i];
+
+		if (!covered(pol, &q->e))
+			continue;
+		if (ng_vec_push(&to[q->ranged ? 1 : 0][NG_FAM_IDX(q->e.lo.fam)], &q->e) < 0) {
+			ng_vec_free(&live);
+			return -1;
+		}
+		n++;
+	}
+	ng_vec_free(&live);
+	return n;
+}
+
+int ng_podlock_learned(struct ng_podlock *l, struct ng_policy *pol, int64_t now_ms)
+{
+	int n, m = 0;
+
+	if (!l->tr || !pol->learn)
+		return 0;
+	n = take(l->tr, pol, now_ms, pol->learned);
+	if (n >= 0 && l->tr_node)
+		m = take(l->tr_node, pol, now_ms, pol->learned_node);
+	return n < 0 || m < 0 ? -1 : n + m;
+}
+
+int ng_podlock_apply(struct ng_podlocks *r, const char *key, struct ng_nl *pod_nl, struct ng_nl *node_nl,
+		     struct ng_policy *pol, const char *host_table, bool (*still)(void *), void *still_data,
+		     int *learned, struct ng_err *err)
+{
+	struct ng_podlock *l = ng_podlock_get(r, key);
+	size_t stale = 0;
+	int rc, n;
+
+	*learned = 0;
+	if (!l)
+		return ng_fail(err, NG_E_INTERNAL, "out of memory");
+	ng_podlock_lock(l);
+	if (still && !still(still_data)) {
+		rc = 1;
+	} else if ((n = ng_podlock_learned(l, pol, ng_mono_ms())) < 0) {
+		rc = ng_fail(err, NG_E_INTERNAL, "out of memory");
+	} else {
+		*learned = n;
+		rc = ng_podtables_apply(pod_nl, node_nl, pol, host_table, &stale, err);
+	}
+	ng_podlock_unlock(l);
+	ng_podlock_put(r, l);
+	return rc;
+}

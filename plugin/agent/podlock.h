@@ -1,0 +1,67 @@
+/* One commit lock per pod (by record key), shared by the agent's two
+ * threads: the learner holds it while it plans, commits or sweeps a pod's
+ * learned elements (its tracker changes only under it), the ops thread
+ * while it rebuilds the pod's tables. A rebuild therefore reads the
+ * tracker and commits the tables with those elements in them before any
+ * later answer of the pod is committed, and no answer's commit can fall
+ * between the rebuild's read and its commit (it would be lost with the
+ * old tables): a learned name is never closed by a repair.
+ *
+ * What may wait on it: the learner, for one rebuild of the pod whose
+ * answer it is committing (two transactions, the pod's and the node's);
+ * the ops thread, for one serve or sweep of that pod. */
+#ifndef NG_AGENT_PODLOCK_H
+#define NG_AGENT_PODLOCK_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "agent/tracker.h"
+#include "base/err.h"
+#include "base/vec.h"
+#include "kernel/nl.h"
+#include "policy/policy.h"
+
+struct ng_podlock; /* one pod's: private to podlock.c */
+
+/* Every pod's lock, kept while someone refers to it. */
+struct ng_podlocks {
+	pthread_mutex_t mu; /* the list itself, never held while a pod's lock is */
+	NG_VEC(struct ng_podlock *) v;
+};
+
+void ng_podlocks_init(struct ng_podlocks *r);
+void ng_podlocks_free(struct ng_podlocks *r);
+
+/* Pod `key`'s lock, made when nobody holds it yet; NULL out of memory.
+ * Each get is given back with ng_podlock_put. */
+struct ng_podlock *ng_podlock_get(struct ng_podlocks *r, const char *key);
+void ng_podlock_put(struct ng_podlocks *r, struct ng_podlock *l);
+void ng_podlock_lock(struct ng_podlock *l);
+void ng_podlock_unlock(struct ng_podlock *l);
+
+/* Under the lock: the learner's trackers of the pod, its own tables' and
+ * the node side's (NULL: no node side; both NULL: the learner lets the
+ * pod go). */
+void ng_podlock_attach(struct ng_podlock *l, struct ng_tracker *tr, struct ng_tracker *tr_node);
+
+/* Under the lock: what the learner holds for the pod, every live element
+ * with the seconds it has left, into pol->learned (the pod's tables) and
+ * pol->learned_node (the node side's), only those a name entry of `pol`
+ * still covers (a re-plan may have fewer). Nothing when no learner serves
+ * the pod. How many, or -1 out of memory. */
+int ng_podlock_learned(struct ng_podlock *l, struct ng_policy *pol, int64_t now_ms);
+
+/* Applies pod `key`'s policy `pol` (built from its record; possibly new)
+ * with every element the agent learned for the pod, both sides, one
+ * transaction per namespace (kernel/podtables.h), under the pod's lock.
+ * `still` (may be NULL) is asked under the lock before anything is sent:
+ * false (the pod's DEL is under way) applies nothing and returns 1. The
+ * one path for a repair and for any re-plan of a running pod. 0 applied
+ * (*learned: the elements carried), 1 skipped, -1 with err. */
+int ng_podlock_apply(struct ng_podlocks *r, const char *key, struct ng_nl *pod_nl, struct ng_nl *node_nl,
+		     struct ng_policy *pol, const char *host_table, bool (*still)(void *), void *still_data,
+		     int *learned, struct ng_err *err);
+
+#endif
