@@ -59,7 +59,9 @@ static int prepare_record(struct inv *v)
 
 /* A pod whose names the agent learns is recorded before its tables are
  * built, as "pending": the agent binds the pod's queue meanwhile, so
- * waiting for it afterwards costs next to nothing. */
+ * waiting for it afterwards costs next to nothing. So is a pod already
+ * recorded (a retried ADD): its record changes before its tables do, and
+ * the agent's drift watch never takes this ADD's commits for tampering. */
 static int record_pending(struct inv *v)
 {
 	struct ng_record *r = &v->record;
@@ -136,7 +138,7 @@ int ng_cmd_add(struct inv *v, FILE *in)
 	if (ng_inv_open_pod_socket(v, &nl, true) < 0)
 		return ng_inv_fail(v, v->err.code == NG_E_NO_HOST ? "refused" : "error");
 	t_rec = (json_int_t)ng_mono_us();
-	if (prepare_record(v) < 0 || (v->pod.policy.learn && record_pending(v) < 0)) {
+	if (prepare_record(v) < 0 || ((v->pod.policy.learn || v->rerun) && record_pending(v) < 0)) {
 		ng_nl_close(&nl);
 		return ng_inv_fail(v, "error");
 	}

@@ -194,6 +194,7 @@ static bool recorded_link(struct inv *v, struct ng_link_facts *out)
 	     (!strcmp(r.decision, "enforced") || !strcmp(r.decision, "pending"));
 	if (ok)
 		*out = r.link;
+	v->rerun = ok;
 	ng_record_free(&r);
 	return ok;
 }

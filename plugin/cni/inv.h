@@ -39,6 +39,7 @@ struct inv {
 	/* A pod already recorded (a retried ADD, CHECK): how its live link
 	 * differs from the recorded facts it is planned with ("" none). */
 	char link_drift[200];
+	bool rerun; /* the attachment is recorded (enforced or pending) in this very namespace */
 };
 
 void ng_inv_begin(struct inv *v, const char *verb, FILE *out);
