@@ -226,10 +226,10 @@ expect "agent gone: a learned address still connects" connected 1000 pod:web -- 
 out=$(ask_connect web other.example.test 443)
 t_row "agent gone (no listener): an answer is dropped, not passed" "$out" "$([[ $out == *"noanswer 1 "* ]] && echo 0 || echo 1)"
 t0=$(date +%s%N)
-# From here on every pod is CHECKed each second, and drift repaired: the
+# From here on every pod is CHECKed every 2 s, and drift repaired: the
 # 100 pods' ADDs and DELs below must never read as drift (a DEL under way
 # removes the record first), nor be "repaired" back.
-agent_start --check-interval 1 --repair
+agent_start --check-interval 2 --repair
 agent_ready 3000 || true
 ms=$((($(date +%s%N) - t0) / 1000000))
 t_row "restarted agent serves within 1 s" "${ms} ms" "$((ms <= 1000 ? 0 : 1))"
@@ -292,7 +292,10 @@ t_row "100 pods added, each with 20 granted names" "$ok of $N" "$((ok == N ? 0 :
 t0=$(date +%s%N)
 bad=0
 for ((q = 0; q < N; q++)); do
-	out=$(race "m$q" "$DNSL" udp 20 "h{}.p$q.world.test" 443)
+	# Up to 3 tries per query, as a client's resolver retries (glibc: 2
+	# attempts of 5 s): on a loaded machine an answer may come late; the
+	# row is about the connect after it.
+	out=$(race "m$q" "$DNSL" udp 20 "h{}.p$q.world.test" 443 --retries 3)
 	[[ $out == *"connects 20 "* ]] || { bad=$((bad + 1)) && echo "    m$q: $out"; }
 done
 ms=$((($(date +%s%N) - t0) / 1000000))

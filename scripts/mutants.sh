@@ -159,6 +159,23 @@ mutant held-sockets-unreported plugin/node/verify_caps.c 's/^\tif (\*socks)$/\ti
 # the session's connection open into the next session (issue 25).
 mutant grant-flows-kept plugin/agent/grants.c 's/if (ng_ct_cut(&p->nl, ng_grantplan_cuts, &gc, &cut, &err) < 0)/if ((void)gc, 0)/' \
 	grants.sh "the live connection is cut (reset)"
+# Issue 19 item 1, issue 23 item 3 (e2e/repair.sh).
+# A repair plans with the pod's live link (its MAC and link-local addresses)
+# instead of the recorded facts: a NET_ADMIN pod that took its neighbour's
+# MAC gets it into its host-side table and captures the neighbour's traffic.
+mutant repair-adopts-live-mac plugin/node/podstate.c \
+	's/^\treturn ng_recpolicy_build(r, resolve_names, NULL, rp, err);/\t{ struct ng_link_facts lv; if (ng_podstate_link(r, \&lv, err) == 0) ((struct ng_record *)r)->link = lv; }\n&/' \
+	repair.sh "the neighbour receives its traffic" "the attacker (the neighbour's MAC) receives none of it" \
+	"the host-side table still holds the recorded MAC"
+# A repair carries none of the pod's learned elements: its learned names are
+# closed until the pod asks again.
+mutant repair-without-learned plugin/agent/podlock.c \
+	's/} else if ((n = ng_podlock_learned(l, pol, ng_mono_ms())) < 0) {/} else if ((n = 0) < 0) {/' \
+	repair.sh "... its learned address open throughout (a connect every 20 ms)" "each repair carried the learned element"
+# A CHECK that fails for a pod whose record is gone (its DEL under way) is
+# reported as drift (and repaired: the tables of a pod being deleted made again).
+mutant drift-under-del plugin/agent/opspod.c 's/^\tif (rc != 0 \&\& !recorded(p, env))$/\tif (0)/' \
+	repair.sh "DEL of every pod at once: no drift reported, nothing repaired"
 
 want=("$@")
 T=$(mktemp -d /tmp/nge-mutants.XXXXXX)
