@@ -38,6 +38,7 @@ struct ng_ops {
 	char state_dir[4096];
 	pthread_t thread;
 	int stop_fd, inotify_fd, node_ev_fd;
+	pid_t tid;
 	struct ng_nl node_nl;
 	bool node_nl_open;
 	struct ng_opod_env env;   /* what each pod's work is given */
@@ -48,7 +49,6 @@ struct ng_ops {
 	struct ng_view local; /* counters that outlive pods, readiness, totals */
 	bool dirty;
 	int64_t next_tick_ms, last_publish_ms;
-	pid_t tid;
 
 	/* Nothing below is touched by either thread but under `mu`. */
 	pthread_mutex_t mu;

@@ -269,8 +269,10 @@ static void undo(struct ng_opod *p, const struct ng_record *d, const char *host_
 
 	if (ng_podtables_delete(d->pod.netns, d->pod.container_id, d->pod.ifname, host_table, &what, owner,
 				sizeof(owner), &err) < 0)
-		ng_opod_log("error", "repair_undone", p, "the pod's DEL came during the repair; removing "
-			    "its tables again failed: %s", err.msg);
+		ng_opod_log("error", "repair_undone", p,
+			    "the pod's DEL came during the repair; removing "
+			    "its tables again failed: %s",
+			    err.msg);
 	else
 		ng_opod_log("info", "repair_undone", p, "the pod's DEL came during the repair: %s", what);
 }
@@ -294,7 +296,8 @@ static bool repair(struct ng_opod *p, const struct ng_opod_env *env)
 	 * commit). */
 	snprintf(path, sizeof(path), "%s/" NG_PODS_DIR "/%s.json", env->state_dir, p->d.key);
 	if (!recorded(p, env)) {
-		ng_opod_log("info", "repair_skipped", p, "the pod's record is gone or rewritten (DEL, or a "
+		ng_opod_log("info", "repair_skipped", p,
+			    "the pod's record is gone or rewritten (DEL, or a "
 			    "retried ADD)");
 		return false;
 	}
@@ -351,8 +354,10 @@ static void check_link(struct ng_opod *p, const struct ng_opod_env *env, char *l
 	}
 	p->vp.drift_events++;
 	env->local->drift_events++;
-	ng_opod_log("warning", "drift", p, "pod side: the link is not as ADD recorded it: %s (the recorded "
-		    "facts are kept; nothing is adopted)", link);
+	ng_opod_log("warning", "drift", p,
+		    "pod side: the link is not as ADD recorded it: %s (the recorded "
+		    "facts are kept; nothing is adopted)",
+		    link);
 done:
 	snprintf(p->link_diff, sizeof(p->link_diff), "%s", link);
 }

@@ -46,9 +46,9 @@ struct ng_podlocks;
 struct ng_opod_env {
 	const char *state_dir;
 	struct ng_podlocks *locks; /* shared with the learner (agent/podlock.h) */
-	struct ng_nl *node_nl; /* the thread's own socket in the node's namespace; NULL: none */
-	bool repair;           /* --repair: drift re-applies the recorded policy */
-	int check_ms;          /* between periodic CHECKs */
+	struct ng_nl *node_nl;     /* the thread's own socket in the node's namespace; NULL: none */
+	bool repair;               /* --repair: drift re-applies the recorded policy */
+	int check_ms;              /* between periodic CHECKs */
 	ng_opod_learner_fn learner_owns;
 	void *learner_data;
 	struct ng_view *local; /* the node-wide counters a pod's work adds to */

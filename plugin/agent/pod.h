@@ -85,8 +85,8 @@ struct ng_pod {
 	struct ng_tcpflows tcp;
 	struct ng_counters c;
 	struct ng_podlock *lock; /* its commit lock (agent/podlock.h): the learner's */
-	bool seen;        /* the last directory scan found its record */
-	uint64_t rec_ino; /* its record file (a rewrite is a new inode) */
+	bool seen;               /* the last directory scan found its record */
+	uint64_t rec_ino;        /* its record file (a rewrite is a new inode) */
 };
 
 /* The pod of record `r` (a learning pod's: "pending" or "enforced"): its

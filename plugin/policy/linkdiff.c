@@ -34,8 +34,8 @@ static void mac_str(const struct ng_link_facts *f, char *buf, size_t len)
 	if (!f->have_mac)
 		snprintf(buf, len, "none");
 	else
-		snprintf(buf, len, "%02x:%02x:%02x:%02x:%02x:%02x", f->mac[0], f->mac[1], f->mac[2], f->mac[3],
-			 f->mac[4], f->mac[5]);
+		snprintf(buf, len, "%02x:%02x:%02x:%02x:%02x:%02x", f->mac[0], f->mac[1], f->mac[2],
+			 f->mac[3], f->mac[4], f->mac[5]);
 }
 
 static bool has_ll(const struct ng_link_facts *f, const struct ng_ip *ip)

@@ -50,7 +50,8 @@ static void test_gone_and_moved(void **state)
 	live.ifindex = 5;
 	snprintf(live.peer, sizeof(live.peer), "vethother");
 	assert_int_equal(ng_link_diff(&rec, &live, out, sizeof(out)), 3);
-	assert_string_equal(out, "link-local fe80::200:ff:fe00:1 gone; ifindex 2 -> 5; host peer veth1234 -> vethother");
+	assert_string_equal(
+		out, "link-local fe80::200:ff:fe00:1 gone; ifindex 2 -> 5; host peer veth1234 -> vethother");
 	/* the same peer name on another device (deleted and made again) */
 	live = facts();
 	live.peer_ifindex = 18;
