@@ -346,20 +346,27 @@ static void check_link(struct ng_opod *p, const struct ng_opod_env *env, char *l
 	link[0] = '\0';
 	if (!p->d.have_link || ng_podstate_link(&p->d, &live, &err) != 0)
 		return; /* gone (DEL, or the sweep lets go), or unreadable: not drift */
-	if (ng_link_diff(&p->d.link, &live, link, len) == 0 || !strcmp(link, p->link_diff))
-		goto done;
-	if (!recorded(p, env)) {
-		link[0] = '\0';
-		return;
+	if (ng_link_diff(&p->d.link, &live, link, len) > 0 && strcmp(link, p->link_diff) != 0) {
+		if (!recorded(p, env)) {
+			link[0] = '\0';
+			return;
+		}
+		p->vp.drift_events++;
+		env->local->drift_events++;
+		ng_opod_log("warning", "drift", p,
+			    "pod side: the link is not as ADD recorded it: %s (the recorded facts are kept; "
+			    "nothing is adopted)",
+			    link);
 	}
-	p->vp.drift_events++;
-	env->local->drift_events++;
-	ng_opod_log("warning", "drift", p,
-		    "pod side: the link is not as ADD recorded it: %s (the recorded "
-		    "facts are kept; nothing is adopted)",
-		    link);
-done:
 	snprintf(p->link_diff, sizeof(p->link_diff), "%s", link);
+}
+
+/* The view's verdict: in sync when the tables match (rc 0) and the link
+ * is as recorded; the difference, the tables' first. */
+static void set_sync(struct ng_opod *p, int rc, const char *diff, const char *link)
+{
+	p->vp.in_sync = rc == 0 && !link[0];
+	snprintf(p->vp.diff, sizeof(p->vp.diff), "%s%s", rc ? diff : link[0] ? "link: " : "", rc ? "" : link);
 }
 
 bool ng_opod_check(struct ng_opod *p, const struct ng_opod_env *env, const char *why)
@@ -384,8 +391,7 @@ bool ng_opod_check(struct ng_opod *p, const struct ng_opod_env *env, const char 
 	check_link(p, env, link, sizeof(link));
 	p->vp.checked = true;
 	p->vp.last_check_ms = ng_wall_ms();
-	p->vp.in_sync = rc == 0 && !link[0];
-	snprintf(p->vp.diff, sizeof(p->vp.diff), "%s%s", rc ? diff : link[0] ? "link: " : "", rc ? "" : link);
+	set_sync(p, rc, diff, link);
 	if (rc == 0) {
 		/* Nothing to repair (a link that differs is the pod's doing:
 		 * the tables already hold the recorded facts). */
@@ -406,8 +412,7 @@ bool ng_opod_check(struct ng_opod *p, const struct ng_opod_env *env, const char 
 	p->check_now = false;
 	/* Confirm: the repair is itself checked at once. */
 	rc = ng_podstate_check(&p->nl, env->node_nl, &p->d, &p->pol, diff, sizeof(diff));
-	p->vp.in_sync = rc == 0 && !link[0];
-	snprintf(p->vp.diff, sizeof(p->vp.diff), "%s%s", rc ? diff : link[0] ? "link: " : "", rc ? "" : link);
+	set_sync(p, rc, diff, link);
 	return repaired;
 }
 

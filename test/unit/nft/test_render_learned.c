@@ -57,18 +57,27 @@ static void learn_policy(struct ng_policy *p)
 	add_elem(&p->learned[1][0], "10.50.0.8", "10.50.0.8", 6, 8000, 8100, 17);
 }
 
+/* The pod side's replace of `p`: what its learned sets are given. */
+static void render_pod(const struct ng_policy *p, struct seen *s)
+{
+	struct ng_batch b;
+	struct ng_err err = {0};
+
+	memset(s, 0, sizeof(*s));
+	assert_int_equal(ng_batch_init(&b, NG_TABLE, 1, &err), 0);
+	assert_int_equal(ng_render_replace(p, &b, &err), 0);
+	assert_int_equal(ng_batch_walk(&b, elems_cb, s), 0);
+	ng_batch_free(&b);
+}
+
 static void test_pod_side(void **state)
 {
 	struct ng_policy p;
-	struct ng_batch b;
-	struct ng_err err = {0};
-	struct seen s = {0};
+	struct seen s;
 
 	(void)state;
 	learn_policy(&p);
-	assert_int_equal(ng_batch_init(&b, NG_TABLE, 1, &err), 0);
-	assert_int_equal(ng_render_replace(&p, &b, &err), 0);
-	assert_int_equal(ng_batch_walk(&b, elems_cb, &s), 0);
+	render_pod(&p, &s);
 	for (int fam = 0; fam < 2; fam++) { /* the inet table and the guard */
 		assert_string_equal(s.table[fam], NG_TABLE);
 		assert_int_equal(s.n[fam][0], 1);
@@ -76,16 +85,11 @@ static void test_pod_side(void **state)
 		assert_int_equal(s.timeout[fam][0], 42000);
 		assert_int_equal(s.timeout[fam][1], 17000);
 	}
-	ng_batch_free(&b);
 	/* ADD and CHECK: nothing learned, nothing rendered into those sets */
 	for (int r = 0; r < 2; r++)
 		ng_vec_free(&p.learned[r][0]);
-	memset(&s, 0, sizeof(s));
-	assert_int_equal(ng_batch_init(&b, NG_TABLE, 1, &err), 0);
-	assert_int_equal(ng_render_replace(&p, &b, &err), 0);
-	assert_int_equal(ng_batch_walk(&b, elems_cb, &s), 0);
+	render_pod(&p, &s);
 	assert_int_equal(s.n[0][0] + s.n[0][1] + s.n[1][0] + s.n[1][1], 0);
-	ng_batch_free(&b);
 	ng_policy_free(&p);
 }
 
