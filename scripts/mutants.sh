@@ -172,6 +172,9 @@ mutant repair-adopts-live-mac plugin/node/podstate.c \
 mutant repair-without-learned plugin/agent/podlock.c \
 	's/} else if ((n = ng_podlock_learned(l, pol, ng_mono_ms())) < 0) {/} else if ((n = 0) < 0) {/' \
 	repair.sh "... its learned address open throughout (a connect every 20 ms)" "each repair carried the learned element"
+mutant repair-without-learned-ops plugin/agent/podlock.c \
+	's/} else if ((n = ng_podlock_learned(l, pol, ng_mono_ms())) < 0) {/} else if ((n = 0) < 0) {/' \
+	ops.sh "... with its learned address in the new table"
 # A CHECK that fails for a pod whose record is gone (its DEL under way) is
 # reported as drift (and repaired: the tables of a pod being deleted made again).
 mutant drift-under-del plugin/agent/opspod.c 's/^\tif (rc != 0 \&\& !recorded(p, env))$/\tif (0)/' \

@@ -288,7 +288,8 @@ static bool repair(struct ng_opod *p, const struct ng_opod_env *env)
 	struct ng_record d = {0};
 	struct ng_err err = {0};
 	char path[4600];
-	int rc, learned = 0;
+	struct ng_podlock_stats st = {0};
+	int rc;
 
 	/* The record again, from disk (the watch keeps only the compiled
 	 * policy in memory); a DEL removes it before the tables: no record,
@@ -309,7 +310,7 @@ static bool repair(struct ng_opod *p, const struct ng_opod_env *env)
 		rc = ng_podstate_rebuild(&d, &rp, &err);
 	if (rc == 0)
 		rc = ng_podlock_apply(env->locks, p->d.key, &p->nl, env->node_nl, &rp.pp.policy,
-				      host ? host->name : "", still_recorded, &sc, &learned, &err);
+				      host ? host->name : "", still_recorded, &sc, &st, &err);
 	if (rc == 0 && !recorded(p, env)) {
 		undo(p, &d, host ? host->name : "");
 		rc = 1;
@@ -330,8 +331,8 @@ static bool repair(struct ng_opod *p, const struct ng_opod_env *env)
 	env->local->repairs++;
 	ng_opod_log("info", "repaired", p,
 		    "the recorded policy was re-applied with %d learned element(s), one transaction per "
-		    "namespace",
-		    learned);
+		    "namespace (%lld us; %lld us waiting for the pod's commit lock)",
+		    st.learned, (long long)st.apply_us, (long long)st.wait_us);
 	return true;
 }
 

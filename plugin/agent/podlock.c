@@ -140,24 +140,27 @@ int ng_podlock_learned(struct ng_podlock *l, struct ng_policy *pol, int64_t now_
 
 int ng_podlock_apply(struct ng_podlocks *r, const char *key, struct ng_nl *pod_nl, struct ng_nl *node_nl,
 		     struct ng_policy *pol, const char *host_table, bool (*still)(void *), void *still_data,
-		     int *learned, struct ng_err *err)
+		     struct ng_podlock_stats *st, struct ng_err *err)
 {
 	struct ng_podlock *l = ng_podlock_get(r, key);
+	int64_t t0 = ng_mono_us();
 	size_t stale = 0;
 	int rc, n;
 
-	*learned = 0;
+	memset(st, 0, sizeof(*st));
 	if (!l)
 		return ng_fail(err, NG_E_INTERNAL, "out of memory");
 	ng_podlock_lock(l);
+	st->wait_us = ng_mono_us() - t0;
 	if (still && !still(still_data)) {
 		rc = 1;
 	} else if ((n = ng_podlock_learned(l, pol, ng_mono_ms())) < 0) {
 		rc = ng_fail(err, NG_E_INTERNAL, "out of memory");
 	} else {
-		*learned = n;
+		st->learned = n;
 		rc = ng_podtables_apply(pod_nl, node_nl, pol, host_table, &stale, err);
 	}
+	st->apply_us = ng_mono_us() - t0 - st->wait_us;
 	ng_podlock_unlock(l);
 	ng_podlock_put(r, l);
 	return rc;

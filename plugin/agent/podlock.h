@@ -58,10 +58,15 @@ int ng_podlock_learned(struct ng_podlock *l, struct ng_policy *pol, int64_t now_
  * transaction per namespace (kernel/podtables.h), under the pod's lock.
  * `still` (may be NULL) is asked under the lock before anything is sent:
  * false (the pod's DEL is under way) applies nothing and returns 1. The
- * one path for a repair and for any re-plan of a running pod. 0 applied
- * (*learned: the elements carried), 1 skipped, -1 with err. */
+ * one path for a repair and for any re-plan of a running pod. 0 applied,
+ * 1 skipped, -1 with err; *st says what it carried and what it cost. */
+struct ng_podlock_stats {
+	int learned;      /* elements carried into the new tables */
+	int64_t wait_us;  /* for the pod's lock (the learner serving or sweeping the pod) */
+	int64_t apply_us; /* both transactions */
+};
 int ng_podlock_apply(struct ng_podlocks *r, const char *key, struct ng_nl *pod_nl, struct ng_nl *node_nl,
 		     struct ng_policy *pol, const char *host_table, bool (*still)(void *), void *still_data,
-		     int *learned, struct ng_err *err);
+		     struct ng_podlock_stats *st, struct ng_err *err);
 
 #endif
