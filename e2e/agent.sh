@@ -233,7 +233,8 @@ AGENT_FLAGS=(--check-interval 2 --repair)
 agent_start
 agent_ready 3000 || true
 ms=$((($(date +%s%N) - t0) / 1000000))
-t_row "restarted agent serves within 1 s" "${ms} ms" "$((ms <= 1000 ? 0 : 1))"
+# (ADD waits NG_AGENT_PICKUP_MS, 3 s, for an agent: the bound that matters)
+t_row "restarted agent serves within 3 s" "${ms} ms" "$((ms <= 3000 ? 0 : 1))"
 wait "$LATE" || true
 out=$(cat "$W_TMP/late.out")
 t_row "the held answer's retry is served by the new agent, then connects" "$out" \
@@ -293,10 +294,10 @@ t_row "100 pods added, each with 20 granted names" "$ok of $N" "$((ok == N ? 0 :
 t0=$(date +%s%N)
 bad=0
 for ((q = 0; q < N; q++)); do
-	# Up to 3 tries per query, as a client's resolver retries (glibc: 2
+	# Two tries per query, as a client's resolver retries (glibc: 2
 	# attempts of 5 s): on a loaded machine an answer may come late; the
 	# row is about the connect after it.
-	out=$(race "m$q" "$DNSL" udp 20 "h{}.p$q.world.test" 443 --retries 3)
+	out=$(race "m$q" "$DNSL" udp 20 "h{}.p$q.world.test" 443 --retries 2)
 	[[ $out == *"connects 20 "* ]] || { bad=$((bad + 1)) && echo "    m$q: $out"; }
 done
 ms=$((($(date +%s%N) - t0) / 1000000))

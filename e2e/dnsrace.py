@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """dnsrace.py: a pod's resolver and application, in one loop.
 
-  dnsrace.py SERVER udp|tcp COUNT NAME_PATTERN PORT [--retries N] [--hold S]
+  dnsrace.py SERVER udp|tcp COUNT NAME_PATTERN PORT [--retries N] [--hold S] [--wait S]
 
 For i in 0..COUNT-1: asks SERVER (UDP, or TCP with the 2-byte length) for the
 A record of NAME_PATTERN.format(i) and, the moment the answer is in, connects
-to its address on PORT (TCP, 1 s timeout). Prints one line:
+to its address on PORT (TCP, 1 s timeout); each try waits up to --wait S
+(default 2) for the answer, a bound a loaded machine never reaches for an
+answer the agent let through. Prints one line:
   "answers A connects C refused R timeouts T noanswer N first_fail NAME"
 Exit 0. With --hold S it instead connects once (COUNT must be 1) and keeps the
 connection alive for S seconds, sending a line each second and reading its
@@ -54,17 +56,20 @@ def first_a(m, qid):
     return None
 
 
+WAIT = 2.0
+
+
 def ask(server, proto, name, retries):
     for _ in range(retries):
         qid, q = query(name)
         try:
             if proto == "udp":
                 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-                s.settimeout(0.5)
+                s.settimeout(WAIT)
                 s.sendto(q, (server, 53))
                 m, _ = s.recvfrom(4096)
             else:
-                s = socket.create_connection((server, 53), timeout=1.0)
+                s = socket.create_connection((server, 53), timeout=WAIT)
                 s.sendall(struct.pack(">H", len(q)) + q)
                 buf = b""
                 while len(buf) < 2 or len(buf) < 2 + struct.unpack(">H", buf[:2])[0]:
@@ -83,6 +88,7 @@ def ask(server, proto, name, retries):
 
 
 def main():
+    global WAIT
     server, proto, count, pattern, port = sys.argv[1:6]
     count, port = int(count), int(port)
     retries = 1
@@ -93,6 +99,8 @@ def main():
             retries = int(args[1])
         elif args[0] == "--hold":
             hold = int(args[1])
+        elif args[0] == "--wait":
+            WAIT = float(args[1])
         args = args[2:]
     if hold:
         addr = ask(server, proto, pattern.format(0), retries)
