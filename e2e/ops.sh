@@ -230,9 +230,9 @@ timed_row "learned_addresses for ln" 7000 learned_metric
 before=$(repairs_logged ln)
 pod_exec ln nft delete table inet boxxkite_netguard
 relearned() { pod_exec ln nft list table inet boxxkite_netguard | grep -q "$STORE_NAME4 . tcp . 443"; }
-# (a repair replaces netdev base chains on both sides: an RCU grace period
-# each, which a loaded machine stretches; 3 s is a bound, not a figure)
-timed_row "ln repaired within 3 s" 3000 repaired ln "$before"
+# (a bound, not a figure: a learn pod's repair took 60-120 ms here when
+# quiet, and 4.6 s in the apply alone at load 45 with two CPU hogs)
+timed_row "ln repaired within 10 s" 10000 repaired ln "$before"
 # In the repair's own transaction: there the moment the repair is logged.
 t_check "... with its learned address in the new table" relearned
 POD_CONFLIST=$LEARN t_check "... CHECK passes (learn conflist)" in_sync ln

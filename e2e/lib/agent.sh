@@ -64,10 +64,11 @@ agent_start() {
 	# shellcheck disable=SC2034 # read by the sourcing script
 	AGENT_PID=$BG_PID
 }
-agent_ready() { # waits up to $1 ms for /healthz (the agent serves)
-	local i
-	for ((i = 0; i < $1 / 10; i++)); do
-		node_exec "$PY" -c 'import urllib.request,sys; sys.exit(0 if urllib.request.urlopen("http://127.0.0.1:9617/healthz", timeout=0.2).status == 200 else 1)' 2>/dev/null && return 0
+agent_ready() { # waits up to $1 ms for /healthz (the agent serves): by the clock, each try
+	# given a second (a loaded machine takes longer than 0.2 s to start python and ask)
+	local end=$(($(date +%s%N) / 1000000 + $1))
+	while (($(date +%s%N) / 1000000 < end)); do
+		node_exec "$PY" -c 'import urllib.request,sys; sys.exit(0 if urllib.request.urlopen("http://127.0.0.1:9617/healthz", timeout=1).status == 200 else 1)' 2>/dev/null && return 0
 		sleep 0.01
 	done
 	return 1

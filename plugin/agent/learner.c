@@ -159,6 +159,13 @@ int ng_learner_load(struct ng_learner *l, const char *name)
 	if (stat(path, &st) < 0)
 		st.st_ino = 0;
 	old = find(l, r.key);
+	/* A pod whose namespace is gone (released by the sweep; its DEL may
+	 * come late or never) is not taken on again at every scan: nothing
+	 * to serve, and no error. */
+	if (!old && learns(&r) && !ng_netns_still_pods(&r.pod)) {
+		ng_record_free(&r);
+		return 0;
+	}
 	if (!learns(&r)) {
 		if (old)
 			release(l, old, "its record no longer asks for learning");
