@@ -229,7 +229,7 @@ learned_metric() { [[ $(metric boxxkite_netguard_learned_addresses 'pod="ln",con
 timed_row "learned_addresses for ln" 7000 learned_metric
 before=$(repairs_logged ln)
 pod_exec ln nft delete table inet boxxkite_netguard
-relearned() { pod_exec ln nft list table inet boxxkite_netguard | grep -q "$STORE_NAME4 . tcp . 443"; }
+relearned() { pod_exec ln nft list set inet boxxkite_netguard names_v4 | grep -q "$STORE_NAME4 . tcp . 443"; }
 # (a bound, not a figure: a learn pod's repair took 60-120 ms here when
 # quiet, and 4.6 s in the apply alone at load 45 with two CPU hogs)
 timed_row "ln repaired within 10 s" 10000 repaired ln "$before"
