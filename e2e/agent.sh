@@ -229,8 +229,7 @@ t0=$(date +%s%N)
 # From here on every pod is CHECKed every 2 s, and drift repaired: the
 # 100 pods' ADDs and DELs below must never read as drift (a DEL under way
 # removes the record first), nor be "repaired" back.
-AGENT_FLAGS=(--check-interval 2 --repair)
-agent_start
+agent_start --check-interval 2 --repair
 agent_ready 3000 || true
 ms=$((($(date +%s%N) - t0) / 1000000))
 # (ADD waits NG_AGENT_PICKUP_MS, 3 s, for an agent: the bound that matters)

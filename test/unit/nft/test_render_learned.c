@@ -1,6 +1,6 @@
 /* A rebuilt table carries what the agent learned: the elements of
  * policy.learned go into the learned sets of every table that has them
- * (the pod's inet table and guard, the host side), in the same batch as
+ * (the pod's inet table and guard; the host side gets learned_node), in the same batch as
  * the tables, each with the time it has left; none when it is empty (ADD,
  * CHECK). */
 #include "render_fixtures.h"
@@ -55,6 +55,9 @@ static void learn_policy(struct ng_policy *p)
 	snprintf(p->host_comment, sizeof(p->host_comment), "test pod, host side");
 	add_elem(&p->learned[0][0], "10.50.0.7", "10.50.0.7", 6, 443, 443, 42);
 	add_elem(&p->learned[1][0], "10.50.0.8", "10.50.0.8", 6, 8000, 8100, 17);
+	/* the node side learned the same addresses from what it saw, later */
+	add_elem(&p->learned_node[0][0], "10.50.0.7", "10.50.0.7", 6, 443, 443, 43);
+	add_elem(&p->learned_node[1][0], "10.50.0.8", "10.50.0.8", 6, 8000, 8100, 18);
 }
 
 /* The pod side's replace of `p`: what its learned sets are given. */
@@ -108,8 +111,9 @@ static void test_host_side(void **state)
 	assert_string_equal(s.table[1], "ngh.cid.eth0");
 	assert_int_equal(s.n[1][0], 1);
 	assert_int_equal(s.n[1][1], 1);
-	assert_int_equal(s.timeout[1][0], 42000);
-	assert_int_equal(s.timeout[1][1], 17000);
+	/* the node side's own (pol.learned_node), not the pod's */
+	assert_int_equal(s.timeout[1][0], 43000);
+	assert_int_equal(s.timeout[1][1], 18000);
 	ng_batch_free(&b);
 	ng_policy_free(&p);
 }
