@@ -130,13 +130,13 @@ static int apply_pod(struct ng_opod *p, const struct ng_opod_env *env, const str
 		     struct ng_err *err)
 {
 	const struct ng_record_table *host = ng_record_host_table(r);
-	int learned;
+	struct ng_podlock_stats st;
 	struct ng_recpolicy rp;
 	int rc = ng_podstate_rebuild(r, &rp, err);
 
 	if (rc == 0)
 		rc = ng_podlock_apply(env->locks, p->d.key, &p->nl, env->node_nl, &rp.pp.policy,
-				      host ? host->name : "", NULL, NULL, &learned, err);
+				      host ? host->name : "", NULL, NULL, &st, err);
 	ng_recpolicy_free(&rp);
 	return rc < 0 ? -1 : 0;
 }
