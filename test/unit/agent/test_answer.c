@@ -456,7 +456,9 @@ static void test_node_side_learns_only_what_it_saw(void **state)
 	struct world *w = *state;
 	struct pkt k, real;
 
-	/* Nothing seen at all (a pod looping its own forged answer). */
+	/* Nothing seen at all (a pod looping its own forged answer). The pod's
+	 * queue saw each query (its own table's rule: agent/outq.h). */
+	asked(w, "10.96.0.10", 17, "s3.example.com");
 	udp_answer(&k, "10.96.0.10", "s3.example.com", "10.66.0.66", 300);
 	assert_int_equal(verdict(w, &k), NF_ACCEPT);
 	assert_int_equal(added(&w->pod, NG_TABLE, "names_v4", "10.66.0.66"), 1);
@@ -468,10 +470,12 @@ static void test_node_side_learns_only_what_it_saw(void **state)
 	udp_answer(&real, "10.96.0.10", "s3.example.com", "10.50.0.5", 300);
 	node_sees(w, "10.96.0.10", "s3.example.com", &real);
 	udp_answer(&k, "10.96.0.10", "s3.example.com", "10.66.0.67", 300);
+	asked(w, "10.96.0.10", 17, "s3.example.com");
 	assert_int_equal(verdict(w, &k), NF_ACCEPT);
 	assert_int_equal(w->node.batches, 0);
 	assert_int_equal(w->p->c.node_unseen, 2);
 	/* The real one teaches both sides. */
+	asked(w, "10.96.0.10", 17, "s3.example.com");
 	assert_int_equal(verdict(w, &real), NF_ACCEPT);
 	assert_int_equal(added(&w->node, HOST, "names_v4", "10.50.0.5"), 1);
 	assert_int_equal(added(&w->node, HOST, "names_v4", "10.66.0.67"), 0);
@@ -480,6 +484,7 @@ static void test_node_side_learns_only_what_it_saw(void **state)
 	udp_answer(&k, "10.96.0.10", "s3.example.com", "10.66.0.68", 300);
 	node_sees_to_pod(w, &k);
 	assert_int_equal(w->p->nodeseen.seen.c.unmatched, 1);
+	asked(w, "10.96.0.10", 17, "s3.example.com");
 	assert_int_equal(verdict(w, &k), NF_ACCEPT);
 	assert_int_equal(added(&w->node, HOST, "names_v4", "10.66.0.68"), 0);
 	assert_int_equal(w->p->c.node_unseen, 3);
@@ -489,6 +494,7 @@ static void test_node_side_learns_only_what_it_saw(void **state)
 	w->p->nodeseen.host_ifindex = HOSTIDX + 1;
 	node_sees_to_pod(w, &k);
 	w->p->nodeseen.host_ifindex = HOSTIDX;
+	asked(w, "10.96.0.10", 17, "s3.example.com");
 	assert_int_equal(verdict(w, &k), NF_ACCEPT);
 	assert_int_equal(added(&w->node, HOST, "names_v4", "10.66.0.69"), 0);
 	assert_int_equal(w->obs.foreign, 1);
