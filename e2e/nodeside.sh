@@ -145,7 +145,8 @@ unseen1=$(metric node_unseen_total)
 if [[ $own == learned* ]]; then
 	t_row "counted: node_unseen_total grew" "$unseen0 -> $unseen1" "$(grew "$unseen0" "$unseen1" 1)"
 else
-	t_row "the pod's table refused it too: the resolver's answer had taken its query" "$own" 0
+	t_row "the pod's table refused it too: the resolver's answer had taken its query" "$own" \
+		"$(pod_has web 10.21.50.99 && echo 1 || echo 0)"
 fi
 pod_exec web ip link del d0
 
