@@ -450,17 +450,17 @@ static void test_refused_commit_drops_and_reverts(void **state)
 	assert_int_equal(w->p->c.commits, 1);
 }
 
-/* What the node never saw teaches the pod's tables only. */
+/* What the node never saw teaches the pod's tables only, and over UDP the
+ * answer is dropped: its address would be refused by the host side. */
 static void test_node_side_learns_only_what_it_saw(void **state)
 {
 	struct world *w = *state;
 	struct pkt k, real;
 
-	/* Nothing seen at all (a pod looping its own forged answer). The pod's
-	 * queue saw each query (its own table's rule: agent/outq.h). */
-	asked(w, "10.96.0.10", 17, "s3.example.com");
+	/* Nothing seen at all (a pod looping its own forged answer). */
 	udp_answer(&k, "10.96.0.10", "s3.example.com", "10.66.0.66", 300);
-	assert_int_equal(verdict(w, &k), NF_ACCEPT);
+	asked(w, "10.96.0.10", 17, "s3.example.com");
+	assert_int_equal(verdict(w, &k), NF_DROP);
 	assert_int_equal(added(&w->pod, NG_TABLE, "names_v4", "10.66.0.66"), 1);
 	assert_int_equal(w->node.batches, 0);
 	assert_int_equal(ng_tracker_count(&w->p->tr_node), 0);
@@ -471,7 +471,7 @@ static void test_node_side_learns_only_what_it_saw(void **state)
 	node_sees(w, "10.96.0.10", "s3.example.com", &real);
 	udp_answer(&k, "10.96.0.10", "s3.example.com", "10.66.0.67", 300);
 	asked(w, "10.96.0.10", 17, "s3.example.com");
-	assert_int_equal(verdict(w, &k), NF_ACCEPT);
+	assert_int_equal(verdict(w, &k), NF_DROP);
 	assert_int_equal(w->node.batches, 0);
 	assert_int_equal(w->p->c.node_unseen, 2);
 	/* The real one teaches both sides. */
@@ -485,7 +485,7 @@ static void test_node_side_learns_only_what_it_saw(void **state)
 	node_sees_to_pod(w, &k);
 	assert_int_equal(w->p->nodeseen.seen.c.unmatched, 1);
 	asked(w, "10.96.0.10", 17, "s3.example.com");
-	assert_int_equal(verdict(w, &k), NF_ACCEPT);
+	assert_int_equal(verdict(w, &k), NF_DROP);
 	assert_int_equal(added(&w->node, HOST, "names_v4", "10.66.0.68"), 0);
 	assert_int_equal(w->p->c.node_unseen, 3);
 	/* Seen on another pod's host peer: not this pod's. */
@@ -495,7 +495,7 @@ static void test_node_side_learns_only_what_it_saw(void **state)
 	node_sees_to_pod(w, &k);
 	w->p->nodeseen.host_ifindex = HOSTIDX;
 	asked(w, "10.96.0.10", 17, "s3.example.com");
-	assert_int_equal(verdict(w, &k), NF_ACCEPT);
+	assert_int_equal(verdict(w, &k), NF_DROP);
 	assert_int_equal(added(&w->node, HOST, "names_v4", "10.66.0.69"), 0);
 	assert_int_equal(w->obs.foreign, 1);
 }
