@@ -54,7 +54,11 @@ TEST_SRC := $(wildcard test/unit/*/test_*.c)
 TEST_BIN := $(patsubst test/unit/%.c,$(BUILD)/test/%,$(TEST_SRC))
 # -MMD -MP: each object depends on exactly the headers it includes.
 DEPFLAGS = -MMD -MP
-TOOLS := $(BUILD)/nprobe $(BUILD)/xsktx $(BUILD)/ngwiden $(BUILD)/sockhold $(BUILD)/dnsload
+TOOLS := $(BUILD)/nprobe $(BUILD)/xsktx $(BUILD)/ngwiden $(BUILD)/sockhold $(BUILD)/dnsload $(BUILD)/gaimusl $(BUILD)/gaigo
+# e2e/dnsquery.sh's resolver clients: musl's (musl-tools) and Go's (any Go
+# from 1.19; stdlib only, built offline: GOFLAGS=-mod=mod, GOPROXY=off).
+MUSL_CC ?= musl-gcc
+GO ?= $(shell command -v go || echo /usr/local/go/bin/go)
 
 .PHONY: soak
 # The agent under everything at once, full size (issue 23 item 5): 200 learning
@@ -110,6 +114,15 @@ $(BUILD)/dnsload: test/tools/dnsload.c | $(BUILD)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -pthread -o $@ $<
 
+$(BUILD)/gaimusl: test/tools/gaimusl.c | $(BUILD)
+	@$(if $(Q),echo "  MUSL    $@")
+	$(Q)$(MUSL_CC) -static -O2 -Wall -Wextra -Werror -o $@ $<
+
+$(BUILD)/gaigo: test/tools/gaigo/main.go test/tools/gaigo/go.mod | $(BUILD)
+	@$(if $(Q),echo "  GO      $@")
+	$(Q)cd test/tools/gaigo && CGO_ENABLED=0 GOPROXY=off GOTOOLCHAIN=local GOFLAGS=-mod=mod \
+		GOCACHE=$(abspath $(BUILD))/gocache $(GO) build -o $(abspath $@) .
+
 $(BUILD):
 	mkdir -p $@
 
@@ -121,7 +134,8 @@ unit: $(TEST_BIN)
 	@scripts/run-unit.sh $(TEST_BIN)
 
 e2e: $(BIN) $(TOOLS)
-	@NG_BIN=$(abspath $(BIN)) NPROBE=$(abspath $(BUILD)/nprobe) XSKTX=$(abspath $(BUILD)/xsktx) scripts/run-e2e.sh
+	@NG_BIN=$(abspath $(BIN)) NPROBE=$(abspath $(BUILD)/nprobe) XSKTX=$(abspath $(BUILD)/xsktx) \
+		GAIMUSL=$(abspath $(BUILD)/gaimusl) GAIGO=$(abspath $(BUILD)/gaigo) scripts/run-e2e.sh
 
 # containerd 1.6 CRI end-to-end test (root): the runtime kind uses, as the client.
 e2e-cri: $(BIN)
@@ -200,6 +214,7 @@ bench: $(BIN) $(TOOLS)
 	@test/bench/run.sh
 	@NG_BIN=$(abspath $(BIN)) NPROBE=$(abspath $(BUILD)/nprobe) test/bench/agent.sh
 	@NG_BIN=$(abspath $(BIN)) NPROBE=$(abspath $(BUILD)/nprobe) test/bench/observer.sh
+	@NG_BIN=$(abspath $(BIN)) NPROBE=$(abspath $(BUILD)/nprobe) test/bench/dnsquery.sh
 
 # The operating hand-off's cost per invocation (decision record + invocation
 # line), with stateDir on tmpfs and absent: issue 15's 0.3 ms budget on ADD;

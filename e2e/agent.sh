@@ -78,8 +78,11 @@ ask_connect() { # POD NAME PORT: prints the race line for one name
 learned() { [[ $(ask_connect "$@") == *"connects 1 "* ]]; }
 t_check "CNAME: files.world.test -> blob.cdn.test learned for its entry" learned web files.world.test 443
 out=$(ask_connect web race.world.test 443)
+# Not listed, so not asked (dns.queries "listed": NXDOMAIN from the agent);
+# nor reachable at the address the resolver would give.
 t_row "wildcard *.race.world.test does not cover race.world.test itself" "$out" \
-	"$([[ $out == *"answers 1 connects 0 refused 1 "* ]] && echo 0 || echo 1)"
+	"$([[ $out == *"answers 1 connects 0 refused 1 "* || $out == *"answers 0 connects 0 refused 0 timeouts 0 noanswer 1 "* ]] && echo 0 || echo 1)"
+expect "... race.world.test's address stays refused" refused 1000 pod:web -- tcp 10.21.10.1 443 2000
 expect "unlearned other.example.test (asked) stays refused" refused 1000 pod:web -- tcp 10.21.10.2 443 2000
 t_check_not "other.example.test is not in names_v4" set_has web inet names_v4 10.21.10.2
 expect "a learned address on another port is refused" refused 1000 pod:web -- tcp 10.21.0.1 8443 2000
@@ -302,9 +305,14 @@ done
 ms=$((($(date +%s%N) - t0) / 1000000))
 t_row "100 x 20 names: every first connect after its answer" "$((N * 20)) in $ms ms, $bad pods failing" "$((bad == 0 ? 0 : 1))"
 out=$(race m1 "$DNSL" udp 1 h0.p0.world.test 443)
-t_row "a pod never learns another pod's name (m1 asks m0's)" "$out" "$([[ $out == *"refused 1 "* ]] && echo 0 || echo 1)"
-# Per pod: the learner's queue and netfilter sockets, and the ops thread's
-# event and query sockets (drift watch, metrics: agent/ops.h).
+# m0's name is not m1's to ask (dns.queries "listed": the agent answers
+# NXDOMAIN, nothing reaches the resolver); whatever m1 is told, m0's
+# address stays closed to it.
+t_row "a pod never learns another pod's name (m1 asks m0's)" "$out" "$([[ $out == *"refused 1 "* || $out == *"answers 0 connects 0 refused 0 timeouts 0 noanswer 1 "* ]] && echo 0 || echo 1)"
+expect "... and m0's learned address stays closed to m1" refused 1000 pod:m1 -- tcp 10.21.20.1 443 1000
+# Per pod: the learner's queue and netfilter sockets and its two raw
+# sockets (the answers to refused queries: kernel/rawsend.h), and the ops
+# thread's event and query sockets (drift watch, metrics: agent/ops.h).
 # The ops thread takes pods on from their decision records on its own
 # schedule (inotify, then a scan): give it up to 5 s on a loaded machine.
 fds_are() { # WANT: the agent holds WANT fds
@@ -314,7 +322,7 @@ fds_are() { # WANT: the agent holds WANT fds
 	grep -v '"level":"info"' "$W_TMP/log/agent.log" | tail -5
 	return 1
 }
-t_check "the agent holds four sockets per pod" within 10000 fds_are $((base + 4 * N))
+t_check "the agent holds six sockets per pod" within 10000 fds_are $((base + 6 * N))
 for ((p = 0; p < N; p += 10)); do
 	pids=()
 	for ((q = p; q < p + 10; q++)); do POD_NO_LOOPBACK=1 pod_del "m$q" >/dev/null 2>&1 & pids+=("$!"); done

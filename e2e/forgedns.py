@@ -87,8 +87,17 @@ def ask(server, port, qid, name, loop):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.bind(("0.0.0.0", port))
+    # The pod's query is judged by the agent before it leaves (dns.queries,
+    # agent/query.h): the forgery must come after it is out, or no
+    # conntrack entry waits for an answer and the input chain drops it.
+    # A packet socket on eth0 sees the query frame leave.
+    watch = None
+    if loop:
+        watch = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
+        watch.bind(("eth0", 0))
     s.sendto(query(qid, name), (server, 53))
     if loop:
+        wait_out(watch, server, port)
         dev, addr = loop
         me = s.getsockname()[0]
         if me == "0.0.0.0":
@@ -107,6 +116,23 @@ def ask(server, port, qid, name, loop):
         m, _ = s.recvfrom(4096)
         if len(m) >= 12:
             print("answer %d %s" % (struct.unpack(">H", m[:2])[0], first_a(m)), flush=True)
+
+
+def wait_out(watch, server, port, timeout=2.0):
+    """Until a frame leaves eth0 carrying UDP from `port` to server:53."""
+    want = socket.inet_aton(server)
+    end = time.time() + timeout
+    while time.time() < end:
+        r, _, _ = select.select([watch], [], [], max(0, end - time.time()))
+        if not r:
+            return
+        f, a = watch.recvfrom(65535)
+        if a[2] != socket.PACKET_OUTGOING or len(f) < 14 + 28 or f[12:14] != b"\x08\x00":
+            continue
+        ip = f[14:]
+        ihl = (ip[0] & 15) * 4
+        if ip[9] == 17 and ip[16:20] == want and struct.unpack(">HH", ip[ihl : ihl + 4]) == (port, 53):
+            return
 
 
 def spoof(server, dst, port, qid, name, addr):

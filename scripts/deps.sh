@@ -26,7 +26,9 @@ build_pkgs=(gcc make pkg-config libc6-dev libjansson-dev libnftnl-dev libmnl-dev
 # iptables: a hostile pod's own NFQUEUE rule (e2e/agent.sh; this kernel's nft
 # has no queue expression, only the xt target).
 # openssl: e2e/grants.sh's test CA for its fake Kubernetes API.
-e2e_pkgs=(openssl iproute2 nftables containernetworking-plugins dnsmasq-base socat util-linux procps python3 prometheus python3-prometheus-client iptables)
+# e2e/dnsquery.sh: crafted queries (python3-dnspython), a static musl
+# getaddrinfo client (musl-tools; test/tools/gaimusl.c), glibc's getent.
+e2e_pkgs=(openssl iproute2 nftables containernetworking-plugins dnsmasq-base socat util-linux procps python3 prometheus python3-prometheus-client iptables python3-dnspython musl-tools)
 # test/manifests: YAML (python3-yaml), the Kubernetes API's field names
 # (python3-kubernetes models), kustomize (kubectl kustomize).
 manifests_pkgs=(python3 python3-yaml python3-kubernetes kubernetes-client:kubectl)

@@ -179,6 +179,23 @@ mutant repair-without-learned-ops plugin/agent/podlock.c \
 # reported as drift (and repaired: the tables of a pod being deleted made again).
 mutant drift-under-del plugin/agent/opspod.c 's/^\tif (rc != 0 \&\& !recorded(p, env))$/\tif (0)/' \
 	repair.sh "DEL of every pod at once: no drift reported, nothing repaired"
+# DNS queries (issue 20): the egress chain does not queue queries; the
+# agent lets an unlisted query go over UDP, or over TCP; an answer to no
+# outstanding query teaches (issue 19 item 3).
+mutant query-rule-skipped plugin/nft/render.c 's/if (egress \&\& p->learn \&\& render_dns_queries(/if (egress \&\& p->learn \&\& 0 \&\& render_dns_queries(/' \
+	dnsquery.sh "egress chain queues queries to the agent" \
+	"unlisted (UDP): NXDOMAIN from the agent, same ID and question" \
+	"the resolver's log: no unlisted query arrived (UDP, TCP, both families)"
+mutant udp-query-unchecked plugin/agent/query.c 's/^\tif (v == NG_DNSQ_OK || !p->policy.queries_listed) {/\tif (1) {/' \
+	dnsquery.sh "unlisted (UDP): NXDOMAIN from the agent, same ID and question" \
+	"the resolver's log: no unlisted query arrived (UDP, TCP, both families)"
+mutant tcp-query-unchecked plugin/agent/query.c 's/^\tif (v == NG_DNSQ_OK || !c->p->policy.queries_listed) {/\tif (1) {/' \
+	dnsquery.sh "TCP unlisted: NXDOMAIN on the stream, then closed" \
+	"TCP pipelined listed+unlisted+listed in one segment: NXDOMAIN for the unlisted, closed"
+mutant icmp-errors-sent plugin/nft/render.c 's/^\tng_rb_ct_orig_sport(&rb, 53);$/\tng_rb_ct_orig_sport(\&rb, 5353);/' \
+	dnsquery.sh "a refused query from a port no socket holds: no ICMP error quoting it leaves"
+mutant unmatched-answers-teach plugin/agent/answer.c 's/if (!ng_query_answered(p, c->k, msg, len, room/if (0 \&\& !ng_query_answered(p, c->k, msg, len, room/' \
+	dnsquery.sh "a forged answer to no outstanding query (right port and ID) teaches nothing"
 
 want=("$@")
 T=$(mktemp -d /tmp/nge-mutants.XXXXXX)

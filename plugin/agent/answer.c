@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "agent/packet.h"
+#include "agent/query.h"
 #include "agent/tcpflow.h"
 #include "base/clock.h"
 
@@ -89,6 +90,17 @@ static void take_message(const uint8_t *msg, size_t len, void *data)
 		p->c.unparsed++;
 		return; /* teaches nothing, passes unchanged */
 	}
+	/* Only the answer to a query the pod sent and that is still
+	 * outstanding teaches (agent/outq.h); any other passes unlearned. */
+	{
+		/* Past 8 answers in one segment, a drop gives back only 8. */
+		bool room = s->n_taken < sizeof(s->taken) / sizeof(s->taken[0]);
+		struct ng_outq_key spare;
+
+		if (!ng_query_answered(p, c->k, msg, len, room ? &s->taken[s->n_taken] : &spare))
+			return;
+		s->n_taken += room;
+	}
 	if (ng_learn(&p->policy, s->msg, &s->lr) < 0 ||
 	    ng_tracker_plan(&p->tr, &s->lr, ng_mono_ms(), &s->pending, &full) < 0) {
 		c->rc = -1;
@@ -134,10 +146,15 @@ static bool commit_planned(struct ng_pod_shared *sh, const struct msg_ctx *c)
 
 static uint32_t tcp_verdict(struct ng_pod_shared *sh, const struct ng_pkt *k, struct msg_ctx *c)
 {
-	struct ng_tcpflow *f = ng_tcp_flow(&c->p->tcp, k, ng_mono_ms());
+	struct ng_tcpflow *f;
 	uint32_t v = NF_ACCEPT;
 	int n;
 
+	/* The connection a refused query ended: the pod was answered by the
+	 * agent, nothing more from the resolver's side reaches it. */
+	if (ng_query_flow_ended(c->p, k))
+		return NF_DROP;
+	f = ng_tcp_flow(&c->p->tcp, k, ng_mono_ms());
 	if (!f)
 		return k->payload_len || (k->tcp_flags & NG_TCP_SYN) ? NF_DROP : NF_ACCEPT;
 	n = ng_tcp_segment(f, k, &sh->tcp_budget, take_message, c);
@@ -163,6 +180,14 @@ uint32_t ng_answer_packet(struct ng_pod *p, struct ng_pod_shared *sh, struct ng_
 
 	s->pending.n = 0;
 	s->pending_node.n = 0;
+	s->n_taken = 0;
+	/* Our egress chain queues the pod's queries in the output hook, out
+	 * on the pod's interface (agent/query.h). */
+	if (pk->hook == NF_INET_LOCAL_OUT && pk->outdev == p->ifindex && p->ifindex) {
+		if (ng_pkt_parse(pk->data, pk->len, &k) < 0)
+			return NF_DROP;
+		return ng_query_packet(p, sh, &k, pk->id);
+	}
 	/* Our dns_answers chain queues in the input hook, on the pod's
 	 * interface, and nowhere else. */
 	if (pk->hook != NF_INET_LOCAL_IN || pk->indev != p->ifindex) {
@@ -193,8 +218,11 @@ uint32_t ng_answer_packet(struct ng_pod *p, struct ng_pod_shared *sh, struct ng_
 	} else {
 		v = tcp_verdict(sh, &k, &c);
 	}
-	if (v == NF_DROP)
+	if (v == NF_DROP) {
 		p->c.dropped++;
+		for (unsigned i = 0; i < s->n_taken; i++)
+			ng_outq_add(&p->oq, &s->taken[i], ng_mono_ms());
+	}
 	return v;
 }
 
@@ -208,8 +236,12 @@ static void one_packet(const struct ng_nfq_packet *pk, void *data)
 {
 	struct serve_ctx *c = data;
 
-	/* Only now, after every table acknowledged: the verdict. */
-	ng_nfq_verdict(&c->p->q, pk->id, ng_answer_packet(c->p, c->sh, c->s, pk));
+	uint32_t v = ng_answer_packet(c->p, c->sh, c->s, pk);
+
+	/* Only now, after every table acknowledged: the verdict (a query
+	 * segment held for the rest of its message gets it later). */
+	if (v != NG_VERDICT_HELD)
+		ng_nfq_verdict(&c->p->q, pk->id, v);
 }
 
 void ng_answer_serve(struct ng_pod *p, struct ng_pod_shared *sh, struct ng_answer_scratch *s)

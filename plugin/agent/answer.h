@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 
+#include "agent/outq.h"
 #include "agent/pod.h"
 #include "agent/tracker.h"
 #include "kernel/nfq.h"
@@ -22,6 +23,11 @@ struct ng_answer_scratch {
 	struct ng_learn_result lr;
 	ng_pending_vec pending, pending_node; /* the pod's side, the node's */
 	uint8_t *rx;                          /* the queue's receive buffer (ng_answer_serve) */
+	/* The outstanding queries this packet's answers took: given back when
+	 * the packet is dropped after all (its retransmission, or the
+	 * client's next try with the same ID, must still match). */
+	struct ng_outq_key taken[8];
+	unsigned n_taken;
 };
 int ng_answer_scratch_init(struct ng_answer_scratch *s);
 void ng_answer_scratch_free(struct ng_answer_scratch *s);

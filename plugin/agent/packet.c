@@ -30,6 +30,7 @@ static int transport(const uint8_t *p, size_t len, uint8_t proto, struct ng_pkt 
 		out->sport = rd16(p);
 		out->dport = rd16(p + 2);
 		out->seq = (uint32_t)p[4] << 24 | (uint32_t)p[5] << 16 | (uint32_t)p[6] << 8 | p[7];
+		out->ack = (uint32_t)p[8] << 24 | (uint32_t)p[9] << 16 | (uint32_t)p[10] << 8 | p[11];
 		out->tcp_flags = p[13];
 		out->payload = p + off;
 		out->payload_len = len - off;

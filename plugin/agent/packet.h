@@ -15,7 +15,7 @@ struct ng_pkt {
 	uint8_t proto; /* 6 or 17 */
 	uint16_t sport, dport;
 	/* TCP */
-	uint32_t seq;
+	uint32_t seq, ack;
 	uint8_t tcp_flags;
 	/* the transport payload */
 	const uint8_t *payload;

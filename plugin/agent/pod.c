@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "agent/alog.h"
+#include "agent/query.h"
 #include "base/clock.h"
 #include "kernel/ctdump.h"
 #include "kernel/learnedset.h"
@@ -45,6 +46,10 @@ void ng_counters_add(struct ng_counters *to, const struct ng_counters *c)
 	to->expired += c->expired;
 	to->node_unseen += c->node_unseen;
 	to->node_unmatched += c->node_unmatched;
+	to->queries += c->queries;
+	to->refused += c->refused;
+	to->unmatched += c->unmatched;
+	to->outq_full += c->outq_full;
 }
 
 void ng_counters_export(const struct ng_counters *c, uint64_t ac[NG_AC_COUNT])
@@ -61,6 +66,10 @@ void ng_counters_export(const struct ng_counters *c, uint64_t ac[NG_AC_COUNT])
 	ac[NG_AC_EXPIRED] += c->expired;
 	ac[NG_AC_NODE_UNSEEN] += c->node_unseen;
 	ac[NG_AC_NODE_UNMATCHED] += c->node_unmatched;
+	ac[NG_AC_QUERIES] += c->queries;
+	ac[NG_AC_REFUSED] += c->refused;
+	ac[NG_AC_UNMATCHED] += c->unmatched;
+	ac[NG_AC_OUTQ_FULL] += c->outq_full;
 }
 
 /* ---- opening a pod ------------------------------------------------------- */
@@ -156,6 +165,8 @@ static int open_sockets(struct ng_pod *p, struct ng_err *err)
 	rc = ng_nfq_open_netns(fd, NG_AGENT_QUEUE, &p->q, err);
 	if (rc == 0)
 		rc = ng_nl_open_netns(fd, NULL, &p->nl, err);
+	if (rc == 0)
+		rc = ng_rawsend_open_netns(fd, &p->raw, err);
 	close(fd);
 	return rc;
 }
@@ -166,7 +177,7 @@ int ng_pod_open(struct ng_record *r, struct ng_pod_shared *sh, struct ng_pod **o
 
 	if (!p)
 		return ng_fail(err, NG_E_INTERNAL, "out of memory");
-	p->q.fd = p->nl.fd = -1;
+	p->q.fd = p->nl.fd = p->raw.fd4 = p->raw.fd6 = -1;
 	snprintf(p->key, sizeof(p->key), "%s", r->key);
 	snprintf(p->nonce, sizeof(p->nonce), "%s", r->nonce);
 	p->ifindex = r->have_link ? (uint32_t)r->link.ifindex : 0;
@@ -203,9 +214,14 @@ fail:
 
 void ng_pod_free(struct ng_pod *p, struct ng_pod_shared *sh)
 {
-	for (int i = 0; i < NG_TCP_FLOWS; i++)
+	for (int i = 0; i < NG_TCP_FLOWS; i++) {
 		ng_tcp_close(&p->tcp.f[i], &sh->tcp_budget);
+		ng_tcp_close(&p->qtcp.f[i], &sh->tcp_budget);
+	}
+	/* Held query segments go with the socket: the kernel drops them. */
 	ng_nfq_close(&p->q);
+	ng_rawsend_close(&p->raw);
+	ng_outq_free(&p->oq);
 	ng_nl_close(&p->nl);
 	if (sh->obs) {
 		ng_observer_remove(sh->obs, &p->nodeseen);
@@ -329,4 +345,5 @@ void ng_pod_sweep(struct ng_pod *p, struct ng_pod_shared *sh, int64_t now_ms)
 	for (int i = 0; i < NG_TCP_FLOWS; i++)
 		if (p->tcp.f[i].used && now_ms - p->tcp.f[i].last_ms > NG_TCP_IDLE_MS)
 			ng_tcp_close(&p->tcp.f[i], &sh->tcp_budget);
+	ng_query_sweep(p, sh, now_ms);
 }

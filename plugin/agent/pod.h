@@ -1,16 +1,18 @@
 /* One pod in the learner (agent/learner.h keeps them by record key): the
- * policy rebuilt from its record, an NFQUEUE socket and a netfilter socket
- * opened inside its namespace, the trackers of what each side learned,
- * what the node saw of its DNS (agent/observer.h), its DNS-over-TCP flows
- * and its counters. Its answers are decided in
- * agent/answer.c; here it is opened, committed to, swept and
- * freed.
+ * policy rebuilt from its record, an NFQUEUE socket, a netfilter socket
+ * and two raw sockets opened inside its namespace, the trackers of what
+ * each side learned, what the node saw of its DNS (agent/observer.h), its
+ * queries (agent/query.h), its DNS-over-TCP flows and its counters. Its
+ * answers are decided in agent/answer.c; here it is opened, committed to,
+ * swept and freed.
  *
- * Memory per pod: the struct (~17 KiB with its TCP flow slots and the
- * observer's tables), the compiled policy (proportional to the config),
- * two trackers (40 bytes per slot, at most 2 * NG_TRACK_MAX slots each),
- * TCP buffers from the agent-wide NG_TCP_BUDGET (and the observer's),
- * the observer's kept answers (at most NG_SEEN_BYTES), two sockets. */
+ * Memory per pod: the struct (~24 KiB with its TCP flow slots, answers'
+ * and queries', and the observer's tables), the outstanding queries
+ * (agent/outq.h: 38 KiB from the first query), the compiled policy
+ * (proportional to the config), two trackers (40 bytes per slot, at most
+ * 2 * NG_TRACK_MAX slots each), TCP buffers from the agent-wide
+ * NG_TCP_BUDGET (and the observer's), the observer's kept answers (at most
+ * NG_SEEN_BYTES), four sockets (queue, netfilter, raw IPv4 and IPv6). */
 #ifndef NG_AGENT_POD_H
 #define NG_AGENT_POD_H
 
@@ -19,11 +21,13 @@
 #include <stdint.h>
 
 #include "agent/observer.h"
+#include "agent/outq.h"
 #include "agent/tcpflow.h"
 #include "agent/tracker.h"
 #include "kernel/learncommit.h"
 #include "kernel/nfq.h"
 #include "kernel/nl.h"
+#include "kernel/rawsend.h"
 #include "node/nodeview.h"
 #include "policy/policy.h"
 #include "spec/podref.h"
@@ -47,6 +51,25 @@ struct ng_counters {
 	 * answer a query of the pod's across its host peer (agent/nodeseen.h) */
 	uint64_t node_unseen;
 	uint64_t node_unmatched; /* the observer's count (agent/nodeseen.h), copied at publish */
+	uint64_t queries;        /* DNS queries seen (messages) */
+	uint64_t refused;        /* of those, refused: never sent, answered by the agent */
+	uint64_t unmatched;      /* answers to no outstanding query: passed unlearned */
+	uint64_t outq_full;      /* outstanding queries forgotten for room */
+};
+
+/* Refusals are logged once per name per pod per NG_REFUSAL_LOG_MS at most,
+ * and at most NG_REFUSAL_LOG_BURST lines per pod in that time (a flood of
+ * distinct names must not become a flood of log lines): the names logged
+ * lately, by hash. */
+#define NG_REFUSAL_LOG_MS    60000
+#define NG_REFUSAL_LOG_NAMES 64
+#define NG_REFUSAL_LOG_BURST 100
+struct ng_refusal_log {
+	uint64_t hash[NG_REFUSAL_LOG_NAMES];
+	int64_t at_ms[NG_REFUSAL_LOG_NAMES];
+	int64_t window_ms; /* start of the current burst window */
+	unsigned lines;    /* lines logged in it */
+	uint64_t quiet;    /* refusals not logged in it */
 };
 
 void ng_counters_add(struct ng_counters *to, const struct ng_counters *c);
@@ -83,6 +106,14 @@ struct ng_pod {
 	bool node_side; /* it has a table in the node's namespace */
 	struct ng_podseen nodeseen;
 	struct ng_tcpflows tcp;
+	/* The pod's queries (agent/query.h): outstanding ones, its
+	 * DNS-over-TCP connections to resolvers, the raw sockets that answer
+	 * refused ones, what was logged lately. */
+	struct ng_outq oq;
+	struct ng_tcpflows qtcp;
+	struct ng_rawsend raw;
+	struct ng_refusal_log rlog;
+	uint64_t send_errors; /* refusal answers the raw sockets did not take */
 	struct ng_counters c;
 	struct ng_podlock *lock; /* its commit lock (agent/podlock.h): the learner's */
 	bool seen;               /* the last directory scan found its record */

@@ -26,6 +26,7 @@
 #define NG_TCP_BUDGET     (16u * 1024 * 1024)
 #define NG_TCP_POD_BUDGET (512u * 1024)
 #define NG_TCP_IDLE_MS    60000
+#define NG_TCP_HELD       16 /* query segments held per connection (a query in more ends it) */
 
 struct ng_tcpflow {
 	bool used;
@@ -38,6 +39,16 @@ struct ng_tcpflow {
 	/* the segment being decided */
 	uint32_t undo_len, undo_next, consumed;
 	size_t *pod_held; /* its pod's ng_tcpflows.held */
+	/* A pod's connection to a resolver (agent/query.c): the segments held
+	 * until the message they begin is complete (their queue ids, in
+	 * order), the end of what was let through, and whether a refused
+	 * query ended it (every later segment of either side is dropped; the
+	 * agent answered the pod on `inj_seq`). */
+	uint32_t held[NG_TCP_HELD];
+	unsigned n_held;
+	uint32_t rel;
+	bool refused;
+	uint32_t inj_seq;
 };
 
 struct ng_tcpflows {

@@ -108,6 +108,10 @@ static void one_packet(const struct nlmsghdr *nlh, ng_nfq_fn fn, void *data)
 			if (mnl_attr_get_payload_len(a) >= sizeof(uint32_t))
 				p.indev = ntohl(mnl_attr_get_u32(a));
 			break;
+		case NFQA_IFINDEX_OUTDEV:
+			if (mnl_attr_get_payload_len(a) >= sizeof(uint32_t))
+				p.outdev = ntohl(mnl_attr_get_u32(a));
+			break;
 		case NFQA_PAYLOAD:
 			p.data = mnl_attr_get_payload(a);
 			p.len = mnl_attr_get_payload_len(a);

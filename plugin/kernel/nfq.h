@@ -22,6 +22,7 @@ struct ng_nfq_packet {
 	uint16_t hw_protocol; /* ETH_P_IP / ETH_P_IPV6, host order */
 	uint8_t hook;         /* the netfilter hook that queued it (NF_INET_LOCAL_IN, ...) */
 	uint32_t indev;       /* the interface it came in on, 0: none said */
+	uint32_t outdev;      /* the interface it goes out on (output hook), 0: none said */
 	const uint8_t *data;  /* from the network header */
 	size_t len;
 };

@@ -7,6 +7,8 @@
  *     ip6 saddr :: ip6 daddr . icmpv6 type @nd_v6 accept  (DAD, MLD)
  *     ip6 saddr != @source_v6 jump refuse_source
  *     exthdr rt exists jump refuse_egress; ip option lsrr|ssrr exists jump refuse_egress
+ *     [learn] ct state related ct original proto-src 53 drop
+ *     [learn] ct state != invalid ip daddr . meta l4proto . th dport @dns_v4 queue num 5353  (and _v6)
  *     ct state established,related accept
  *     ct state invalid drop
  *     ip daddr @metadata_v4 jump refuse_metadata        (and ip6 ... _v6)
@@ -57,9 +59,49 @@
 #include "nft/render_raw.h"
 #include "nft/rulebuild.h"
 
+/* egress.names "learn": every packet to a resolver's port 53 goes to the
+ * agent (README "DNS queries"), before "established" (a UDP socket's next
+ * query, and every segment of a DNS-over-TCP connection after its SYN, are
+ * established) and after the source checks (a query from an address not
+ * the pod's never reaches the agent, which answers refused queries to the
+ * sender). The agent lets a query on only when the pod may ask for its
+ * name (dns.queries "listed"; "any": every one) and remembers it, so that
+ * only answers to it teach. No bypass flag: with no agent, no query
+ * leaves (fail closed). Its accept ends the chain as the DNS rule below
+ * would have. */
+static int render_dns_queries(struct ng_batch *b, const char *chain, const struct ng_set_spec *sets)
+{
+	struct ng_rb rb;
+	int rc = 0;
+
+	/* The agent's answer to a refused query arrives as a flow of its own
+	 * from the resolver's port 53; if the pod's socket is already closed,
+	 * the pod's stack would send the resolver a port unreachable quoting
+	 * it: the refused name. ICMP errors about flows opened from port 53
+	 * never leave (no flow the pod opened starts there). */
+	ng_rb_begin(&rb, b, chain);
+	ng_rb_ct_state(&rb, NF_CT_STATE_BIT(IP_CT_RELATED));
+	ng_rb_ct_orig_sport(&rb, 53);
+	ng_rb_verdict(&rb, NF_DROP, NULL);
+	rc |= ng_rb_end(&rb, b, "ICMP errors about the agent's answers to refused queries: not sent");
+
+	for (int f = 0; f < 2 && rc == 0; f++)
+		rc = ng_render_lookup_rule(
+			b, &(struct ng_lookup_rule){
+				   .chain = chain,
+				   .set = &sets[NG_S_DNS4 + f],
+				   .dst = true,
+				   .nfproto = true,
+				   .not_invalid = true,
+				   .queue = true,
+				   .comment = f == 0 ? "queries to dns.servers, to the agent (IPv4)"
+						     : "queries to dns.servers, to the agent (IPv6)"});
+	return rc;
+}
+
 /* Loopback; on egress, the source checks; then packets that name their
- * own route; then conntrack's verdicts. */
-static int rule_common_head(struct ng_batch *b, const char *chain, bool egress,
+ * own route; [learn: DNS queries to the agent]; then conntrack's verdicts. */
+static int rule_common_head(const struct ng_policy *p, struct ng_batch *b, const char *chain, bool egress,
 			    const struct ng_set_spec *sets, const char *refuse)
 {
 	struct ng_rb rb;
@@ -79,6 +121,8 @@ static int rule_common_head(struct ng_batch *b, const char *chain, bool egress,
 	 * connection already allowed. */
 	if (ng_render_no_source_route(
 		    b, &(struct ng_guard_ctx){.chain = chain, .nfproto = true, .refuse = refuse}, 0) < 0)
+		return -1;
+	if (egress && p->learn && render_dns_queries(b, chain, sets) < 0)
 		return -1;
 
 	ng_rb_begin(&rb, b, chain);
@@ -180,7 +224,7 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b, struct ng_
 	rc |= ng_render_refuse_chain(p, b, NG_CHAIN_REFUSE_SOURCE, NG_COUNTER_SOURCE, "source", false,
 				     "source address not the pod's");
 
-	rc |= rule_common_head(b, eg, true, sets, NG_CHAIN_REFUSE_EGRESS);
+	rc |= rule_common_head(p, b, eg, true, sets, NG_CHAIN_REFUSE_EGRESS);
 	for (int i = 0; i < NG_EGRESS_LOOKUPS; i++)
 		for (int f = 0; f < 2; f++)
 			rc |= ng_render_egress_lookup(b,
@@ -197,7 +241,7 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b, struct ng_
 	ng_rb_verdict(&rb, NFT_JUMP, NG_CHAIN_REFUSE_EGRESS);
 	rc |= ng_rb_end(&rb, b, "default deny");
 
-	rc |= rule_common_head(b, in, false, sets, NG_CHAIN_REFUSE_INGRESS);
+	rc |= rule_common_head(p, b, in, false, sets, NG_CHAIN_REFUSE_INGRESS);
 	{
 		const struct ng_lookup_rule inbound[] = {
 			{.chain = in,

@@ -8,6 +8,7 @@
 #include <libnftnl/table.h>
 #include <libnftnl/udata.h>
 #include <linux/netfilter.h>
+#include <linux/netfilter/nf_conntrack_common.h>
 #include <linux/netfilter/nf_tables.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -237,6 +238,8 @@ int ng_render_lookup_rule(struct ng_batch *b, const struct ng_lookup_rule *r)
 	unsigned w;
 
 	ng_rb_begin(&rb, b, r->chain);
+	if (r->not_invalid)
+		ng_rb_ct_state_none(&rb, NF_CT_STATE_INVALID_BIT);
 	if (s->kind == NG_SK_ADDR_ICMP6)
 		ng_rb_l4proto(&rb, IPPROTO_ICMPV6);
 	else if (s->kind == NG_SK_ADDR_PORT)

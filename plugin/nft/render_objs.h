@@ -81,6 +81,7 @@ struct ng_lookup_rule {
 	bool queue;            /* the verdict: NFQUEUE NG_AGENT_QUEUE (to the agent), no bypass */
 	bool observe;          /* before the verdict: a copy to NG_OBSERVE_GROUP (the node-side observer) */
 	bool no_verdict;       /* none: the next rule decides */
+	bool not_invalid;      /* ct state != invalid first (conntrack's own drop stays first) */
 	uint8_t l4proto;       /* check it (NG_SK_ADDR sets; the others imply theirs) */
 	const char *jump;      /* the verdict: jump to this chain; NULL: accept */
 	const char *comment;

@@ -2,9 +2,12 @@
 
 #include <linux/netfilter/xt_NFQUEUE.h>
 
+#include <arpa/inet.h>
 #include <libnftnl/expr.h>
 #include <libnftnl/udata.h>
 #include <linux/netfilter.h>
+#include <linux/netfilter/nf_conntrack_common.h>
+#include <linux/netfilter/nf_conntrack_tuple_common.h>
 #include <linux/netfilter/nf_tables.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,6 +167,19 @@ void ng_rb_ct_state(struct ng_rb *rb, uint32_t mask)
 void ng_rb_ct_state_none(struct ng_rb *rb, uint32_t mask)
 {
 	ct_state(rb, mask, NFT_CMP_EQ);
+}
+
+void ng_rb_ct_orig_sport(struct ng_rb *rb, uint16_t port)
+{
+	struct nftnl_expr *e = ng_rb_add(rb, "ct");
+	uint16_t be = htons(port);
+
+	if (!e)
+		return;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_PROTO_SRC);
+	nftnl_expr_set_u8(e, NFTNL_EXPR_CT_DIR, IP_CT_DIR_ORIGINAL);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, ng_reg(NG_W0));
+	ng_rb_cmp(rb, NFT_CMP_EQ, &be, 2);
 }
 
 void ng_rb_counter(struct ng_rb *rb, const char *name)

@@ -43,6 +43,8 @@ void ng_rb_ct_state(struct ng_rb *rb, uint32_t mask);
 /* ct state & mask == 0 */
 void ng_rb_ct_state_none(struct ng_rb *rb, uint32_t mask);
 /* counter name NAME (a reference to a named counter object) */
+/* ct original proto-src PORT: the connection was opened from that port. */
+void ng_rb_ct_orig_sport(struct ng_rb *rb, uint16_t port);
 void ng_rb_counter(struct ng_rb *rb, const char *name);
 void ng_rb_reject(struct ng_rb *rb, uint32_t type, uint8_t code);
 /* limit rate RATE/second burst BURST packets */

@@ -25,6 +25,14 @@ const struct ng_agent_counter_def ng_agent_counter_defs[NG_AC_COUNT] = {
 	[NG_AC_OBSERVER_LOST] = {"observer_lost_total",
 				 "Times the node-side observer fell behind and the kernel dropped copies "
 				 "(the node side learned nothing from them)."},
+	[NG_AC_QUERIES] = {"dns_queries_total", "DNS queries from the pod seen by the agent."},
+	[NG_AC_REFUSED] = {"dns_queries_refused_total",
+			   "DNS queries refused (never sent to a resolver, answered at once by the agent)."},
+	[NG_AC_UNMATCHED] =
+		{"dns_answers_unmatched_total",
+		 "Answers that answer no outstanding query of the pod (passed, nothing learned)."},
+	[NG_AC_OUTQ_FULL] = {"dns_outstanding_full_total",
+			     "Outstanding queries forgotten to make room (the per-pod bound was hit)."},
 };
 
 const char *const ng_inv_verbs[NG_INV_VERBS] = {"ADD", "DEL", "CHECK", "STATUS", "GC", "VERSION"};

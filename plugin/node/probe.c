@@ -185,6 +185,16 @@ void ng_probe_dns(const struct ng_ip *server, int tcp, const char *name, int tim
 	}
 	e = connect_timed(fd, &ss, len, timeout_ms);
 	if (e == 0) {
+		union {
+			struct sockaddr sa;
+			struct sockaddr_in in;
+			struct sockaddr_in6 in6;
+		} me;
+		socklen_t ml = sizeof(me);
+
+		memset(&me, 0, sizeof(me));
+		if (getsockname(fd, &me.sa, &ml) == 0)
+			out->lport = ntohs(me.sa.sa_family == AF_INET ? me.in.sin_port : me.in6.sin6_port);
 		/* TCP frames the message with a 2-byte length. */
 		q[0] = (uint8_t)(qlen >> 8);
 		q[1] = (uint8_t)qlen;
@@ -221,5 +231,7 @@ void ng_probe_dns(const struct ng_ip *server, int tcp, const char *name, int tim
 	}
 	out->result = NG_PROBE_CONNECTED;
 	out->rcode = h[3] & 0x0f;
+	out->question_ok = (size_t)got >= (tcp ? 2u : 0u) + qlen && h[4] == 0 && h[5] == 1 &&
+			   !memcmp(h + 12, q + 2 + 12, qlen - 12);
 	out->answers = (unsigned)(h[6] << 8 | h[7]);
 }

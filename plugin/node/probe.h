@@ -21,6 +21,8 @@ struct ng_probe {
 	int err;          /* errno of the failure, 0 on success */
 	unsigned answers; /* DNS: records in the answer section */
 	unsigned rcode;   /* DNS: response code */
+	uint16_t lport;   /* DNS: the probe's own port */
+	bool question_ok; /* DNS: the answer echoes the question */
 };
 
 const char *ng_probe_result_name(enum ng_probe_result r);

@@ -82,6 +82,10 @@ static void denied(const struct ng_view_pod *p, char *out, size_t len)
 				      p->counters.v[i].would_deny ? "would_deny:" : "",
 				      p->counters.v[i].category, sum);
 	}
+	/* DNS queries the agent refused (dns.queries "listed"): never sent. */
+	if (p->has_agent && p->ac[NG_AC_REFUSED])
+		snprintf(out + n, n < len ? len - n : 0, "%sdns_query=%" PRIu64, n ? "," : "",
+			 p->ac[NG_AC_REFUSED]);
 	if (!out[0])
 		snprintf(out, len, "-");
 }

@@ -16,6 +16,7 @@
 #include "node/target.h"
 #include "node/verify_caps.h"
 #include "node/verify_config.h"
+#include "node/verify_dnsq.h"
 #include "node/verify_host.h"
 #include "node/verify_layer1.h"
 #include "node/verify_probes.h"
@@ -42,6 +43,7 @@ static int inside_pod(void *data)
 	ng_verify_table(r, &nl, &ni);
 	ng_verify_probe_metadata(r, &nl, &ni);
 	ng_verify_probe_dns(r);
+	ng_verify_dns_unlisted(r, &nl);
 	ng_verify_probe_denied(r);
 	ng_verify_counters(r, &nl);
 	ng_netinfo_free(&ni);

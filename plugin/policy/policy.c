@@ -363,9 +363,11 @@ int ng_policy_compile(const struct ng_config *cfg, const struct ng_annotations *
 		    ng_elems_normalize(&out->ingress[f]) < 0)
 			goto oom;
 	}
-	/* Learning only where there is a name to learn: without one the table
-	 * queues nothing and the pod needs no agent. */
-	out->learn = out->learn && out->name_entries.n > 0;
+	/* Learning only where there is a name to learn, or a query to check
+	 * (dns.queries "listed": a pod with no name entry may still ask for
+	 * nothing but dns.alwaysAllowed, and the agent must see every query);
+	 * otherwise the table queues nothing and the pod needs no agent. */
+	out->learn = out->learn && (out->name_entries.n > 0 || out->queries_listed);
 	if (ng_elems_normalize(&out->nd6) < 0 || (out->learn && name_pieces(out) < 0))
 		goto oom;
 	return 0;

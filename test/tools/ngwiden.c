@@ -53,6 +53,8 @@ int main(int argc, char **argv)
 	json_t *root;
 	int fd = -1, rc = 1;
 
+	char drift[256];
+
 	if (argc != 6) {
 		fprintf(stderr,
 			"usage: ngwiden NETNS_PATH IFNAME POD_NS POD_NAME CONTAINER_ID < stdin.json\n");
@@ -66,8 +68,8 @@ int main(int argc, char **argv)
 	    ng_netns_open(argv[1], &fd, &st, &err) < 0 || st != NG_NETNS_OK ||
 	    /* the pod's link as ADD read it (link-local sources), so that the
 	     * name sets are the only difference */
-	    ng_hostmirror_plan(&cfg, fd, argv[2], json_object_get(root, "prevResult"), &pp.policy, &link,
-			       &log, &err) < 0 ||
+	    ng_hostmirror_plan(&cfg, fd, argv[2], json_object_get(root, "prevResult"), NULL, &pp.policy,
+			       &link, drift, sizeof(drift), &log, &err) < 0 ||
 	    widen(&pp.policy) < 0 || ng_batch_init(&b, NG_TABLE, 1, &err) < 0) {
 		fprintf(stderr, "ngwiden: %s\n", root ? err.msg : je.text);
 		return 1;

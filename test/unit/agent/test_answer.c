@@ -14,6 +14,7 @@
 #include <linux/netfilter.h>
 
 #include "agent/answer.h"
+#include "agent/outq.h"
 #include "base/clock.h"
 #include "nft/render.h"
 #include "dnsmsg.h"
@@ -280,6 +281,31 @@ static uint32_t verdict(struct world *w, const struct pkt *k)
 	return ng_answer_packet(w->p, &w->sh, &w->s, &k->q);
 }
 
+/* The pod asked `resolver` for "q IN A" (ID 0x4242, from port 40000):
+ * the query the answers above answer, outstanding (agent/outq.h). */
+static void asked(struct world *w, const char *resolver, uint8_t proto, const char *q)
+{
+	struct tu_dns *m = malloc(sizeof(*m));
+	struct ng_outq_key key;
+	struct ng_ip r;
+
+	assert_non_null(m);
+	m->n = 0;
+	tu_put16(m, 0x4242);
+	tu_put16(m, 0x0100);
+	tu_put16(m, 1);
+	tu_put16(m, 0);
+	tu_put16(m, 0);
+	tu_put16(m, 0);
+	tu_name(m, q);
+	tu_put16(m, 1);
+	tu_put16(m, 1);
+	assert_int_equal(ng_ip_parse(resolver, &r), 0);
+	assert_int_equal(ng_outq_key_of(m->b, m->n, &r, proto, 40000, &key), 0);
+	assert_int_equal(ng_outq_add(&w->p->oq, &key, ng_mono_ms()), 0);
+	free(m);
+}
+
 /* The elements NEWSETELEM put into `set` of `table` over all batches of
  * one side. */
 static int added(const struct se_log *l, const char *table, const char *set, const char *ip)
@@ -343,8 +369,20 @@ static void test_udp_answer_committed_then_accepted(void **state)
 	struct world *w = *state;
 	struct pkt k;
 
+	/* An answer to no query the pod sent: passed, nothing learned. */
 	udp_answer(&k, "10.96.0.10", "s3.example.com", "10.50.0.5", 300);
 	node_sees(w, "10.96.0.10", "s3.example.com", &k);
+	assert_int_equal(verdict(w, &k), NF_ACCEPT);
+	assert_int_equal(w->pod.batches + w->node.batches, 0);
+	assert_int_equal(w->p->c.unmatched, 1);
+	/* A query over TCP is not one over UDP, nor one to another resolver. */
+	asked(w, "10.96.0.10", 6, "s3.example.com");
+	asked(w, "10.96.0.11", 17, "s3.example.com");
+	assert_int_equal(verdict(w, &k), NF_ACCEPT);
+	assert_int_equal(w->pod.batches + w->node.batches, 0);
+	assert_int_equal(w->p->c.unmatched, 2);
+	/* Asked (the name in another case): the answer teaches. */
+	asked(w, "10.96.0.10", 17, "S3.Example.COM");
 	assert_int_equal(verdict(w, &k), NF_ACCEPT);
 	/* One transaction per namespace: the pod's table and the host side. */
 	assert_int_equal(w->pod.batches, 1);
@@ -352,24 +390,31 @@ static void test_udp_answer_committed_then_accepted(void **state)
 	assert_int_equal(added(&w->pod, NG_TABLE, "names_v4", "10.50.0.5"), 1);
 	assert_int_equal(added(&w->node, HOST, "names_v4", "10.50.0.5"), 1);
 	assert_int_equal(w->pod.m[0].timeout_ms[0], 300000);
-	assert_int_equal(w->p->c.answers, 1);
+	assert_int_equal(w->p->c.answers, 3);
 	assert_int_equal(w->p->c.commits, 1);
 	assert_int_equal(w->p->c.learned, 1);
 	assert_int_equal(ng_tracker_count(&w->p->tr), 1);
-	/* The same answer again: known, nothing to commit. */
+	/* The same answer again: the query is answered, it teaches nothing
+	 * more; asked again: known, nothing to commit. */
+	assert_int_equal(verdict(w, &k), NF_ACCEPT);
+	assert_int_equal(w->p->c.unmatched, 3);
+	asked(w, "10.96.0.10", 17, "s3.example.com");
 	assert_int_equal(verdict(w, &k), NF_ACCEPT);
 	assert_int_equal(w->pod.batches, 1);
 	/* An answer for a name the pod may not reach teaches nothing. */
+	asked(w, "10.96.0.10", 17, "evil.test");
 	udp_answer(&k, "10.96.0.10", "evil.test", "10.50.0.9", 300);
 	assert_int_equal(verdict(w, &k), NF_ACCEPT);
 	assert_int_equal(w->pod.batches, 1);
 	/* Over IPv6 from the v6 resolver: names_v6. */
+	asked(w, "fd00:10:96::a", 17, "s3.example.com");
 	udp_answer(&k, "fd00:10:96::a", "s3.example.com", "fd00:50::5", 300);
 	node_sees(w, "fd00:10:96::a", "s3.example.com", &k);
 	assert_int_equal(verdict(w, &k), NF_ACCEPT);
 	assert_int_equal(added(&w->pod, NG_TABLE, "names_v6", "fd00:50::5"), 1);
 	assert_int_equal(added(&w->node, HOST, "names_v6", "fd00:50::5"), 1);
-	assert_int_equal(w->p->c.answers, 4);
+	assert_int_equal(w->p->c.answers, 7);
+	assert_int_equal(w->p->c.unmatched, 3);
 	assert_int_equal(w->p->c.commits, 2);
 	assert_int_equal(w->p->c.dropped, 0);
 }
@@ -381,6 +426,7 @@ static void test_refused_commit_drops_and_reverts(void **state)
 
 	/* The node refuses: the answer is dropped, the tracker forgets. */
 	w->node.f->sc[0].refuse_errno = EPERM;
+	asked(w, "10.96.0.10", 17, "s3.example.com");
 	udp_answer(&k, "10.96.0.10", "s3.example.com", "10.50.0.7", 300);
 	node_sees(w, "10.96.0.10", "s3.example.com", &k);
 	assert_int_equal(verdict(w, &k), NF_DROP);
@@ -391,9 +437,12 @@ static void test_refused_commit_drops_and_reverts(void **state)
 	 * tracker forgot. */
 	assert_int_equal(ng_tracker_count(&w->p->tr), 1);
 	assert_int_equal(ng_tracker_count(&w->p->tr_node), 0);
-	/* The client asks again and the kernel takes it: a plain add again
-	 * (no delete: the tracker does not claim the element). */
+	/* The query is outstanding again (the answer never reached the
+	 * pod): the client asks again and the kernel takes it: a plain add
+	 * again (no delete: the tracker does not claim the element). */
+	assert_int_equal(w->p->oq.n, 1);
 	assert_int_equal(verdict(w, &k), NF_ACCEPT);
+	assert_int_equal(w->p->oq.n, 0);
 	assert_int_equal(w->node.batches, 2);
 	for (int i = 0; i < w->node.n; i++)
 		assert_int_equal(w->node.m[i].type, NFT_MSG_NEWSETELEM);
@@ -410,6 +459,7 @@ static void test_node_side_learns_only_what_it_saw(void **state)
 
 	/* Nothing seen at all (a pod looping its own forged answer). */
 	udp_answer(&k, "10.96.0.10", "s3.example.com", "10.66.0.66", 300);
+	asked(w, "10.96.0.10", 17, "s3.example.com");
 	assert_int_equal(verdict(w, &k), NF_DROP);
 	assert_int_equal(added(&w->pod, NG_TABLE, "names_v4", "10.66.0.66"), 1);
 	assert_int_equal(w->node.batches, 0);
@@ -420,10 +470,12 @@ static void test_node_side_learns_only_what_it_saw(void **state)
 	udp_answer(&real, "10.96.0.10", "s3.example.com", "10.50.0.5", 300);
 	node_sees(w, "10.96.0.10", "s3.example.com", &real);
 	udp_answer(&k, "10.96.0.10", "s3.example.com", "10.66.0.67", 300);
+	asked(w, "10.96.0.10", 17, "s3.example.com");
 	assert_int_equal(verdict(w, &k), NF_DROP);
 	assert_int_equal(w->node.batches, 0);
 	assert_int_equal(w->p->c.node_unseen, 2);
 	/* The real one teaches both sides. */
+	asked(w, "10.96.0.10", 17, "s3.example.com");
 	assert_int_equal(verdict(w, &real), NF_ACCEPT);
 	assert_int_equal(added(&w->node, HOST, "names_v4", "10.50.0.5"), 1);
 	assert_int_equal(added(&w->node, HOST, "names_v4", "10.66.0.67"), 0);
@@ -432,6 +484,7 @@ static void test_node_side_learns_only_what_it_saw(void **state)
 	udp_answer(&k, "10.96.0.10", "s3.example.com", "10.66.0.68", 300);
 	node_sees_to_pod(w, &k);
 	assert_int_equal(w->p->nodeseen.seen.c.unmatched, 1);
+	asked(w, "10.96.0.10", 17, "s3.example.com");
 	assert_int_equal(verdict(w, &k), NF_DROP);
 	assert_int_equal(added(&w->node, HOST, "names_v4", "10.66.0.68"), 0);
 	assert_int_equal(w->p->c.node_unseen, 3);
@@ -441,6 +494,7 @@ static void test_node_side_learns_only_what_it_saw(void **state)
 	w->p->nodeseen.host_ifindex = HOSTIDX + 1;
 	node_sees_to_pod(w, &k);
 	w->p->nodeseen.host_ifindex = HOSTIDX;
+	asked(w, "10.96.0.10", 17, "s3.example.com");
 	assert_int_equal(verdict(w, &k), NF_DROP);
 	assert_int_equal(added(&w->node, HOST, "names_v4", "10.66.0.69"), 0);
 	assert_int_equal(w->obs.foreign, 1);
@@ -451,6 +505,7 @@ static void test_metadata_and_unparsed(void **state)
 	struct world *w = *state;
 	struct pkt k;
 
+	asked(w, "10.96.0.10", 17, "s3.example.com");
 	udp_answer(&k, "10.96.0.10", "s3.example.com", "169.254.169.254", 300);
 	assert_int_equal(verdict(w, &k), NF_ACCEPT);
 	assert_int_equal(w->p->c.metadata, 1);
@@ -520,6 +575,7 @@ static void test_tcp_holds_the_completing_segment(void **state)
 	assert_int_equal(verdict(w, &k), NF_DROP);
 	packet(&k, "10.96.0.10", 53, 6, 5001, 0x10, NULL, 0);
 	assert_int_equal(verdict(w, &k), NF_ACCEPT);
+	asked(w, "10.96.0.10", 6, "s3.example.com");
 	/* The resolver's SYN-ACK starts the flow. */
 	packet(&k, "10.96.0.10", 53, 6, 5000, NG_TCP_SYN | 0x10, NULL, 0);
 	node_sees_tcp(w, stream, len);

@@ -399,6 +399,53 @@ static void test_large_set_splits(void **state)
 	ng_policy_free(&p);
 }
 
+/* egress.names "learn": the egress chain hands every query to a resolver
+ * to the agent, after the source checks and before "established" (a
+ * socket's second query is established), not invalid packets. */
+static void test_learn_queues_queries(void **state)
+{
+	(void)state;
+	for (int learn = 0; learn < 2; learn++) {
+		struct chain_rules c = {.chain = NG_CHAIN_EGRESS};
+		struct ng_policy p;
+		struct ng_batch b;
+		struct ng_err err = {0};
+		int at = -1, est = -1, srcroute = -1;
+
+		sample_policy(&p, NG_DENY_REJECT);
+		p.learn = learn;
+		assert_int_equal(ng_batch_init(&b, NG_TABLE, 1, &err), 0);
+		assert_int_equal(ng_render_replace(&p, &b, &err), 0);
+		assert_int_equal(ng_batch_walk(&b, rules_cb, &c), 0);
+		for (int i = 0; i < c.n; i++) {
+			if (strstr(c.comments[i], "queries to dns.servers, to the agent (IPv4)"))
+				at = i;
+			if (strstr(c.comments[i], "replies and related"))
+				est = i;
+			if (strstr(c.comments[i], "IPv4 strict source route"))
+				srcroute = i;
+		}
+		if (!learn) {
+			assert_int_equal(at, -1);
+		} else {
+			assert_int_equal(at, srcroute + 2);
+			/* ICMP errors about flows from port 53 (the agent's answers) first. */
+			assert_contains(c.comments[at - 1], "ICMP errors about the agent's answers");
+			assert_contains(c.exprs[at - 1], "[ ct load proto_src => reg 1 , dir original ]");
+			assert_contains(c.exprs[at - 1], "[ cmp eq reg 1 0x00003500 ]");
+			assert_contains(c.exprs[at - 1], "[ immediate reg 0 drop ]");
+			assert_int_equal(est, at + 2);
+			assert_contains(c.comments[at + 1], "queries to dns.servers, to the agent (IPv6)");
+			assert_contains(c.exprs[at], "[ ct load state => reg 1 ]");
+			assert_contains(c.exprs[at], "[ payload load 2b @ transport header + 2 => reg 10 ]");
+			assert_contains(c.exprs[at], "[ lookup reg 1 set dns_v4");
+			assert_contains(c.exprs[at], "[ target name NFQUEUE rev 3 ]");
+		}
+		ng_batch_free(&b);
+		ng_policy_free(&p);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -407,6 +454,7 @@ int main(void)
 		cmocka_unit_test(test_deny_actions),     cmocka_unit_test(test_audit),
 		cmocka_unit_test(test_create_batch),     cmocka_unit_test(test_message_bound),
 		cmocka_unit_test(test_delete_batch),     cmocka_unit_test(test_large_set_splits),
+		cmocka_unit_test(test_learn_queues_queries),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

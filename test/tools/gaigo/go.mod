@@ -1,0 +1,3 @@
+module boxxkite.io/netguard/test/tools/gaigo
+
+go 1.19
