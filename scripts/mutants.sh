@@ -159,6 +159,10 @@ mutant held-sockets-unreported plugin/node/verify_caps.c 's/^\tif (\*socks)$/\ti
 # the session's connection open into the next session (issue 25).
 mutant grant-flows-kept plugin/agent/grants.c 's/if (ng_ct_cut(&p->nl, ng_grantplan_cuts, &gc, &cut, &err) < 0)/if ((void)gc, 0)/' \
 	grants.sh "the live connection is cut (reset)"
+# --listen without its per-connection deadline: a slow client holds a
+# connection as long as it likes (issue 23 item 1).
+mutant http-deadline-skipped plugin/agent/http.c 's/if (c->deadline_ms <= now) {/if (0) {/' dataplane.sh \
+	"a slow client is closed at its deadline (3 s; at most 6 s here)" "  /metrics counts the deadline's closes"
 
 want=("$@")
 T=$(mktemp -d /tmp/nge-mutants.XXXXXX)

@@ -205,6 +205,19 @@ void ng_learner_serve(struct ng_learner *l, struct ng_pod *p)
 	ng_answer_serve(p, &l->sh, &l->scratch);
 }
 
+void ng_learner_kept_alive(struct ng_learner *l)
+{
+	struct ng_ka_job *j;
+
+	while (l->sh.ka && (j = ng_ka_take(l->sh.ka))) {
+		struct ng_pod *p = find(l, j->key);
+
+		if (p && !strcmp(p->nonce, j->nonce))
+			ng_pod_kept_alive(p, &l->sh, j);
+		ng_ka_job_free(j);
+	}
+}
+
 void ng_learner_sweep(struct ng_learner *l, int64_t now_ms)
 {
 	for (size_t i = l->pods.n; i-- > 0;) {

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "agent/observer.h"
+#include "agent/keepalive.h"
 #include "agent/tcpflow.h"
 #include "agent/tracker.h"
 #include "kernel/learncommit.h"
@@ -47,6 +48,9 @@ struct ng_counters {
 	 * answer a query of the pod's across its host peer (agent/nodeseen.h) */
 	uint64_t node_unseen;
 	uint64_t node_unmatched; /* the observer's count (agent/nodeseen.h), copied at publish */
+	uint64_t queue_budget;   /* turns its queue held more than NG_ANSWER_BUDGET */
+	uint64_t ka_deferred;    /* due elements left to a later sweep (NG_KA_ELEMS) */
+	uint64_t ka_cut;         /* keep-alive lookups cut at NG_KA_ENTRIES */
 };
 
 void ng_counters_add(struct ng_counters *to, const struct ng_counters *c);
@@ -61,6 +65,7 @@ struct ng_pod_shared {
 	struct ng_nl *node_nl; /* NULL: none could be opened */
 	size_t tcp_budget;
 	struct ng_observer *obs; /* NULL, or not open: the node side learns nothing */
+	struct ng_keepalive *ka; /* the keep-alive thread (agent/keepalive.h); NULL: none */
 };
 
 struct ng_pod {
@@ -84,6 +89,8 @@ struct ng_pod {
 	struct ng_counters c;
 	bool seen;        /* the last directory scan found its record */
 	uint64_t rec_ino; /* its record file (a rewrite is a new inode) */
+	bool ka_waiting;  /* a keep-alive job of its is with the thread */
+	uint32_t ka_next; /* where the next job starts among the due elements */
 };
 
 /* The pod of record `r` (a learning pod's: "pending" or "enforced"): its
@@ -103,9 +110,14 @@ void ng_pod_free(struct ng_pod *p, struct ng_pod_shared *sh);
 int ng_pod_commit(struct ng_pod *p, struct ng_pod_shared *sh, const ng_pending_vec *pend,
 		  const ng_pending_vec *pend_node);
 
-/* Once a second, the namespace known to be the pod's: lifetimes, live
- * connections (conntrack), idle TCP flows. */
+/* Once a second, the namespace known to be the pod's: lifetimes, idle TCP
+ * flows, and the elements about to expire handed to the keep-alive thread
+ * (at most NG_KA_ELEMS, in turn), which looks for live connections in the
+ * pod's conntrack table off this thread. */
 void ng_pod_sweep(struct ng_pod *p, struct ng_pod_shared *sh, int64_t now_ms);
+/* A keep-alive job of the pod's came back: the due elements a live flow
+ * uses refreshed, in one commit. */
+void ng_pod_kept_alive(struct ng_pod *p, struct ng_pod_shared *sh, const struct ng_ka_job *j);
 /* After a repair replaced the pod's tables: every tracked element
  * committed again. */
 void ng_pod_relearn(struct ng_pod *p, struct ng_pod_shared *sh);

@@ -25,6 +25,14 @@ const struct ng_agent_counter_def ng_agent_counter_defs[NG_AC_COUNT] = {
 	[NG_AC_OBSERVER_LOST] = {"observer_lost_total",
 				 "Times the node-side observer fell behind and the kernel dropped copies "
 				 "(the node side learned nothing from them)."},
+	[NG_AC_QUEUE_BUDGET] = {"queue_budget_hits_total",
+				"Turns at which the pod's queue held more answers than its per-turn budget "
+				"(NG_ANSWER_BUDGET): the rest waited for the other pods' turns."},
+	[NG_AC_KA_DEFERRED] = {"keepalive_deferred_total",
+			       "Due learned elements left to a later sweep by the per-pod keep-alive budget "
+			       "(NG_KA_ELEMS per sweep)."},
+	[NG_AC_KA_CUT] = {"keepalive_cut_total",
+			  "Keep-alive conntrack lookups cut at the per-lookup entry budget (NG_KA_ENTRIES)."},
 };
 
 const char *const ng_inv_verbs[NG_INV_VERBS] = {"ADD", "DEL", "CHECK", "STATUS", "GC", "VERSION"};

@@ -30,6 +30,9 @@ enum {
 	NG_AC_NODE_UNSEEN,
 	NG_AC_NODE_UNMATCHED,
 	NG_AC_OBSERVER_LOST,
+	NG_AC_QUEUE_BUDGET,
+	NG_AC_KA_DEFERRED,
+	NG_AC_KA_CUT,
 	NG_AC_COUNT
 };
 struct ng_agent_counter_def {

@@ -29,14 +29,13 @@ int ng_podstate_repair(struct ng_nl *nl, struct ng_nl *node_nl, const struct ng_
 {
 	const struct ng_record_table *host = ng_record_host_table(r);
 	struct ng_recpolicy rp;
-	size_t stale = 0;
 	int rc;
 
 	/* Both sides, as ADD made them, from the record alone: the host side
 	 * first, then the pod's, one transaction each (kernel/podtables.h). */
 	rc = ng_recpolicy_build(r, resolve_names, NULL, &rp, err);
 	if (rc == 0)
-		rc = ng_podtables_apply(nl, node_nl, &rp.pp.policy, host ? host->name : "", &stale, err);
+		rc = ng_podtables_apply(nl, node_nl, &rp.pp.policy, host ? host->name : "", err);
 	ng_recpolicy_free(&rp);
 	return rc;
 }
