@@ -73,6 +73,7 @@ struct ng_pod {
 	char nonce[NG_NONCE_LEN + 1];
 	struct ng_podref pod;
 	uint32_t ifindex; /* of pod.ifname, in the pod's namespace (recorded): answers come in there */
+	uint32_t ka_next; /* where the next keep-alive job starts among the due elements */
 	struct ng_policy policy;
 	struct ng_set_spec sets[NG_S_COUNT];
 	ng_learned_table_vec tables; /* every table holding its learned sets, both sides */
@@ -88,9 +89,8 @@ struct ng_pod {
 	struct ng_tcpflows tcp;
 	struct ng_counters c;
 	bool seen;        /* the last directory scan found its record */
-	uint64_t rec_ino; /* its record file (a rewrite is a new inode) */
 	bool ka_waiting;  /* a keep-alive job of its is with the thread */
-	uint32_t ka_next; /* where the next job starts among the due elements */
+	uint64_t rec_ino; /* its record file (a rewrite is a new inode) */
 };
 
 /* The pod of record `r` (a learning pod's: "pending" or "enforced"): its
