@@ -300,14 +300,18 @@ t_row "a pod never learns another pod's name (m1 asks m0's)" "$out" "$([[ $out =
 # event and query sockets (drift watch, metrics: agent/ops.h).
 # The ops thread takes pods on from their decision records on its own
 # schedule (inotify, then a scan): give it up to 5 s on a loaded machine.
-fds_are() { # WANT: the agent holds WANT fds
-	(($(agent_fds) == $1)) && return 0
+# The keep-alive thread (agent/keepalive.h) holds two more while a lookup
+# runs (a pod's namespace and a netfilter socket in it): SLACK.
+fds_are() { # WANT [SLACK]: the agent holds WANT fds (at most SLACK more)
+	local n
+	n=$(agent_fds)
+	((n >= $1 && n <= $1 + ${2:-0})) && return 0
 	echo "the agent holds $(agent_fds) fds, not $1 (base $base, $N pods):"
 	find "/proc/$AGENT_PID/fd" -mindepth 1 -maxdepth 1 -printf '%l\n' | sed 's/:\[.*//' | sort | uniq -c
 	grep -v '"level":"info"' "$W_TMP/log/agent.log" | tail -5
 	return 1
 }
-t_check "the agent holds four sockets per pod" within 10000 fds_are $((base + 4 * N))
+t_check "the agent holds four sockets per pod" within 10000 fds_are $((base + 4 * N)) 2
 for ((p = 0; p < N; p += 10)); do
 	pids=()
 	for ((q = p; q < p + 10; q++)); do POD_NO_LOOPBACK=1 pod_del "m$q" >/dev/null 2>&1 & pids+=("$!"); done

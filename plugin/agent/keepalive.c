@@ -24,6 +24,8 @@ struct ng_keepalive {
 	struct ng_ka_job *in, **in_tail, *out, **out_tail; /* under mu */
 	size_t queued;                                     /* under mu */
 	bool stop;                                         /* under mu */
+	struct ng_ka_job *running;                         /* under mu: the job being looked up */
+	bool cancel_running;                               /* under mu: its pod was released */
 	int done_fd;
 };
 
@@ -98,6 +100,16 @@ uint32_t ng_ka_lookups(const struct ng_ka_job *j, uint32_t n)
 	return groups;
 }
 
+static bool cancelled(struct ng_keepalive *k)
+{
+	bool c;
+
+	pthread_mutex_lock(&k->mu);
+	c = k->cancel_running;
+	pthread_mutex_unlock(&k->mu);
+	return c;
+}
+
 /* The rest after a lookup that took `us`: half as long (at most 100 ms),
  * so the lookups take at most two thirds of a core. */
 static void rest(int64_t us)
@@ -129,6 +141,8 @@ static void run_job(struct ng_ka_job *j, bool pace)
 
 		if (done[i])
 			continue;
+		if (j->k && cancelled(j->k))
+			break; /* its pod was released: let go of its namespace now */
 		for (uint32_t k = i; k < j->n; k++)
 			done[k] |= same_group(&j->e[k], &j->e[i]);
 		if (nl.fd < 0 && ng_nl_open_netns(fd, NULL, &nl, &err) < 0) {
@@ -166,6 +180,39 @@ void ng_ka_run(struct ng_ka_job *j)
 	run_job(j, false);
 }
 
+void ng_ka_cancel(struct ng_keepalive *k, const char *key)
+{
+	struct ng_ka_job **pp, *gone = NULL;
+
+	if (!k)
+		return;
+	pthread_mutex_lock(&k->mu);
+	for (pp = &k->in; *pp;) {
+		struct ng_ka_job *j = *pp;
+
+		if (strcmp(j->key, key) != 0) {
+			pp = &j->next;
+			continue;
+		}
+		*pp = j->next;
+		j->next = gone;
+		gone = j;
+		k->queued--;
+	}
+	k->in_tail = &k->in;
+	while (*k->in_tail)
+		k->in_tail = &(*k->in_tail)->next;
+	if (k->running && !strcmp(k->running->key, key))
+		k->cancel_running = true;
+	pthread_mutex_unlock(&k->mu);
+	while (gone) {
+		struct ng_ka_job *next = gone->next;
+
+		ng_ka_job_free(gone);
+		gone = next;
+	}
+}
+
 static void *thread_main(void *data)
 {
 	struct ng_keepalive *k = data;
@@ -188,9 +235,13 @@ static void *thread_main(void *data)
 		if (!k->in)
 			k->in_tail = &k->in;
 		j->next = NULL;
+		k->running = j;
+		k->cancel_running = false;
+		j->k = k;
 		pthread_mutex_unlock(&k->mu);
 		run_job(j, true);
 		pthread_mutex_lock(&k->mu);
+		k->running = NULL;
 		*k->out_tail = j;
 		k->out_tail = &j->next;
 		if (write(k->done_fd, &one, sizeof(one)) < 0) {

@@ -54,6 +54,7 @@ struct ng_ka_job {
 	uint32_t cut;    /* lookups stopped by NG_KA_ENTRIES */
 	char error[512]; /* "" when every lookup ran */
 	struct ng_ka_job *next;
+	struct ng_keepalive *k; /* the thread running it (NULL: ng_ka_run) */
 };
 
 struct ng_keepalive;
@@ -70,6 +71,10 @@ void ng_ka_job_free(struct ng_ka_job *j);
 /* Hands `j` to the thread (owned by it from now on); false when the queue
  * is full (j is freed). */
 bool ng_ka_submit(struct ng_keepalive *k, struct ng_ka_job *j);
+/* Pod `key` was released: its waiting jobs are dropped, and one being
+ * looked up stops before its next lookup (its namespace let go at once, so
+ * that no socket of ours keeps a deleted pod's namespace alive). */
+void ng_ka_cancel(struct ng_keepalive *k, const char *key);
 /* One done job (the caller's to free), NULL when none. */
 struct ng_ka_job *ng_ka_take(struct ng_keepalive *k);
 

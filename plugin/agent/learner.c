@@ -67,6 +67,7 @@ static void release(struct ng_learner *l, struct ng_pod *p, const char *why)
 	ng_counters_add(&l->released, &p->c);
 	snprintf(key, sizeof(key), "%s", p->key);
 	/* The sockets go before the ready file: DEL waits for that file. */
+	ng_ka_cancel(l->sh.ka, key);
 	ng_pod_free(p, &l->sh);
 	ng_record_clear_ready(l->state_dir, key);
 }
