@@ -278,7 +278,13 @@ out=$(pod_add nope 2>&1) || true
 t_check "ADD while no agent serves fails with 11 (after 3 s)" chain_error_is 11 "did not pick the pod up" "$out"
 t_check_not "... and leaves no record" test -e "$STATE/pods/$(_pod_var nope id)@eth0.json"
 kill -CONT "$AGENT_PID"
+# The base without a keep-alive lookup in flight (its two fds come and go).
 base=$(agent_fds)
+for _ in {1..50}; do
+	n=$(agent_fds)
+	((n < base)) && base=$n
+	sleep 0.02
+done
 N=100
 [[ -z ${E2E_QUICK:-} ]] || N=20 # fewer pods for the quick passes
 for ((p = 0; p < N; p += 10)); do
@@ -315,14 +321,18 @@ expect "... and m0's learned address stays closed to m1" refused 1000 pod:m1 -- 
 # thread's event and query sockets (drift watch, metrics: agent/ops.h).
 # The ops thread takes pods on from their decision records on its own
 # schedule (inotify, then a scan): give it up to 5 s on a loaded machine.
-fds_are() { # WANT: the agent holds WANT fds
-	(($(agent_fds) == $1)) && return 0
+# The keep-alive thread (agent/keepalive.h) holds two more while a lookup
+# runs (a pod's namespace and a netfilter socket in it): SLACK.
+fds_are() { # WANT [SLACK]: the agent holds WANT fds (at most SLACK more)
+	local n
+	n=$(agent_fds)
+	((n >= $1 && n <= $1 + ${2:-0})) && return 0
 	echo "the agent holds $(agent_fds) fds, not $1 (base $base, $N pods):"
 	find "/proc/$AGENT_PID/fd" -mindepth 1 -maxdepth 1 -printf '%l\n' | sed 's/:\[.*//' | sort | uniq -c
 	grep -v '"level":"info"' "$W_TMP/log/agent.log" | tail -5
 	return 1
 }
-t_check "the agent holds six sockets per pod" within 10000 fds_are $((base + 6 * N))
+t_check "the agent holds six sockets per pod" within 10000 fds_are $((base + 6 * N)) 2
 for ((p = 0; p < N; p += 10)); do
 	pids=()
 	for ((q = p; q < p + 10; q++)); do POD_NO_LOOPBACK=1 pod_del "m$q" >/dev/null 2>&1 & pids+=("$!"); done

@@ -205,17 +205,23 @@ ip -n "$W_ID-intruder" addr add 10.244.1.250/24 dev eth0
 ip -n "$W_ID-intruder" link set eth0 up
 ip -n "$W_ID-intruder" route add 10.0.0.0/8 via "$POD_GW4"
 expect "a new device of the same name: not held by the stale table" connected 2000 peer:intruder -- tcp "$STORE4" 8443 2000
-t_check "ADD o2: removes the stale table (its device is not its own)" pod_add o2
-t_check_not "  o1's host table gone" node_exec nft list table netdev "$(pod_host_table o1)"
-t_check "  o1's DEL (second DEL form) succeeds" pod_del o1 --no-netns
-ip -n "$W_NODE" link del "$DEV"
-
 gc() { # CONTAINER-ID...: GC with these (ifname eth0) as the valid attachments
 	local in=$W_TMP/gc.json ids
 	ids=$(printf '%s\n' "$@" | "$PY" -c 'import json,sys; print(json.dumps([{"containerID": l.strip(), "ifname": "eth0"} for l in sys.stdin if l.strip()]))')
 	ng_stdin o2 "" "del s['prevResult']; s['cni.dev/valid-attachments'] = $ids" >"$in"
 	ng_call GC "$in" CNI_PATH="$W_TMP/bin"
 }
+# ADD reads nothing of the node but its own table (its cost does not grow
+# with the node's pods): the stale table is GC's to remove.
+t_check "ADD o2 beside the stale table" pod_add o2
+t_check "  o1's stale host table left to GC" node_exec nft list table netdev "$(pod_host_table o1)"
+expect "  the new device still not held by it" connected 2000 peer:intruder -- tcp "$STORE4" 8443 2000
+t_check "GC with o2 valid: succeeds" gc "$(_pod_var o2 id)"
+t_check_not "  o1's host table gone (its device is not its own)" node_exec nft list table netdev "$(pod_host_table o1)"
+t_check "  o2's host table kept" node_exec nft list table netdev "$(pod_host_table o2)"
+t_check "  o1's DEL (second DEL form) succeeds" pod_del o1 --no-netns
+ip -n "$W_NODE" link del "$DEV"
+
 t_check "ADD o3" pod_add o3
 t_check "GC with o2 valid (o3 not): succeeds" gc "$(_pod_var o2 id)"
 t_check "  o2's host table kept" node_exec nft list table netdev "$(pod_host_table o2)"

@@ -196,6 +196,10 @@ mutant icmp-errors-sent plugin/nft/render.c 's/^\tng_rb_ct_orig_sport(&rb, 53);$
 	dnsquery.sh "a refused query from a port no socket holds: no ICMP error quoting it leaves"
 mutant unmatched-answers-teach plugin/agent/answer.c 's/if (!ng_query_answered(p, c->k, msg, len, room/if (0 \&\& !ng_query_answered(p, c->k, msg, len, room/' \
 	dnsquery.sh "a forged answer to no outstanding query (right port and ID) teaches nothing"
+# --listen without its per-connection deadline: a slow client holds a
+# connection as long as it likes (issue 23 item 1).
+mutant http-deadline-skipped plugin/agent/http.c 's/if (c->deadline_ms <= now) {/if (0) {/' dataplane.sh \
+	"a slow client is closed at its deadline (3 s; at most 6 s here)" "  /metrics counts the deadline's closes"
 
 want=("$@")
 T=$(mktemp -d /tmp/nge-mutants.XXXXXX)

@@ -19,6 +19,7 @@
 #include "agent/alog.h"
 #include "agent/http.h"
 #include "agent/kubeopt.h"
+#include "agent/keepalive.h"
 #include "agent/learner.h"
 #include "agent/migrate.h"
 #include "agent/ops.h"
@@ -29,18 +30,22 @@
 #include "state/confdir.h"
 #include "state/record.h"
 
-#define SWEEP_MS 1000
+#define SWEEP_MS   1000
+#define SCAN_TICKS 10 /* a full scan of stateDir/pods every 10 sweeps */
 
 /* The loop's own state. Its epoll reports either a pointer to one of the
  * fds below (the fd's own field is the tag) or a pod of the learner. */
 struct ng_agent {
 	char state_dir[4096];
-	int epfd, inotify_fd, timer_fd, signal_fd, http_fd, lock_fd;
+	int epfd, inotify_fd, timer_fd, signal_fd, lock_fd, ka_fd;
 	struct ng_nl node_nl; /* host-side tables, in the agent's own namespace */
 	bool node_nl_open;
 	struct ng_learner learner;
-	bool serving;       /* the first scan is done: /readyz */
-	struct ng_ops *ops; /* the ops thread (agent/ops.h) */
+	bool serving;            /* the first scan is done: /readyz */
+	uint64_t ticks;          /* sweeps so far */
+	struct ng_ops *ops;      /* the ops thread (agent/ops.h) */
+	struct ng_http *http;    /* the HTTP thread (agent/http.h), NULL: --listen none */
+	struct ng_keepalive *ka; /* the keep-alive thread (agent/keepalive.h) */
 	bool stop;
 };
 
@@ -132,11 +137,17 @@ static void sweep(struct ng_agent *a)
 
 	if (read(a->timer_fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		return;
-	scan(a);
+	/* The directory's events tell every record change (an overflow
+	 * rescans at once): the full scan, a stat per record, is the safety
+	 * net, every SCAN_TICKS sweeps, so that a node of many pods does not
+	 * pay it on this thread every second. */
+	if (++a->ticks % SCAN_TICKS == 0)
+		ng_learner_scan(&a->learner);
+	ng_learner_publish(&a->learner, a->ops, a->serving);
 	ng_learner_sweep(&a->learner, now);
 }
 
-static int setup(struct ng_agent *a, const char *listen_addr)
+static int setup(struct ng_agent *a)
 {
 	struct ng_err err = {0};
 	char dir[4200];
@@ -144,7 +155,7 @@ static int setup(struct ng_agent *a, const char *listen_addr)
 	struct itimerspec its = {.it_interval = {SWEEP_MS / 1000, (SWEEP_MS % 1000) * 1000000L},
 				 .it_value = {SWEEP_MS / 1000, (SWEEP_MS % 1000) * 1000000L}};
 
-	a->epfd = a->inotify_fd = a->timer_fd = a->signal_fd = a->http_fd = a->lock_fd = -1;
+	a->epfd = a->inotify_fd = a->timer_fd = a->signal_fd = a->lock_fd = a->ka_fd = -1;
 	if (ng_state_dirs(a->state_dir, &err) < 0) {
 		ng_alog("error", "start", NULL, NULL, "%s", err.msg);
 		return -1;
@@ -181,13 +192,6 @@ static int setup(struct ng_agent *a, const char *listen_addr)
 		ng_alog("error", "start", NULL, NULL, "watching the observer: %s", strerror(errno));
 		return -1;
 	}
-	if (listen_addr) {
-		a->http_fd = ng_http_listen(listen_addr, &err);
-		if (a->http_fd < 0 || watch(a, a->http_fd, &a->http_fd) < 0) {
-			ng_alog("error", "start", NULL, NULL, "%s", err.msg);
-			return -1;
-		}
-	}
 	return 0;
 }
 
@@ -205,8 +209,8 @@ static void run(struct ng_agent *a)
 				on_inotify(a);
 			else if (tag == &a->timer_fd)
 				sweep(a);
-			else if (tag == &a->http_fd)
-				ng_http_serve(a->http_fd, a->serving, a->ops);
+			else if (tag == &a->ka_fd)
+				ng_learner_kept_alive(&a->learner);
 			else if (tag == &a->signal_fd)
 				a->stop = true;
 			else if (tag == (void *)&a->learner.obs)
@@ -303,7 +307,7 @@ int ng_agent_main(int argc, char **argv)
 		return rc;
 	if (!strcmp(listen_addr, "none"))
 		listen_addr = NULL;
-	if (setup(&a, listen_addr) < 0)
+	if (setup(&a) < 0)
 		return 1;
 	/* The API's watch first: the ops thread follows its table. */
 	if (ng_kubeopt_start(&ko, &oc.kube) < 0)
@@ -317,19 +321,46 @@ int ng_agent_main(int argc, char **argv)
 		ng_kubeopt_stop(oc.kube);
 		return 1;
 	}
+	/* HTTP on a thread of its own (agent/http.h): no client can hold this
+	 * loop, which holds every learning pod's DNS answers. */
+	if (listen_addr && ng_http_start(listen_addr, a.ops, &a.http, &err) < 0) {
+		ng_alog("error", "start", NULL, NULL, "%s", err.msg);
+		ng_ops_stop(a.ops);
+		return 1;
+	}
+	if (ng_ka_start(&a.ka, &err) < 0) {
+		ng_alog("error", "start", NULL, NULL, "%s", err.msg);
+		ng_http_stop(a.http);
+		ng_ops_stop(a.ops);
+		return 1;
+	}
+	a.learner.sh.ka = a.ka;
+	a.ka_fd = ng_ka_fd(a.ka);
+	if (watch(&a, a.ka_fd, &a.ka_fd) < 0) {
+		ng_alog("error", "start", NULL, NULL, "watching the keep-alive thread: %s", strerror(errno));
+		ng_ka_stop(a.ka);
+		ng_http_stop(a.http);
+		ng_ops_stop(a.ops);
+		ng_kubeopt_stop(oc.kube);
+		return 1;
+	}
 	scan(&a);
 	a.serving = true;
+	ng_http_set_serving(a.http, true);
 	ng_learner_publish(&a.learner, a.ops, a.serving);
 	ng_alog("info", "serving", NULL, NULL, "state dir %s, %zu pods, /metrics and /readyz on %s%s",
 		a.state_dir, a.learner.pods.n, listen_addr ? listen_addr : "(none)",
 		oc.repair ? ", drift repaired" : "");
 	run(&a);
+	ng_http_stop(a.http);
+	a.http = NULL;
 	ng_ops_stop(a.ops);
 	a.ops = NULL;
 	ng_kubeopt_stop(oc.kube);
 	ng_alog("info", "stopping", NULL, NULL,
 		"signal received; queued answers are dropped until an agent serves");
 	ng_learner_free(&a.learner);
+	ng_ka_stop(a.ka);
 	if (a.node_nl_open)
 		ng_nl_close(&a.node_nl);
 	return 0;

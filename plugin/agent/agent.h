@@ -2,11 +2,13 @@
  * destinations from the pod's own answers (README "The node agent") and
  * watches every enforced pod's tables for drift.
  *
- * One thread, one epoll loop (agent.c): the records in stateDir/pods, a
- * once-a-second sweep, a signal, HTTP, and each learning pod's queue
+ * The main thread, one epoll loop (agent.c): the records in stateDir/pods,
+ * a once-a-second sweep, a signal, and each learning pod's queue
  * (agent/learner.h: its pods; agent/answer.h: from an answer to its
- * verdict). The ops thread (agent/ops.h) does everything that may take
- * long: dumps, CHECKs, repairs, the node view. */
+ * verdict). Nothing else: the ops thread (agent/ops.h) does everything
+ * that may take long (dumps, CHECKs, repairs, the node view), the HTTP
+ * thread (agent/http.h) serves --listen, the keep-alive thread
+ * (agent/keepalive.h) looks up live connections in conntrack. */
 #ifndef NG_AGENT_H
 #define NG_AGENT_H
 

@@ -248,7 +248,13 @@ void ng_answer_serve(struct ng_pod *p, struct ng_pod_shared *sh, struct ng_answe
 {
 	struct serve_ctx c = {p, sh, s};
 
-	/* The epoll is level-triggered: what is left is read next time. */
-	if (ng_nfq_read(&p->q, s->rx, RX_LEN, 64, one_packet, &c) < 0)
+	/* At most NG_ANSWER_BUDGET answers a turn; the epoll is level-triggered
+	 * and hands out ready queues in turn, so what is left waits for every
+	 * other pod's turn: a pod flooding answers delays its own. */
+	int n = ng_nfq_read(&p->q, s->rx, RX_LEN, NG_ANSWER_BUDGET, one_packet, &c);
+
+	if (n < 0)
 		ng_pod_log("error", "queue_read", p, "%s", strerror(errno));
+	else if (n >= NG_ANSWER_BUDGET)
+		p->c.queue_budget++;
 }

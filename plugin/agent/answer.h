@@ -48,8 +48,15 @@ void ng_answer_scratch_free(struct ng_answer_scratch *s);
 uint32_t ng_answer_packet(struct ng_pod *p, struct ng_pod_shared *sh, struct ng_answer_scratch *s,
 			  const struct ng_nfq_packet *pk);
 
-/* Reads what the pod's queue holds (at most 64 datagrams: one pod's flood
- * must not keep the others waiting) and gives each packet its verdict. */
+/* Answers read from one pod's queue per turn: the loop's epoll hands out
+ * ready queues in turn, so a pod flooding answers waits for its own (and
+ * past the kernel's queue length, 1024, has them dropped: fail closed),
+ * while a neighbour's answer waits at most this many of the flooder's.
+ * Counted per pod when hit (queue_budget_hits_total). */
+#define NG_ANSWER_BUDGET 8
+
+/* Reads what the pod's queue holds (at most NG_ANSWER_BUDGET datagrams)
+ * and gives each packet its verdict. */
 void ng_answer_serve(struct ng_pod *p, struct ng_pod_shared *sh, struct ng_answer_scratch *s);
 
 #endif

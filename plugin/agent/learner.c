@@ -74,6 +74,7 @@ static void release(struct ng_learner *l, struct ng_pod *p, const char *why)
 	ng_podlock_unlock(p->lock);
 	ng_podlock_put(&l->locks, p->lock);
 	/* The sockets go before the ready file: DEL waits for that file. */
+	ng_ka_cancel(l->sh.ka, key);
 	ng_pod_free(p, &l->sh);
 	ng_record_clear_ready(l->state_dir, key);
 }
@@ -231,6 +232,24 @@ void ng_learner_serve(struct ng_learner *l, struct ng_pod *p)
 	ng_podlock_lock(p->lock);
 	ng_answer_serve(p, &l->sh, &l->scratch);
 	ng_podlock_unlock(p->lock);
+}
+
+void ng_learner_kept_alive(struct ng_learner *l)
+{
+	struct ng_ka_job *j;
+
+	while (l->sh.ka && (j = ng_ka_take(l->sh.ka))) {
+		struct ng_pod *p = find(l, j->key);
+
+		if (p && !strcmp(p->nonce, j->nonce)) {
+			/* Its trackers change: under the pod's commit lock, as
+			 * every change a repair must carry (agent/podlock.h). */
+			ng_podlock_lock(p->lock);
+			ng_pod_kept_alive(p, &l->sh, j);
+			ng_podlock_unlock(p->lock);
+		}
+		ng_ka_job_free(j);
+	}
 }
 
 void ng_learner_sweep(struct ng_learner *l, int64_t now_ms)

@@ -54,6 +54,9 @@ void ng_learner_observe(struct ng_learner *l);
 
 /* Pod p's queue is readable. */
 void ng_learner_serve(struct ng_learner *l, struct ng_pod *p);
+/* The keep-alive thread's fd is readable: its done jobs, each to its pod
+ * (one released meanwhile is not there any more: the job is dropped). */
+void ng_learner_kept_alive(struct ng_learner *l);
 /* Once a second: pods whose namespace is gone (DEL may never come, or came
  * while the agent was down) released; the others swept. */
 void ng_learner_sweep(struct ng_learner *l, int64_t now_ms);

@@ -50,9 +50,16 @@ struct ng_ops {
 	bool dirty;
 	int64_t next_tick_ms, last_publish_ms;
 
+	/* The last complete view (/metrics, /readyz), under its own lock: the
+	 * HTTP thread renders from it while holding view_mu, and only this
+	 * thread's swap of a new view ever waits for that, never the learner
+	 * (whose publish takes `mu`). view_gen counts the swaps. */
+	pthread_mutex_t view_mu;
+	struct ng_view shared;
+	uint64_t view_gen;
+
 	/* Nothing below is touched by either thread but under `mu`. */
 	pthread_mutex_t mu;
-	struct ng_view shared; /* the last complete view: /metrics, /readyz */
 	bool agent_serving;
 	uint32_t agent_node_portid;
 	NG_VEC(struct ng_ops_agent_pod) agent_pods;
@@ -96,10 +103,11 @@ static void publish_view(struct ng_ops *o)
 	l.pods = pods;
 	ng_opsview_build(&o->local, o->pods.v, o->pods.n, &l, ng_wall_ms(), &v);
 	free(pods);
-	pthread_mutex_lock(&o->mu);
+	pthread_mutex_lock(&o->view_mu);
 	old = o->shared;
 	o->shared = v;
-	pthread_mutex_unlock(&o->mu);
+	o->view_gen++;
+	pthread_mutex_unlock(&o->view_mu);
 	ng_view_free(&old);
 	/* This thread alone writes o->shared: reading it unlocked is safe. */
 	ng_opsview_write_status(o->state_dir, &o->shared);
@@ -252,6 +260,7 @@ int ng_ops_start(const struct ng_ops_config *c, struct ng_ops **out, struct ng_e
 	o->local.repair = c->repair;
 	ng_invfold_init(&o->fold);
 	pthread_mutex_init(&o->mu, NULL);
+	pthread_mutex_init(&o->view_mu, NULL);
 	snprintf(dir, sizeof(dir), "%s/" NG_PODS_DIR, o->state_dir);
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
 		free(o);
@@ -322,6 +331,7 @@ void ng_ops_stop(struct ng_ops *o)
 	ng_view_free(&o->shared);
 	ng_vec_free(&o->agent_pods);
 	pthread_mutex_destroy(&o->mu);
+	pthread_mutex_destroy(&o->view_mu);
 	free(o);
 }
 
@@ -340,24 +350,42 @@ void ng_ops_publish(struct ng_ops *o, bool serving, uint32_t node_portid, const 
 	pthread_mutex_unlock(&o->mu);
 }
 
-void ng_ops_metrics(struct ng_ops *o, FILE *out)
+uint64_t ng_ops_metrics(struct ng_ops *o, FILE *out)
 {
-	pthread_mutex_lock(&o->mu);
+	uint64_t gen;
+
+	pthread_mutex_lock(&o->view_mu);
 	ng_metrics_render(&o->shared, out);
-	pthread_mutex_unlock(&o->mu);
+	gen = o->view_gen;
+	pthread_mutex_unlock(&o->view_mu);
+	/* The API's and grants' own counters (a body is re-rendered with
+	 * each view: at most a second behind). */
 	if (o->cfg.kube) {
 		ng_kube_metrics(o->cfg.kube, out);
 		ng_grants_metrics(o->grants, out);
 	}
+	return gen;
+}
+
+uint64_t ng_ops_view_gen(struct ng_ops *o)
+{
+	uint64_t gen;
+
+	pthread_mutex_lock(&o->view_mu);
+	gen = o->view_gen;
+	pthread_mutex_unlock(&o->view_mu);
+	return gen;
 }
 
 bool ng_ops_readyz(struct ng_ops *o, FILE *out)
 {
 	struct ng_ready r;
 
-	pthread_mutex_lock(&o->mu);
+	pthread_mutex_lock(&o->view_mu);
 	r = o->shared.ready;
+	pthread_mutex_unlock(&o->view_mu);
 	/* The agent's own state as of now, not as of the last view. */
+	pthread_mutex_lock(&o->mu);
 	r.serving = o->agent_serving;
 	pthread_mutex_unlock(&o->mu);
 	snprintf(r.serving_msg, sizeof(r.serving_msg), "%s",

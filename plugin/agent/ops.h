@@ -16,8 +16,8 @@
  *   - the plugin's invocation totals (agent/invfold.h), /readyz's checks,
  *     the node view behind /metrics, and stateDir/status.json for
  *     `boxxkite-netguard status` (agent/opsview.h).
- * The main loop calls only the functions below: publish its counters,
- * answer HTTP from the last view. */
+ * The main loop calls only the functions below: publish its counters; the
+ * HTTP thread answers from the last view. */
 #ifndef NG_OPS_H
 #define NG_OPS_H
 
@@ -56,8 +56,13 @@ void ng_ops_stop(struct ng_ops *o);
 void ng_ops_publish(struct ng_ops *o, bool serving, uint32_t node_portid, const struct ng_ops_agent_pod *pods,
 		    size_t n, const uint64_t totals[NG_AC_COUNT]);
 
-/* HTTP answers from the last view (no kernel work on the caller's time). */
-void ng_ops_metrics(struct ng_ops *o, FILE *out);
+/* HTTP answers from the last view (no kernel work on the caller's time),
+ * for the HTTP thread (agent/http.h): the view has a lock of its own, so
+ * a render never holds up the main loop's publish. ng_ops_metrics returns
+ * the generation of the view it rendered; ng_ops_view_gen the current one
+ * (a rendered body stays good while it is the same). */
+uint64_t ng_ops_metrics(struct ng_ops *o, FILE *out);
+uint64_t ng_ops_view_gen(struct ng_ops *o);
 bool ng_ops_readyz(struct ng_ops *o, FILE *out);
 
 #endif

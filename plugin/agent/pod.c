@@ -12,7 +12,6 @@
 #include "agent/alog.h"
 #include "agent/query.h"
 #include "base/clock.h"
-#include "kernel/ctdump.h"
 #include "kernel/learnedset.h"
 #include "kernel/netns.h"
 #include "kernel/nl_netns.h"
@@ -50,6 +49,9 @@ void ng_counters_add(struct ng_counters *to, const struct ng_counters *c)
 	to->refused += c->refused;
 	to->unmatched += c->unmatched;
 	to->outq_full += c->outq_full;
+	to->queue_budget += c->queue_budget;
+	to->ka_deferred += c->ka_deferred;
+	to->ka_cut += c->ka_cut;
 }
 
 void ng_counters_export(const struct ng_counters *c, uint64_t ac[NG_AC_COUNT])
@@ -70,6 +72,9 @@ void ng_counters_export(const struct ng_counters *c, uint64_t ac[NG_AC_COUNT])
 	ac[NG_AC_REFUSED] += c->refused;
 	ac[NG_AC_UNMATCHED] += c->unmatched;
 	ac[NG_AC_OUTQ_FULL] += c->outq_full;
+	ac[NG_AC_QUEUE_BUDGET] += c->queue_budget;
+	ac[NG_AC_KA_DEFERRED] += c->ka_deferred;
+	ac[NG_AC_KA_CUT] += c->ka_cut;
 }
 
 /* ---- opening a pod ------------------------------------------------------- */
@@ -300,50 +305,104 @@ int ng_pod_commit(struct ng_pod *p, struct ng_pod_shared *sh, const ng_pending_v
 
 /* ---- the sweep ----------------------------------------------------------- */
 
-struct keep_ctx {
-	struct ng_pod *p;
-	const struct ng_tracker_due *due, *due_node;
-	ng_pending_vec *pend, *pend_node;
-};
-
-/* A live flow: its address's elements about to expire are refreshed, on
- * each side that holds them. */
-static void keep_flow(const struct ng_ip *dst, uint8_t proto, uint16_t dport, void *data)
+/* The due elements of both sides (the pod's tracker, then the node
+ * side's) as one job for the keep-alive thread: starting where the last
+ * job stopped, as many as NG_KA_LOOKUPS distinct (address, protocol) and
+ * NG_KA_ELEMS elements hold; the rest wait for the next sweeps
+ * (counted). */
+static void submit_keepalive(struct ng_pod *p, struct ng_pod_shared *sh, const struct ng_tracker_due *due,
+			     const struct ng_tracker_due *due_node)
 {
-	struct keep_ctx *c = data;
+	uint32_t total = due->n + due_node->n, taken = 0;
+	struct ng_ka_job *j;
 
-	c->p->c.kept_alive += ng_tracker_keepalive(&c->p->tr, c->due, dst, proto, dport, c->pend);
-	c->p->c.kept_alive +=
-		ng_tracker_keepalive(&c->p->tr_node, c->due_node, dst, proto, dport, c->pend_node);
+	if (total == 0)
+		return;
+	j = ng_ka_job_new(p->key, p->nonce, &p->pod);
+	if (!j) {
+		ng_pod_log("error", "conntrack", p, "out of memory");
+		return;
+	}
+	if (p->ka_next >= total)
+		p->ka_next = 0;
+	for (; taken < total && j->n < NG_KA_ELEMS; taken++) {
+		uint32_t k = (p->ka_next + taken) % total;
+		struct ng_elem e;
+		bool ranged;
+
+		if (k < due->n)
+			ng_tracker_due_elem(&p->tr, due, k, &e, &ranged);
+		else
+			ng_tracker_due_elem(&p->tr_node, due_node, k - due->n, &e, &ranged);
+		j->e[j->n] =
+			(struct ng_ka_elem){.ip = e.lo, .proto = e.proto, .p_lo = e.p_lo, .p_hi = e.p_hi};
+		if (ng_ka_lookups(j, j->n + 1) > NG_KA_LOOKUPS)
+			break;
+		j->n++;
+	}
+	p->ka_next = (p->ka_next + taken) % total;
+	p->c.ka_deferred += total - taken;
+	if (ng_ka_submit(sh->ka, j))
+		p->ka_waiting = true;
+	else
+		p->c.ka_deferred += taken;
 }
 
 void ng_pod_sweep(struct ng_pod *p, struct ng_pod_shared *sh, int64_t now_ms)
 {
-	struct ng_tracker_due due, due_node;
-	int n, nn;
-
 	p->c.expired += ng_tracker_expire(&p->tr, now_ms);
 	ng_tracker_expire(&p->tr_node, now_ms); /* counted once, on the pod's side */
 	ng_seen_expire(&p->nodeseen.seen, now_ms);
-	n = ng_tracker_due(&p->tr, now_ms, KEEPALIVE_WINDOW_MS, &due);
-	nn = ng_tracker_due(&p->tr_node, now_ms, KEEPALIVE_WINDOW_MS, &due_node);
-	if (n < 0 || nn < 0) {
-		ng_pod_log("error", "conntrack", p, "out of memory");
-	} else if (n > 0 || nn > 0) {
-		ng_pending_vec pend = {0}, pend_node = {0};
-		struct keep_ctx c = {p, &due, &due_node, &pend, &pend_node};
-		struct ng_err err = {0};
+	/* One job in flight at most: a pod whose lookups are slow waits for
+	 * its own, and never queues more. */
+	if (sh->ka && !p->ka_waiting) {
+		struct ng_tracker_due due, due_node;
+		int n = ng_tracker_due(&p->tr, now_ms, KEEPALIVE_WINDOW_MS, &due);
+		int nn = ng_tracker_due(&p->tr_node, now_ms, KEEPALIVE_WINDOW_MS, &due_node);
 
-		if (ng_ct_flows(&p->nl, keep_flow, &c, &err) < 0)
-			ng_pod_log("error", "conntrack", p, "%s", err.msg);
-		ng_pod_commit(p, sh, &pend, &pend_node);
-		ng_vec_free(&pend);
-		ng_vec_free(&pend_node);
+		if (n < 0 || nn < 0)
+			ng_pod_log("error", "conntrack", p, "out of memory");
+		else if (n > 0 || nn > 0)
+			submit_keepalive(p, sh, &due, &due_node);
+		ng_tracker_due_free(&due);
+		ng_tracker_due_free(&due_node);
 	}
-	ng_tracker_due_free(&due);
-	ng_tracker_due_free(&due_node);
 	for (int i = 0; i < NG_TCP_FLOWS; i++)
 		if (p->tcp.f[i].used && now_ms - p->tcp.f[i].last_ms > NG_TCP_IDLE_MS)
 			ng_tcp_close(&p->tcp.f[i], &sh->tcp_budget);
 	ng_query_sweep(p, sh, now_ms);
+}
+
+void ng_pod_kept_alive(struct ng_pod *p, struct ng_pod_shared *sh, const struct ng_ka_job *j)
+{
+	struct ng_tracker_due due, due_node;
+	ng_pending_vec pend = {0}, pend_node = {0};
+	int64_t now = ng_mono_ms();
+
+	p->ka_waiting = false;
+	p->c.ka_cut += j->cut;
+	if (j->error[0])
+		ng_pod_log("error", "conntrack", p, "%s", j->error);
+	/* Due as of now, on each side: an element an answer refreshed
+	 * meanwhile is not due any more, and is left alone. */
+	if (ng_tracker_due(&p->tr, now, KEEPALIVE_WINDOW_MS, &due) < 0 ||
+	    ng_tracker_due(&p->tr_node, now, KEEPALIVE_WINDOW_MS, &due_node) < 0) {
+		ng_tracker_due_free(&due);
+		ng_pod_log("error", "conntrack", p, "out of memory");
+		return;
+	}
+	for (uint32_t i = 0; i < j->n; i++) {
+		const struct ng_ka_elem *e = &j->e[i];
+
+		if (!e->live)
+			continue;
+		p->c.kept_alive += ng_tracker_keepalive(&p->tr, &due, &e->ip, e->proto, e->port, &pend);
+		p->c.kept_alive +=
+			ng_tracker_keepalive(&p->tr_node, &due_node, &e->ip, e->proto, e->port, &pend_node);
+	}
+	ng_pod_commit(p, sh, &pend, &pend_node);
+	ng_vec_free(&pend);
+	ng_vec_free(&pend_node);
+	ng_tracker_due_free(&due);
+	ng_tracker_due_free(&due_node);
 }

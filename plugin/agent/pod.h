@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "agent/observer.h"
+#include "agent/keepalive.h"
 #include "agent/outq.h"
 #include "agent/tcpflow.h"
 #include "agent/tracker.h"
@@ -55,6 +56,9 @@ struct ng_counters {
 	uint64_t refused;        /* of those, refused: never sent, answered by the agent */
 	uint64_t unmatched;      /* answers to no outstanding query: passed unlearned */
 	uint64_t outq_full;      /* outstanding queries forgotten for room */
+	uint64_t queue_budget;   /* turns its queue held more than NG_ANSWER_BUDGET */
+	uint64_t ka_deferred;    /* due elements left to a later sweep (NG_KA_ELEMS) */
+	uint64_t ka_cut;         /* keep-alive lookups cut at NG_KA_ENTRIES */
 };
 
 /* Refusals are logged once per name per pod per NG_REFUSAL_LOG_MS at most,
@@ -84,6 +88,7 @@ struct ng_pod_shared {
 	struct ng_nl *node_nl; /* NULL: none could be opened */
 	size_t tcp_budget;
 	struct ng_observer *obs; /* NULL, or not open: the node side learns nothing */
+	struct ng_keepalive *ka; /* the keep-alive thread (agent/keepalive.h); NULL: none */
 };
 
 struct ng_podlock;
@@ -93,6 +98,7 @@ struct ng_pod {
 	char nonce[NG_NONCE_LEN + 1];
 	struct ng_podref pod;
 	uint32_t ifindex; /* of pod.ifname, in the pod's namespace (recorded): answers come in there */
+	uint32_t ka_next; /* where the next keep-alive job starts among the due elements */
 	struct ng_policy policy;
 	struct ng_set_spec sets[NG_S_COUNT];
 	ng_learned_table_vec tables; /* every table holding its learned sets, both sides */
@@ -118,6 +124,7 @@ struct ng_pod {
 	struct ng_podlock *lock; /* its commit lock (agent/podlock.h): the learner's */
 	bool seen;               /* the last directory scan found its record */
 	uint64_t rec_ino;        /* its record file (a rewrite is a new inode) */
+	bool ka_waiting;          /* a keep-alive job of its is with the thread */
 };
 
 /* The pod of record `r` (a learning pod's: "pending" or "enforced"): its
@@ -137,9 +144,15 @@ void ng_pod_free(struct ng_pod *p, struct ng_pod_shared *sh);
 int ng_pod_commit(struct ng_pod *p, struct ng_pod_shared *sh, const ng_pending_vec *pend,
 		  const ng_pending_vec *pend_node);
 
-/* Once a second, the namespace known to be the pod's: lifetimes, live
- * connections (conntrack), idle TCP flows. */
+/* Once a second, the namespace known to be the pod's: lifetimes, idle TCP
+ * flows, and the elements about to expire handed to the keep-alive thread
+ * (at most NG_KA_ELEMS, in turn), which looks for live connections in the
+ * pod's conntrack table off this thread. */
 void ng_pod_sweep(struct ng_pod *p, struct ng_pod_shared *sh, int64_t now_ms);
+/* A keep-alive job of the pod's came back: the due elements a live flow
+ * uses refreshed, in one commit. */
+void ng_pod_kept_alive(struct ng_pod *p, struct ng_pod_shared *sh, const struct ng_ka_job *j);
+
 /* A log line (agent/alog.h) about pod `p` (may be NULL). */
 void ng_pod_log(const char *level, const char *event, const struct ng_pod *p, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

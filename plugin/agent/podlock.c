@@ -144,7 +144,6 @@ int ng_podlock_apply(struct ng_podlocks *r, const char *key, struct ng_nl *pod_n
 {
 	struct ng_podlock *l = ng_podlock_get(r, key);
 	int64_t t0 = ng_mono_us();
-	size_t stale = 0;
 	int rc, n;
 
 	memset(st, 0, sizeof(*st));
@@ -158,7 +157,7 @@ int ng_podlock_apply(struct ng_podlocks *r, const char *key, struct ng_nl *pod_n
 		rc = ng_fail(err, NG_E_INTERNAL, "out of memory");
 	} else {
 		st->learned = n;
-		rc = ng_podtables_apply(pod_nl, node_nl, pol, host_table, &stale, err);
+		rc = ng_podtables_apply(pod_nl, node_nl, pol, host_table, err);
 	}
 	st->apply_us = ng_mono_us() - t0 - st->wait_us;
 	ng_podlock_unlock(l);

@@ -225,6 +225,15 @@ void ng_tracker_due_free(struct ng_tracker_due *d)
 	memset(d, 0, sizeof(*d));
 }
 
+void ng_tracker_due_elem(const struct ng_tracker *t, const struct ng_tracker_due *d, uint32_t i,
+			 struct ng_elem *e, bool *ranged)
+{
+	const struct ng_track *s = &t->slot[d->at[i]];
+
+	*e = (struct ng_elem){.lo = s->ip, .hi = s->ip, .proto = s->proto, .p_lo = s->p_lo, .p_hi = s->p_hi};
+	*ranged = s->ranged;
+}
+
 unsigned ng_tracker_keepalive(struct ng_tracker *t, const struct ng_tracker_due *d, const struct ng_ip *dst,
 			      uint8_t proto, uint16_t dport, ng_pending_vec *out)
 {

@@ -68,6 +68,9 @@ struct ng_tracker_due {
 int ng_tracker_due(const struct ng_tracker *t, int64_t now_ms, int64_t window_ms, struct ng_tracker_due *d);
 void ng_tracker_due_free(struct ng_tracker_due *d);
 
+/* The i-th due element of `d` (i < d->n), as an element and its set. */
+void ng_tracker_due_elem(const struct ng_tracker *t, const struct ng_tracker_due *d, uint32_t i,
+			 struct ng_elem *e, bool *ranged);
 /* A live flow to dst, proto, dport: its due elements (same address and
  * protocol, the port in their range, still within the window) planned to
  * now + their lifetime, so live connections keep their address. Returns

@@ -143,7 +143,7 @@ int ng_cmd_add(struct inv *v, FILE *in)
 		return ng_inv_fail(v, "error");
 	}
 	t_rec = (json_int_t)ng_mono_us() - t_rec;
-	rc = ng_hostmirror_add(&nl, &v->pod.policy, v->host_table, &v->log, &v->err);
+	rc = ng_hostmirror_add(&nl, &v->pod.policy, v->host_table, &v->err);
 	ng_nl_close(&nl);
 	if (rc < 0) {
 		if (v->err.code == NG_E_ATTACHED) {

@@ -85,14 +85,9 @@ int ng_hostmirror_plan(const struct ng_config *cfg, int pod_fd, const char *ifna
 }
 
 int ng_hostmirror_add(struct ng_nl *pod_nl, const struct ng_policy *p, const char *host_table,
-		      struct ng_log *log, struct ng_err *err)
+		      struct ng_err *err)
 {
-	size_t stale = 0;
-	int rc = ng_podtables_apply(pod_nl, NULL, p, host_table, &stale, err);
-
-	if (rc == 0 && stale > 0)
-		ng_log_set(log, "host_tables_removed", json_integer((json_int_t)stale));
-	return rc;
+	return ng_podtables_apply(pod_nl, NULL, p, host_table, err);
 }
 
 int ng_hostmirror_del(const char *netns_path, const char *container_id, const char *ifname,

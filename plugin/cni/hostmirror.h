@@ -32,10 +32,9 @@ int ng_hostmirror_plan(const struct ng_config *cfg, int pod_fd, const char *ifna
 		       const struct ng_link_facts *recorded, struct ng_policy *p, struct ng_link_facts *link,
 		       char *drift, size_t drift_len, struct ng_log *log, struct ng_err *err);
 
-/* ADD, both sides (kernel/podtables.h); the stale host tables it removed
- * are counted in the decision log. */
+/* ADD, both sides (kernel/podtables.h). */
 int ng_hostmirror_add(struct ng_nl *pod_nl, const struct ng_policy *p, const char *host_table,
-		      struct ng_log *log, struct ng_err *err);
+		      struct ng_err *err);
 
 /* DEL, both sides (kernel/podtables.h); the owner of tables left in place
  * goes to the decision log. */

@@ -135,52 +135,34 @@ int ng_host_scan(struct ng_nl *nl, ng_host_tables *out, struct ng_err *err)
 struct apply_ctx {
 	const struct ng_policy *p;
 	bool replace;
-	const char *const *stale;
-	size_t n_stale;
 };
 
 static int render_apply(const void *ctx, struct ng_batch *b, struct ng_err *err)
 {
 	const struct apply_ctx *c = ctx;
 
-	return ng_render_host(c->p, c->replace, c->stale, c->n_stale, b, err);
+	return ng_render_host(c->p, c->replace, NULL, 0, b, err);
 }
 
-int ng_host_apply(struct ng_nl *nl, const struct ng_policy *p, const char *table, size_t *removed,
-		  struct ng_err *err)
+int ng_host_apply(struct ng_nl *nl, const struct ng_policy *p, const char *table, struct ng_err *err)
 {
-	ng_host_tables all = {0};
-	NG_VEC(const char *) stale = {0};
 	struct apply_ctx c = {.p = p};
 	bool exists = false;
-	int rc = ng_host_scan(nl, &all, err);
+	/* As in the pod: a fresh attachment is one exclusive create; a retried
+	 * ADD finds its table (EEXIST) and replaces it. Nothing else of the
+	 * node is read: an ADD costs the same beside 200 pods as beside none.
+	 * Another attachment's table left on a device of this name (its pod
+	 * went without a DEL) hooks this device too, and lets it pass (its
+	 * first rule: `meta iif != N accept`); GC and the agent remove it. */
+	int rc = ng_ruleset_commit(nl, table, render_apply, &c, &exists, err);
 
-	for (size_t i = 0; rc == 0 && i < all.n; i++) {
-		const struct ng_host_table *h = &all.v[i];
-		const char *name = h->name;
-
-		if (strcmp(h->name, table) != 0 && (h->gone || strcmp(h->device, p->host_dev) == 0) &&
-		    ng_vec_push(&stale, &name) < 0)
-			rc = ng_fail(err, NG_E_INTERNAL, "out of memory");
-	}
-	c.stale = stale.v;
-	c.n_stale = stale.n;
-	if (rc == 0) {
-		/* As in the pod: a fresh attachment is one exclusive create; a
-		 * retried ADD finds its table (EEXIST) and replaces it. */
-		rc = ng_ruleset_commit(nl, table, render_apply, &c, &exists, err);
-		if (rc < 0 && exists) {
-			memset(err, 0, sizeof(*err));
-			c.replace = true;
-			rc = ng_ruleset_commit(nl, table, render_apply, &c, NULL, err);
-		}
+	if (rc < 0 && exists) {
+		memset(err, 0, sizeof(*err));
+		c.replace = true;
+		rc = ng_ruleset_commit(nl, table, render_apply, &c, NULL, err);
 	}
 	if (rc < 0)
 		ng_err_prefix(err, "host-side table on %s: ", p->host_dev);
-	else if (removed)
-		*removed = stale.n;
-	ng_vec_free(&stale);
-	ng_vec_free(&all);
 	return rc;
 }
 

@@ -26,12 +26,11 @@ typedef NG_VEC(struct ng_host_table) ng_host_tables;
 /* Every ngh.* netdev table of the namespace. */
 int ng_host_scan(struct ng_nl *nl, ng_host_tables *out, struct ng_err *err);
 
-/* ADD: one transaction that removes the stale tables (another attachment's
- * table hooked on p->host_dev, which since Linux 6.16 a new device of that
- * name inherits; any whose device is gone) and creates `table`, or
- * replaces it when it is there. *removed: how many stale tables went. */
-int ng_host_apply(struct ng_nl *nl, const struct ng_policy *p, const char *table, size_t *removed,
-		  struct ng_err *err);
+/* ADD: one transaction that creates `table`, or replaces it when it is
+ * there (a retried ADD). It reads nothing else of the node: stale tables
+ * (another attachment's left on a device of this name, any whose device
+ * is gone) are GC's and the agent's to remove (ng_host_gc). */
+int ng_host_apply(struct ng_nl *nl, const struct ng_policy *p, const char *table, struct ng_err *err);
 
 /* DEL: removes `table` if present (0 either way). */
 int ng_host_delete(struct ng_nl *nl, const char *table, struct ng_err *err);

@@ -323,6 +323,13 @@ static int exchange(struct ng_nl *nl, struct nlmsghdr *req, ng_nl_dump_cb cb, vo
 
 		if (len < 0 && errno == EINTR)
 			continue;
+		if (len < 0 && errno == ENOBUFS && (req->nlmsg_flags & NLM_F_DUMP)) {
+			/* A part of the dump was lost (the kernel could not queue
+			 * it), the rest still comes: read to its end, then the
+			 * dump counts as interrupted (read again). */
+			intr = true;
+			continue;
+		}
 		if (len <= 0) {
 			ng_fail(err, NG_E_TRY_AGAIN, "reading a %s reply: %s", proto_name(nl),
 				len == 0 ? "socket closed" : strerror(errno));
@@ -342,8 +349,19 @@ static int exchange(struct ng_nl *nl, struct nlmsghdr *req, ng_nl_dump_cb cb, vo
 				rc = failed ? -1 : st->error ? 1 : intr ? -EINTR : 0;
 				goto out;
 			}
-			if (!failed && !intr && cb && cb(nlh, data) < 0)
-				failed = true; /* cb put why in err */
+			if (!failed && !intr && cb) {
+				int r = cb(nlh, data);
+
+				if (r == NG_NL_STOP) {
+					/* The caller has what it wanted: the rest of
+					 * the dump stays with the kernel (nl.h). */
+					nl->dump_left = true;
+					rc = 0;
+					goto out;
+				}
+				if (r < 0)
+					failed = true; /* cb put why in err */
+			}
 		}
 		if (left > 0) { /* a message longer than what is left */
 			ng_fail(err, NG_E_KERNEL, "truncated %s reply", proto_name(nl));
@@ -373,10 +391,41 @@ int ng_nl_request(struct ng_nl *nl, struct nlmsghdr *req, ng_nl_dump_cb cb, void
 	return rc;
 }
 
+/* Reads and drops whatever the socket holds, without waiting: each read
+ * lets the kernel go on with a dump left unfinished (NG_NL_STOP, a reader
+ * that gave up), to its end. */
+static void drain_dump(struct ng_nl *nl)
+{
+	char *buf = malloc(NG_NL_RECV_BUF);
+
+	for (int i = 0; buf && i < 100000; i++) {
+		ssize_t n = ng_nl_recv(nl, buf, NG_NL_RECV_BUF, 0);
+
+		if (n <= 0 && errno != ENOBUFS && errno != EINTR)
+			break;
+	}
+	free(buf);
+	nl->dump_left = false;
+}
+
 int ng_nl_dump(struct ng_nl *nl, struct nlmsghdr *req, ng_nl_dump_cb cb, void *data, struct ng_err *err)
 {
 	struct ng_nl_status st = {0};
-	int rc = exchange(nl, req, cb, data, &st, err);
+	int rc = 1;
+
+	/* EBUSY: the socket still runs an earlier dump (one left unfinished,
+	 * or whose reader gave up on a timeout or an overrun): drain it and
+	 * ask again, a bounded number of times (NG_NL_BUSY_TRIES). */
+	for (int attempt = 0; attempt < NG_NL_BUSY_TRIES; attempt++) {
+		if (attempt > 0)
+			ng_nl_read_pause(attempt);
+		if (nl->dump_left || attempt > 0)
+			drain_dump(nl);
+		memset(&st, 0, sizeof(st));
+		rc = exchange(nl, req, cb, data, &st, err);
+		if (rc != 1 || st.error != EBUSY || !(req->nlmsg_flags & NLM_F_DUMP))
+			break;
+	}
 
 	if (rc == 1 && st.error == ENOENT)
 		return -ENOENT;

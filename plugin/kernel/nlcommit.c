@@ -174,6 +174,8 @@ int ng_nl_commit(struct ng_nl *nl, const struct ng_batch *b, struct ng_err *err)
 				/* An error on BEGIN/END: the kernel refused the batch as
 				 * a whole (most often EPERM) and processed nothing. */
 				nl->outcome = NG_NL_REFUSED;
+				nl->refused_errno = r.error;
+				nl->refused_index = 0;
 				ng_fail(err, NG_E_KERNEL, "netfilter refused the transaction (%s): %s%s%s",
 					ng_batch_describe(b, r.seq), ng_nl_strerror(r.error),
 					r.extack[0] ? ": " : "", r.extack);

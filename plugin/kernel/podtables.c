@@ -11,17 +11,16 @@
 #include "nft/render.h"
 
 int ng_podtables_apply(struct ng_nl *pod_nl, struct ng_nl *node_nl, const struct ng_policy *p,
-		       const char *host_table, size_t *stale, struct ng_err *err)
+		       const char *host_table, struct ng_err *err)
 {
 	struct ng_nl own = {0}, *node = node_nl ? node_nl : &own;
 	int rc;
 
-	*stale = 0;
 	if (!node_nl && ng_nl_open(&own, err) < 0)
 		return -1;
 	/* No host side now (hostMirror "off", or "auto" without a peer): an
 	 * earlier ADD's table for this attachment must not stay behind. */
-	rc = p->host ? ng_host_apply(node, p, host_table, stale, err) : ng_host_delete(node, host_table, err);
+	rc = p->host ? ng_host_apply(node, p, host_table, err) : ng_host_delete(node, host_table, err);
 	if (rc == 0 && ng_ruleset_apply(pod_nl, p, NG_TABLE, err) < 0) {
 		struct ng_err undo = {0};
 

@@ -17,10 +17,10 @@
  * table from an earlier ADD goes), then the pod's over `pod_nl`. A failure
  * of the pod's side removes the host side again. `node_nl` may be NULL (a
  * socket of its own); a long-lived caller passes its own so that it knows
- * the port id its commits come from. *stale: stale host tables removed
- * (kernel/hostside.h). */
+ * the port id its commits come from. Nothing else of the node is read
+ * (kernel/hostside.h): the cost does not grow with its pods. */
 int ng_podtables_apply(struct ng_nl *pod_nl, struct ng_nl *node_nl, const struct ng_policy *p,
-		       const char *host_table, size_t *stale, struct ng_err *err);
+		       const char *host_table, struct ng_err *err);
 
 /* DEL: the pod's tables when the namespace `netns_path` (may be NULL) is
  * still there and they are attachment (container_id, ifname)'s, then the

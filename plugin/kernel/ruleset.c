@@ -24,30 +24,57 @@
 #include "nft/snapnames.h"
 #include "policy/podcomment.h"
 
+/* A refusal that says "not now", never "not this": the kernel applied
+ * nothing (a refused batch is rolled back whole), so the same batch may be
+ * sent again. EBUSY and EAGAIN come from another transaction of the node
+ * (another pod's ADD, the agent's commit) holding what this one needs;
+ * ERESTART from a generation that moved under a batch that named one. */
+static bool transient(const struct ng_nl *nl)
+{
+	return nl->outcome == NG_NL_REFUSED &&
+	       (nl->refused_errno == EBUSY || nl->refused_errno == EAGAIN || nl->refused_errno == ERESTART);
+}
+
 /* Builds a batch numbered from the transport (ng_nl_batch_init): a retry
  * is numbered past the first attempt. */
 /* `table_exists`, when not NULL, says whether a refusal was EEXIST on
  * creating one of the tables (so the other form, replace, applies). A
- * batch is sent again only when the kernel never saw it. */
+ * batch is sent again once when the kernel never saw it, and when it
+ * refused it for another transaction's sake (transient()), after
+ * ng_nl_read_pause: NG_RULESET_TRIES attempts in all (about 0.05 s). */
 int ng_ruleset_commit(struct ng_nl *nl, const char *table, ng_render_fn fn, const void *ctx,
 		      bool *table_exists, struct ng_err *err)
 {
-	for (int attempt = 0; attempt < 2; attempt++) {
+	int resent = 0;
+
+	for (int attempt = 0; attempt < NG_RULESET_TRIES; attempt++) {
 		struct ng_batch b;
 		int rc;
 
+		if (attempt > 0 && nl->outcome != NG_NL_NOT_SENT) {
+			memset(err, 0, sizeof(*err));
+			ng_nl_read_pause(attempt);
+		}
 		if (ng_nl_batch_init(nl, &b, table, err) < 0)
 			return -1;
 		rc = fn(ctx, &b, err);
 		nl->outcome = NG_NL_NOT_SENT;
+		nl->refused_errno = 0;
 		if (rc == 0)
 			rc = ng_nl_commit(nl, &b, err);
 		if (rc < 0 && table_exists && nl->refused_errno == EEXIST)
 			*table_exists = ng_batch_is_excl_table(&b, b.seq_begin + 1 + nl->refused_index);
 		ng_batch_free(&b);
-		if (rc == 0 || err->code != NG_E_TRY_AGAIN || nl->outcome != NG_NL_NOT_SENT)
+		if (rc == 0)
+			return 0;
+		/* Never seen by the kernel: once more at once (a send that
+		 * failed for memory); refused for another's sake: after a pause. */
+		if (nl->outcome == NG_NL_NOT_SENT && err->code == NG_E_TRY_AGAIN && resent++ == 0)
+			continue;
+		if (!transient(nl))
 			return rc;
 	}
+	ng_err_prefix(err, "%d attempts: ", NG_RULESET_TRIES);
 	return -1;
 }
 

@@ -11,10 +11,15 @@
 #include "policy/policy.h"
 #include "nft/snapshot.h"
 
-/* Renders into a fresh batch (numbered from nl->seq) and commits it; once
- * more, renumbered, when replies were lost. `table_exists`, when not NULL,
+/* Renders into a fresh batch (numbered from nl->seq) and commits it; again,
+ * renumbered, when the kernel never saw it or refused it for another
+ * transaction's sake (EBUSY, EAGAIN, ERESTART: nothing was applied), up to
+ * NG_RULESET_TRIES times. `table_exists`, when not NULL,
  * says whether a refusal was EEXIST on an exclusive table create. */
 typedef int (*ng_render_fn)(const void *ctx, struct ng_batch *b, struct ng_err *err);
+/* Attempts of one transaction that the kernel did not see or refused for
+ * another transaction's sake (ruleset.c). */
+#define NG_RULESET_TRIES 10
 int ng_ruleset_commit(struct ng_nl *nl, const char *table, ng_render_fn fn, const void *ctx,
 		      bool *table_exists, struct ng_err *err);
 

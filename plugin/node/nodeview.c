@@ -33,6 +33,14 @@ const struct ng_agent_counter_def ng_agent_counter_defs[NG_AC_COUNT] = {
 		 "Answers that answer no outstanding query of the pod (passed, nothing learned)."},
 	[NG_AC_OUTQ_FULL] = {"dns_outstanding_full_total",
 			     "Outstanding queries forgotten to make room (the per-pod bound was hit)."},
+	[NG_AC_QUEUE_BUDGET] = {"queue_budget_hits_total",
+				"Turns at which the pod's queue held more answers than its per-turn budget "
+				"(NG_ANSWER_BUDGET): the rest waited for the other pods' turns."},
+	[NG_AC_KA_DEFERRED] = {"keepalive_deferred_total",
+			       "Due learned elements left to a later sweep by the per-pod keep-alive budget "
+			       "(NG_KA_ELEMS per sweep)."},
+	[NG_AC_KA_CUT] = {"keepalive_cut_total",
+			  "Keep-alive conntrack lookups cut at the per-lookup entry budget (NG_KA_ENTRIES)."},
 };
 
 const char *const ng_inv_verbs[NG_INV_VERBS] = {"ADD", "DEL", "CHECK", "STATUS", "GC", "VERSION"};

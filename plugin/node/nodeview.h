@@ -34,6 +34,9 @@ enum {
 	NG_AC_REFUSED,
 	NG_AC_UNMATCHED,
 	NG_AC_OUTQ_FULL,
+	NG_AC_QUEUE_BUDGET,
+	NG_AC_KA_DEFERRED,
+	NG_AC_KA_CUT,
 	NG_AC_COUNT
 };
 struct ng_agent_counter_def {

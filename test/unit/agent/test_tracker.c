@@ -6,6 +6,7 @@
  * expiry kept). Observed through the tracker's functions only. */
 #include "testutil.h"
 
+#include "agent/keepalive.h"
 #include "agent/tracker.h"
 
 /* An answer teaching one element: ip, tcp, ports lo..hi (a range when they
@@ -222,6 +223,22 @@ static void test_due_and_keepalive(void **state)
 	ng_tracker_due_free(&d);
 	/* At 15 s: the four short ones, not the far one. */
 	assert_int_equal(ng_tracker_due(&t, 15000, 15000, &d), 4);
+	/* As the keep-alive thread is handed them: each due element, and
+	 * three distinct (address, protocol) among them: three lookups. */
+	struct ng_ka_job *job = ng_ka_job_new("k", "n", &(struct ng_podref){.netns = NULL});
+	assert_non_null(job);
+	for (uint32_t i = 0; i < d.n; i++) {
+		struct ng_elem e;
+		bool ranged;
+
+		ng_tracker_due_elem(&t, &d, i, &e, &ranged);
+		assert_true(ranged == (e.p_lo != e.p_hi));
+		job->e[job->n++] =
+			(struct ng_ka_elem){.ip = e.lo, .proto = e.proto, .p_lo = e.p_lo, .p_hi = e.p_hi};
+	}
+	assert_int_equal(ng_ka_lookups(job, job->n), 3);
+	assert_int_equal(ng_ka_lookups(job, 1), 1);
+	ng_ka_job_free(job);
 	p.n = 0;
 	/* Another address, another protocol, a port in no range: nothing. */
 	assert_int_equal(ng_tracker_keepalive(&t, &d, &other, 6, 443, &p), 0);

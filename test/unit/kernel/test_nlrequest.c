@@ -5,7 +5,9 @@
  * for an answer, and a flood of them ends the read instead of holding it;
  * a dump the kernel marks interrupted is read to its end (so the socket
  * can dump again at once) and said to be interrupted; a dump that ends in
- * an error says so. */
+ * an error says so; EBUSY (a dump still running on the socket) is drained
+ * and asked again, boundedly; a callback's NG_NL_STOP leaves the rest to
+ * the next dump's drain. */
 #include "fake_kernel.h"
 
 #include <linux/rtnetlink.h>
@@ -19,6 +21,7 @@ enum script {
 	DUMP_INTR,  /* the last two marked interrupted */
 	DUMP_FAILS, /* DONE carrying -ENOBUFS */
 	NOT_THERE,  /* ENOENT */
+	BUSY,       /* EBUSY (a dump still runs on the socket), `busy` times, then DUMP */
 };
 
 struct world {
@@ -27,6 +30,9 @@ struct world {
 	struct ng_nl nl;
 	int seen; /* messages the callback was given */
 	int stop_after;
+	int stop_code; /* what the callback returns at stop_after (0: -1) */
+	int busy;      /* BUSY: EBUSY answers left */
+	int requests;
 };
 
 static void put_msg(struct fsock *s, uint32_t seq, uint16_t flags)
@@ -45,8 +51,17 @@ static void answer(struct fsock *s, const struct nlmsghdr *req)
 	int *e;
 
 	fs_dgram(s, 0);
+	w->requests++;
+	if (w->script == BUSY) {
+		if (w->busy-- > 0) {
+			fs_ack(s, seq, EBUSY);
+			return; /* BUSY again for the next request */
+		}
+		w->script = DUMP;
+	}
 	switch (w->script) {
 	case ACK: fs_ack(s, seq, 0); break;
+	case BUSY: break;
 	case REFUSE:
 		nlh = fs_msg(s, NLMSG_ERROR, NLM_F_CAPPED | NLM_F_ACK_TLVS, seq);
 		((struct nlmsgerr *)mnl_nlmsg_put_extra_header(nlh, sizeof(struct nlmsgerr)))->error = -EPERM;
@@ -89,7 +104,7 @@ static int count_cb(const struct nlmsghdr *nlh, void *data)
 
 	(void)nlh;
 	if (++w->seen == w->stop_after)
-		return -1;
+		return w->stop_code ? w->stop_code : -1;
 	return 0;
 }
 
@@ -230,6 +245,48 @@ static void test_dumps(void **state)
 	free(w);
 }
 
+static void test_busy_and_stop(void **state)
+{
+	(void)state;
+	struct world *w = world_new(NETLINK_NETFILTER);
+	char buf[256] __attribute__((aligned(4)));
+	struct ng_err err = {0};
+
+	/* EBUSY (another dump still runs on this socket): drained and asked
+	 * again, a bounded number of times. */
+	w->script = BUSY;
+	w->busy = 2;
+	assert_int_equal(ng_nl_dump(&w->nl, request(buf, NLM_F_DUMP), count_cb, w, &err), 0);
+	assert_int_equal(w->requests, 3);
+	assert_int_equal(w->seen, 3);
+	w->requests = w->seen = 0;
+	w->script = BUSY;
+	w->busy = 1000;
+	assert_int_equal(ng_nl_dump(&w->nl, request(buf, NLM_F_DUMP), count_cb, w, &err), -1);
+	assert_int_equal(w->requests, NG_NL_BUSY_TRIES);
+	assert_int_equal(w->nl.answer_errno, EBUSY);
+
+	/* NG_NL_STOP: reading stops at once, the rest stays with the kernel;
+	 * the next dump on the socket drains it before it asks. */
+	w->script = DUMP;
+	w->requests = w->seen = 0;
+	w->stop_after = 1;
+	w->stop_code = NG_NL_STOP;
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(ng_nl_dump(&w->nl, request(buf, NLM_F_DUMP), count_cb, w, &err), 0);
+	assert_int_equal(w->seen, 1);
+	assert_true(w->nl.dump_left);
+	assert_true(w->sock.qhead != w->sock.qtail);
+	w->seen = 0;
+	w->stop_after = 0;
+	w->script = DUMP;
+	assert_int_equal(ng_nl_dump(&w->nl, request(buf, NLM_F_DUMP), count_cb, w, &err), 0);
+	assert_int_equal(w->seen, 3);
+	assert_false(w->nl.dump_left);
+	assert_int_equal(w->sock.qhead, w->sock.qtail);
+	free(w);
+}
+
 static int interrupted_twice(struct ng_nl *nl, void *data, struct ng_err *err)
 {
 	int *calls = data;
@@ -273,6 +330,7 @@ int main(void)
 		cmocka_unit_test(test_foreign_flood_bounded),
 		cmocka_unit_test(test_dumps),
 		cmocka_unit_test(test_read_again),
+		cmocka_unit_test(test_busy_and_stop),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

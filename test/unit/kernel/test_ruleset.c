@@ -49,6 +49,29 @@ static void test_apply_retry_policy(void **state)
 	assert_int_equal(f->batches, 1); /* a refusal is final */
 	free(f);
 
+	/* Refused for another transaction's sake (EBUSY on a body message,
+	 * or on BEGIN; ERESTART: the generation moved): nothing was applied,
+	 * so the same batch goes again, and the third attempt applies. */
+	f = fake_new();
+	f->sc[0].fail_index = 3;
+	f->sc[0].fail_errno = EBUSY;
+	f->sc[1].refuse_errno = ERESTART;
+	ng_nl_init_ops(&nl, &fake_ops, f);
+	assert_int_equal(ng_ruleset_apply(&nl, &p, NG_TABLE, &err), 0);
+	assert_int_equal(f->batches, 3);
+	free(f);
+	/* ... a bounded number of times. */
+	f = fake_new();
+	for (int i = 0; i < 4; i++)
+		f->sc[i].refuse_errno = EBUSY;
+	ng_nl_init_ops(&nl, &fake_ops, f);
+	assert_int_equal(ng_ruleset_apply(&nl, &p, NG_TABLE, &err), -1);
+	assert_int_equal(f->batches, NG_RULESET_TRIES);
+	assert_contains(
+		err.msg,
+		"10 attempts: netfilter refused the transaction (batch begin): device or resource busy");
+	free(f);
+
 	/* A fresh pod: one exclusive create, no delete in it. */
 	f = fake_new();
 	ng_nl_init_ops(&nl, &fake_ops, f);
