@@ -30,6 +30,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 [[ $(id -u) -eq 0 ]] || { echo "hardening.sh: needs root (network namespaces)" >&2 && exit 1; }
 world_up "${E2E_PREFIX:-nge-}"
+# srcroute.py runs as uid 65534 below: it gets the world's public copy.
+SR=$(world_public "$E2E_DIR/srcroute.py")
 
 # direct VERB POD FILE: our plugin alone with stdin FILE; output shown on failure.
 direct() { ng_pod_call "$1" "$2" "$3" || { head -c 600 "$W_TMP/ng.out" "$W_TMP/ng.err" && return 1; }; }
@@ -116,13 +118,13 @@ unset POD_CONFLIST
 echo "== source routes"
 pod_add sr >/dev/null
 nobody() { pod_exec sr setpriv --reuid=65534 --regid=65534 --clear-groups --bounding-set=-all \
-	"$PY" "$E2E_DIR/srcroute.py" "$@"; }
+	"$PY" "$SR" "$@"; }
 is() { local got; got=$("${@:2}"); [[ $got == "$1"* ]] || { echo "got: $got" && return 1; }; }
 t_check "unprivileged: UDP to the resolver $DNS4:53 is sent" is sent nobody send 4 "$DNS4" 53
 # IP_OPTIONS with a source route needs CAP_NET_RAW (which containers hold by
 # default): as the pod's root.
 t_check "NET_RAW: LSRR via the resolver to $FORBID4: refused" \
-	is "send failed: Operation not permitted" pod_exec sr "$PY" "$E2E_DIR/srcroute.py" send 4 "$FORBID4" 53 "$DNS4"
+	is "send failed: Operation not permitted" pod_exec sr "$PY" "$SR" send 4 "$FORBID4" 53 "$DNS4"
 t_check "unprivileged: UDP to the resolver [$DNS6]:53 is sent" is sent nobody send 6 "$DNS6" 53
 t_check "unprivileged: routing header via the resolver to $FORBID6: refused" \
 	is "send failed: Operation not permitted" nobody send 6 "$FORBID6" 53 "$DNS6"
@@ -139,7 +141,6 @@ pod_del sr >/dev/null
 
 # ---- multicast -------------------------------------------------------------------
 echo "== multicast (MLD, IGMP)"
-SR=$E2E_DIR/srcroute.py
 MC_SEEN=$W_TMP/mc-seen
 : >"$MC_SEEN"
 bg_start nsenter --net="$(_ns_path "$W_NODE")" "$PY" "$E2E_DIR/rawframe.py" mcsniff --ifname ngbr0 --out "$MC_SEEN" \
