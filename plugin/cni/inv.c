@@ -1,11 +1,9 @@
 /* One CNI invocation (cni/inv.h): input, output, the decision. */
 #include "cni/inv.h"
 
-#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/json_util.h"
