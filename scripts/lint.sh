@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make lint: formatting, static analysis and shell checks. Every tool's
+# make lint: formatting, static analysis, unused includes and shell checks. Every tool's
 # configuration is checked in (.clang-format, .clang-tidy; cppcheck flags
 # here). Exit status: non-zero when any tool reports anything.
 set -uo pipefail
@@ -29,6 +29,10 @@ step "cppcheck on plugin/"
 # shellcheck disable=SC2086
 cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance --inline-suppr \
 	--std=c11 -D_GNU_SOURCE -Iplugin --suppress=missingIncludeSystem $src_files
+result $?
+
+step "unused includes (scripts/iwyu.sh: include-what-you-use)"
+scripts/iwyu.sh
 result $?
 
 step "layers (scripts/layers.sh)"
