@@ -53,6 +53,10 @@ out=$(
 [ -n "$out" ] && echo "$out"
 result "$([ -z "$out" ] && echo 0 || echo 1)"
 
+step "the docs' tree (scripts/treedoc.py: HACKING.md and README's Layout against the tree)"
+/usr/bin/python3 scripts/treedoc.py
+result $?
+
 step "shellcheck"
 sh_files=$(ls scripts/*.sh e2e/*.sh e2e/lib/*.sh e2e/cri/*.sh e2e/k8s/*.sh test/manifests/*.sh deploy/*.sh \
 	test/bench/*.sh .ci/run 2>/dev/null)
