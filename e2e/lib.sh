@@ -125,7 +125,7 @@ world_down() {
 	done
 	[[ $W_PUB == /tmp/"$W_ID".* ]] && rm -rf "$W_PUB"
 	[[ $W_TMP == /tmp/"$W_ID".* ]] && rm -rf "$W_TMP"
-	W_TMP= W_PUB=
+	W_TMP='' W_PUB=''
 }
 
 _on_signal() {
@@ -199,16 +199,14 @@ _services_start() {
 # Waits (bounded) until every service answers from the node: this also
 # proves the plumbing before any pod depends on it.
 _services_wait() {
-	local target ok
+	local target
+	# 30 s each: a correctness bound (a service starting on a loaded
+	# machine), not a speed; a working world answers in milliseconds.
 	for target in "tcp $MD4 80" "tcp $MD6 80" "tcp $STORE4 443" "tcp $STORE6 8443" \
 		"tcp $FORBID4 443" "udp-dns $DNS4 $STORE_NAME" "tcp-dns $DNS6 $STORE_NAME"; do
-		ok=
-		for _ in {1..40}; do
-			# shellcheck disable=SC2086 # target is a word list on purpose
-			if node_exec "$NPROBE" $target 200 >/dev/null; then ok=1 && break; fi
-			sleep 0.05
-		done
-		[[ $ok ]] || { echo "world_up: service not answering: $target" >&2 && return 1; }
+		# shellcheck disable=SC2086 # target is a word list on purpose
+		within 30000 node_exec "$NPROBE" $target 200 >/dev/null ||
+			{ echo "world_up: service not answering: $target" >&2 && return 1; }
 	done
 }
 
@@ -370,10 +368,7 @@ for ip in r.get("ips", []):
 # pod_listen NAME PORT: a dual-stack sidecar listener in the pod.
 pod_listen() {
 	_spawn "$(pod_ns "$1")" "pod-$1-$2" socat "TCP6-LISTEN:$2,ipv6only=0,reuseaddr,fork" OPEN:/dev/null
-	for _ in {1..40}; do
-		pod_exec "$1" "$NPROBE" tcp ::1 "$2" 200 >/dev/null && return 0
-		sleep 0.05
-	done
+	within 30000 pod_exec "$1" "$NPROBE" tcp ::1 "$2" 200 >/dev/null && return 0
 	echo "pod_listen: $1:$2 not listening" >&2
 	return 1
 }
