@@ -145,7 +145,7 @@ MC_SEEN=$W_TMP/mc-seen
 : >"$MC_SEEN"
 bg_start nsenter --net="$(_ns_path "$W_NODE")" "$PY" "$E2E_DIR/rawframe.py" mcsniff --ifname ngbr0 --out "$MC_SEEN" \
 	>"$W_TMP/mc-sniff.out" 2>&1
-within 30000 grep -q ready "$W_TMP/mc-sniff.out" || echo "the multicast sniffer did not start" >&2
+poll 30000 grep -q ready "$W_TMP/mc-sniff.out" || echo "the multicast sniffer did not start" >&2
 pod_add mc >/dev/null
 pod_add mcfree default >/dev/null
 mac_of() { pod_exec "$1" ip -o link show dev eth0 | sed -n 's|.*link/ether \([0-9a-f:]*\).*|\1|p'; }
@@ -178,7 +178,7 @@ leaks() { # POD: the chosen groups its reports named
 # bound, not a speed).
 # shellcheck disable=SC2086 # the lists are word lists on purpose
 control_seen() { [[ $(leaks mcfree | wc -w) -eq $(echo $CHOSEN6 $CHOSEN4 | wc -w) ]]; }
-within 10000 control_seen || true
+poll 10000 control_seen || true
 leak_real() { [[ -n $(leaks mcfree) ]] || { echo "mcfree $(mac_of mcfree), seen:" && cat "$MC_SEEN" && return 1; }; }
 t_check "not enforced: its reports name the chosen groups (the leak is real)" leak_real
 t_check "enforced: no report names a chosen group" sh -c "[ -z '$(leaks mc)' ] || { echo 'leaked: $(leaks mc)'; exit 1; }"

@@ -205,7 +205,7 @@ _services_wait() {
 	for target in "tcp $MD4 80" "tcp $MD6 80" "tcp $STORE4 443" "tcp $STORE6 8443" \
 		"tcp $FORBID4 443" "udp-dns $DNS4 $STORE_NAME" "tcp-dns $DNS6 $STORE_NAME"; do
 		# shellcheck disable=SC2086 # target is a word list on purpose
-		within 30000 node_exec "$NPROBE" $target 200 >/dev/null ||
+		poll 30000 node_exec "$NPROBE" $target 200 ||
 			{ echo "world_up: service not answering: $target" >&2 && return 1; }
 	done
 }
@@ -368,7 +368,7 @@ for ip in r.get("ips", []):
 # pod_listen NAME PORT: a dual-stack sidecar listener in the pod.
 pod_listen() {
 	_spawn "$(pod_ns "$1")" "pod-$1-$2" socat "TCP6-LISTEN:$2,ipv6only=0,reuseaddr,fork" OPEN:/dev/null
-	within 30000 pod_exec "$1" "$NPROBE" tcp ::1 "$2" 200 >/dev/null && return 0
+	poll 30000 pod_exec "$1" "$NPROBE" tcp ::1 "$2" 200 && return 0
 	echo "pod_listen: $1:$2 not listening" >&2
 	return 1
 }

@@ -11,7 +11,7 @@ sniff() {
 	bg_start nsenter --net="$(_ns_path "$1")" "$PY" "$E2E_DIR/rawframe.py" sniff --ifname "$2" --out "$SEEN" \
 		>"$W_TMP/sniff-$1.out" 2>&1
 	# 30 s: a correctness bound (python's start on a loaded machine), not a speed.
-	within 30000 grep -q ready "$W_TMP/sniff-$1.out" >/dev/null ||
+	poll 30000 grep -q ready "$W_TMP/sniff-$1.out" ||
 		{ echo "sniffer in $1 did not start" >&2 && return 1; }
 }
 MARK_N=0
