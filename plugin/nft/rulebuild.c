@@ -8,7 +8,6 @@
 #include <libnftnl/rule.h>
 #include <libnftnl/udata.h>
 #include <linux/netfilter.h>
-#include <linux/netfilter/nf_conntrack_common.h>
 #include <linux/netfilter/nf_conntrack_tuple_common.h>
 #include <linux/netfilter/nf_tables.h>
 #include <stdlib.h>
