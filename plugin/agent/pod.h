@@ -86,7 +86,6 @@ struct ng_pod_shared {
 	struct ng_observer *obs; /* NULL, or not open: the node side learns nothing */
 };
 
-
 struct ng_pod {
 	char key[256];
 	char nonce[NG_NONCE_LEN + 1];
