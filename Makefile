@@ -13,7 +13,8 @@
 #                   answer, answers/s, RSS, 10 M parser fuzz runs (root)
 #   make soak       the agent soak at full size: 200 learning pods, 1000 ADD/DEL cycles,
 #                   abusers, drift with --repair, restarts (root; make e2e runs it short)
-#   make lint       clang-format, clang-tidy, cppcheck, shellcheck (configs checked in)
+#   make lint       clang-format, clang-tidy, cppcheck, include-what-you-use, shellcheck
+#                   (configs checked in)
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS each
 #   make fuzz-deep  every libFuzzer target for FUZZ_RUNS (10 M) executions (not in CI; hours)
 #   make static     a static binary for the DaemonSet image; make image (Docker);
@@ -228,7 +229,8 @@ bench-handoff: $(LIB) $(BIN)
 	@$(BUILD)/bench/handoff
 	@NG_BIN=$(abspath $(BIN)) test/bench/opsrss.sh
 
-# Formatting (.clang-format), clang-tidy (.clang-tidy), cppcheck, shellcheck.
+# Formatting (.clang-format), clang-tidy (.clang-tidy), cppcheck, unused
+# includes (scripts/iwyu.sh), shellcheck.
 lint:
 	@scripts/deps.sh --lint
 	@scripts/lint.sh

@@ -195,6 +195,14 @@ t_check "  CHECK still passes" pod_check o1
 # stays (Linux 6.16+ keeps a netdev chain whose device is gone).
 DEV=$(pod_host_dev o1)
 pod_netns_rm o1
+# The kernel destroys the namespace's devices (and the veth's node end) in
+# its one namespace-cleanup work queue, later: on a machine where others
+# tear down namespaces too, the node end outlived the namespace by more than
+# 30 s and the intruder below could not take its name ("File exists"). What
+# the queue will do, done now if it has not: the stale table's device is
+# gone either way.
+gone_dev() { ! node_exec ip link show dev "$DEV" >/dev/null 2>&1; }
+poll 5000 gone_dev || node_exec ip link del "$DEV" 2>/dev/null || true
 t_check "netns gone without DEL: host table left" node_exec nft list table netdev "$(pod_host_table o1)"
 # A new device of the same name (what a primary plugin naming veths after
 # the pod, like Calico, would make for the next pod), not ours.

@@ -7,6 +7,7 @@
 #   pod_exec NAME CMD... / peer_exec PEER CMD... / node_exec CMD...
 #   pod_listen NAME PORT     a sidecar listener inside the pod
 #   pod_netns_path NAME / pod_default_route NAME / bg_start CMD... / bg_stop PID
+#   world_public FILE        a copy a process without privileges can read
 #   expect LABEL WANT MAX_MS WHERE -- NPROBE-ARGS...   one probe, one row
 #   t_ok / t_bad / t_check / t_summary                 counters
 #   world_down               (runs by itself on EXIT, INT and TERM)
@@ -42,7 +43,7 @@ GW4=10.99.0.2 GW6=fd00:99::2
 STRANGER4=10.98.0.2 STRANGER6=fd00:98::2
 ENFORCED_NS=sandboxes
 
-W_ID='' W_TMP='' W_NODE='' _NS_INODES=''
+W_ID='' W_TMP='' W_PUB='' W_NODE='' _NS_INODES=''
 T_PASS=0 T_FAIL=0
 
 # ---- bookkeeping ------------------------------------------------------------
@@ -122,8 +123,9 @@ world_down() {
 	for ((i = ${#nss[@]} - 1; i >= 0; i--)); do
 		[[ -e /run/netns/${nss[i]} ]] && ip netns delete "${nss[i]}" 2>/dev/null
 	done
+	[[ $W_PUB == /tmp/"$W_ID".* ]] && rm -rf "$W_PUB"
 	[[ $W_TMP == /tmp/"$W_ID".* ]] && rm -rf "$W_TMP"
-	W_TMP=
+	W_TMP='' W_PUB=''
 }
 
 _on_signal() {
@@ -197,16 +199,14 @@ _services_start() {
 # Waits (bounded) until every service answers from the node: this also
 # proves the plumbing before any pod depends on it.
 _services_wait() {
-	local target ok
+	local target
+	# 30 s each: a correctness bound (a service starting on a loaded
+	# machine), not a speed; a working world answers in milliseconds.
 	for target in "tcp $MD4 80" "tcp $MD6 80" "tcp $STORE4 443" "tcp $STORE6 8443" \
 		"tcp $FORBID4 443" "udp-dns $DNS4 $STORE_NAME" "tcp-dns $DNS6 $STORE_NAME"; do
-		ok=
-		for _ in {1..40}; do
-			# shellcheck disable=SC2086 # target is a word list on purpose
-			if node_exec "$NPROBE" $target 200 >/dev/null; then ok=1 && break; fi
-			sleep 0.05
-		done
-		[[ $ok ]] || { echo "world_up: service not answering: $target" >&2 && return 1; }
+		# shellcheck disable=SC2086 # target is a word list on purpose
+		poll 30000 node_exec "$NPROBE" $target 200 ||
+			{ echo "world_up: service not answering: $target" >&2 && return 1; }
 	done
 }
 
@@ -222,6 +222,8 @@ world_up() {
 	trap world_down EXIT
 	trap '_on_signal 130' INT
 	trap '_on_signal 143' TERM
+	W_PUB=$(mktemp -d "/tmp/$W_ID.pub.XXXXXX")
+	chmod 0755 "$W_PUB"
 	: >"$W_TMP/netns"
 	: >"$W_TMP/pids"
 	mkdir -p "$W_TMP/log" "$W_TMP/pods" "$W_TMP/cache" "$W_TMP/net.d" "$W_TMP/bin" "$W_TMP/ipam" "$W_TMP/ipam-ptp"
@@ -252,6 +254,17 @@ world_up() {
 
 	_services_start
 	_services_wait
+}
+
+# world_public FILE: prints the path of a copy of FILE that any user can
+# read (and run, if FILE is executable), in a 0755 directory of the world's
+# own. A process that drops to uid 65534 cannot open a file of the clone
+# when the clone lives under a directory only root may enter (/root, a
+# 0700 mktemp -d): such a process gets the copy, never the original.
+world_public() {
+	local f=${1:?world_public FILE} mode=0644
+	[[ -x $f ]] && mode=0755
+	install -m "$mode" "$f" "$W_PUB/${f##*/}" && echo "$W_PUB/${f##*/}"
 }
 
 # ---- pods: the runtime's side -----------------------------------------------
@@ -355,10 +368,7 @@ for ip in r.get("ips", []):
 # pod_listen NAME PORT: a dual-stack sidecar listener in the pod.
 pod_listen() {
 	_spawn "$(pod_ns "$1")" "pod-$1-$2" socat "TCP6-LISTEN:$2,ipv6only=0,reuseaddr,fork" OPEN:/dev/null
-	for _ in {1..40}; do
-		pod_exec "$1" "$NPROBE" tcp ::1 "$2" 200 >/dev/null && return 0
-		sleep 0.05
-	done
+	poll 30000 pod_exec "$1" "$NPROBE" tcp ::1 "$2" 200 && return 0
 	echo "pod_listen: $1:$2 not listening" >&2
 	return 1
 }

@@ -96,10 +96,7 @@ t_check "a packet-socket frame to $FORBID4: raw packets +1 ($b -> $a)" ge $((a -
 # --pid, as on a node: a process in the pod.
 bg_start nsenter --net="$WEB" sleep 30
 P_POD=$BG_PID
-for _ in {1..100}; do
-	[[ $(cat "/proc/$P_POD/comm" 2>/dev/null) == sleep ]] && break
-	sleep 0.02
-done
+poll 30000 grep -qx sleep "/proc/$P_POD/comm" || true # a correctness bound: its start
 stats_to spid --pid "$P_POD"
 t_check "stats --pid (a process in the pod): same pod" \
 	jtrue spid 'd["netns"] == "/proc/'"$P_POD"'/ns/net" and d["pod_name"] == "web"'
@@ -218,13 +215,7 @@ LOGS_PID=$BG_PID
 LOGS_T0=$(now_ms)
 # /proc/net/netfilter/nfnetlink_log (per namespace): group portid qlen ...
 bound() { pod_exec lg cat /proc/net/netfilter/nfnetlink_log 2>/dev/null | awk -v g="$GROUP" '$1 == g {f = 1} END {exit !f}'; }
-wait_bound() {
-	for _ in {1..100}; do
-		bound && return 0
-		sleep 0.02
-	done
-	return 1
-}
+wait_bound() { poll 30000 bound; } # a correctness bound: the reader's start
 # Messages queued in the kernel for the group, not yet sent to the reader.
 queued() { pod_exec lg cat /proc/net/netfilter/nfnetlink_log 2>/dev/null | awk -v g="$GROUP" '$1 == g {print $3}'; }
 wait_bound

@@ -36,7 +36,8 @@ cri_pkgs=(containerd runc python3-grpcio busybox-static)
 # make static: libmnl.a and libcurl.a from Debian's source packages
 # (deploy/libmnl-static.sh, deploy/libcurl-static.sh).
 static_pkgs=(dpkg-dev debian-archive-keyring file)
-lint_pkgs=(clang-format clang-tidy cppcheck shellcheck)
+# iwyu: include-what-you-use, the unused-include check (scripts/iwyu.sh).
+lint_pkgs=(clang-format clang-tidy cppcheck shellcheck iwyu)
 fuzz_pkgs=(clang libclang-rt-14-dev)
 check_pkgs=(valgrind)
 bench_pkgs=(iperf3 time iptables valgrind linux-perf)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make lint: formatting, static analysis and shell checks. Every tool's
+# make lint: formatting, static analysis, unused includes and shell checks. Every tool's
 # configuration is checked in (.clang-format, .clang-tidy; cppcheck flags
 # here). Exit status: non-zero when any tool reports anything.
 set -uo pipefail
@@ -31,6 +31,10 @@ cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance --i
 	--std=c11 -D_GNU_SOURCE -Iplugin --suppress=missingIncludeSystem $src_files
 result $?
 
+step "unused includes (scripts/iwyu.sh: include-what-you-use)"
+scripts/iwyu.sh
+result $?
+
 step "layers (scripts/layers.sh)"
 scripts/layers.sh
 result $?
@@ -48,6 +52,10 @@ out=$(
 )
 [ -n "$out" ] && echo "$out"
 result "$([ -z "$out" ] && echo 0 || echo 1)"
+
+step "the docs' tree (scripts/treedoc.py: HACKING.md and README's Layout against the tree)"
+/usr/bin/python3 scripts/treedoc.py
+result $?
 
 step "shellcheck"
 sh_files=$(ls scripts/*.sh e2e/*.sh e2e/lib/*.sh e2e/cri/*.sh e2e/k8s/*.sh test/manifests/*.sh deploy/*.sh \

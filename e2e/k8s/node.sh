@@ -43,7 +43,10 @@ kc_mounts_up() {
 		done
 		exec sleep infinity' sh "$KC_T" "$KC_NODE_NETD" "$KC_NODE_CNI_BIN" "$KC_NETD" "$KC_CNI_BIN" >"$KC_LOGS/mounts.log" 2>&1 &
 	KC_HOLDER=$!
-	for _ in $(seq 100); do
+	# 120 s: a correctness bound (100 tries of 50 ms ran out after 28 s at
+	# a load average of 30: each try forks); the holder is ready in ms.
+	local t0=$SECONDS
+	while ((SECONDS - t0 < 120)); do
 		kc_alive "$KC_HOLDER" || return 1
 		# sleep runs once the namespace is complete (after nsenter, unshare, sh)
 		case $(readlink "/proc/$KC_HOLDER/exe" 2>/dev/null) in */sleep) ;; *) sleep 0.05 && continue ;; esac

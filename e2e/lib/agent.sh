@@ -38,10 +38,7 @@ learn_world() {
 		--no-resolv --no-hosts --no-poll --user=root --group=root --bind-interfaces \
 		--listen-address="$DNSL" --pid-file="$W_TMP/dnsmasq-learn.pid" --local-ttl=1 \
 		--addn-hosts="$1" --cname=files.world.test,blob.cdn.test
-	for _ in {1..40}; do
-		node_exec "$NPROBE" udp-dns "$DNSL" "$(awk 'NR==1{print $2}' "$1")" 200 >/dev/null && return 0
-		sleep 0.05
-	done
+	poll 30000 node_exec "$NPROBE" udp-dns "$DNSL" "$(awk 'NR==1{print $2}' "$1")" 200 && return 0
 	echo "learn_world: the learn resolver is not answering" >&2
 	return 1
 }

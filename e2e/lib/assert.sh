@@ -30,6 +30,19 @@ _t_run() {
 	return 0
 }
 
+# poll MS CMD...: CMD succeeds within MS milliseconds (tried every 20 ms,
+# quietly). The library's own waits use it: a test script may define a
+# `within` of its own (e2e/ops.sh, e2e/observability.sh, e2e/install.sh do).
+poll() {
+	local ms=$1 t0
+	shift
+	t0=$(date +%s%N)
+	until "$@" >/dev/null 2>&1; do
+		(($(date +%s%N) - t0 < ms * 1000000)) || return 1
+		sleep 0.02
+	done
+}
+
 # within MS CMD...: CMD succeeds within MS milliseconds (tried every 50 ms,
 # and once more at the end). For what the agent or the kernel does on its
 # own schedule: a fixed sleep is either slow or, on a loaded machine, flaky.

@@ -10,11 +10,9 @@
 sniff() {
 	bg_start nsenter --net="$(_ns_path "$1")" "$PY" "$E2E_DIR/rawframe.py" sniff --ifname "$2" --out "$SEEN" \
 		>"$W_TMP/sniff-$1.out" 2>&1
-	for _ in $(seq 100); do
-		grep -q ready "$W_TMP/sniff-$1.out" && return 0
-		sleep 0.02
-	done
-	echo "sniffer in $1 did not start" >&2 && return 1
+	# 30 s: a correctness bound (python's start on a loaded machine), not a speed.
+	poll 30000 grep -q ready "$W_TMP/sniff-$1.out" ||
+		{ echo "sniffer in $1 did not start" >&2 && return 1; }
 }
 MARK_N=0
 next_mark() { MARK_N=$((MARK_N + 1)) && MARK=NGRAW-$MARK_N-$RANDOM; }

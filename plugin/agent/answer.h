@@ -13,7 +13,6 @@
 #include "agent/pod.h"
 #include "agent/tracker.h"
 #include "kernel/nfq.h"
-#include "policy/dnsparse.h"
 #include "policy/learn.h"
 
 /* The scratch of one answer at a time, reused from answer to answer (the

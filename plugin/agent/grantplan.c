@@ -1,6 +1,8 @@
 /* The pure half of a grant change. See grantplan.h. */
 #include "agent/grantplan.h"
 
+#include "policy/policy.h"
+
 #include <stdio.h>
 #include <string.h>
 

@@ -8,12 +8,10 @@
 #ifndef NG_AGENT_GRANTPLAN_H
 #define NG_AGENT_GRANTPLAN_H
 
-#include <jansson.h>
 #include <stdbool.h>
 
 #include "base/addr.h"
 #include "policy/dest.h"
-#include "policy/policy.h"
 
 /* Do the two annotation values grant the same? (NULL and NULL: yes.) */
 bool ng_grantplan_same(const char *a, const char *b);

@@ -25,7 +25,6 @@
 #define NG_AGENT_GRANTS_H
 
 #include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
 
 #include "agent/kube.h"

@@ -1,10 +1,8 @@
 #include "agent/invfold.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 void ng_invfold_init(struct ng_invfold *f)

@@ -2,7 +2,6 @@
 #include "agent/kobj.h"
 
 #include <stdio.h>
-#include <string.h>
 #include <time.h>
 
 #include "agent/kpod.h"

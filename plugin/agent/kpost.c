@@ -2,7 +2,6 @@
 #include "agent/kpost.h"
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

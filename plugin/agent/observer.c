@@ -2,12 +2,11 @@
  * pod's observation. See observer.h. */
 #include "agent/observer.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/clock.h"
-#include "nft/render.h"
+#include "policy/config.h"
 
 #define ETH_HDR      14
 #define OBS_RCVBUF   (8 * 1024 * 1024)

@@ -9,10 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h> // IWYU pragma: keep (SYS_*: iwyu maps it to unistd.h, which does not define them)
 #include <sys/inotify.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "agent/grants.h"

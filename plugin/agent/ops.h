@@ -35,9 +35,6 @@
 #define NG_AGENT_LISTEN_DEFAULT "127.0.0.1:9617"
 #define NG_OPS_CHECK_MS         30000 /* periodic CHECK of every pod (events are at once) */
 
-struct ng_kube;
-struct ng_podlocks;
-
 struct ng_ops_config {
 	const char *state_dir, *bin_dir, *conf_dir;
 	struct ng_podlocks *locks; /* the learner's (agent/podlock.h) */

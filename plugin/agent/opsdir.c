@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "agent/opspod.h"
 #include "state/record.h"
 
 static struct ng_opod *find(const ng_opod_vec *pods, const char *key, bool refused)

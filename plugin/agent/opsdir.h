@@ -8,7 +8,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "agent/opspod.h"
 #include "base/vec.h"
 
 typedef NG_VEC(struct ng_opod *) ng_opod_vec;

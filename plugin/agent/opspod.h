@@ -41,8 +41,6 @@ struct ng_opod {
  * drift. */
 typedef bool (*ng_opod_learner_fn)(void *data, const char *key, bool node, uint32_t portid);
 
-struct ng_podlocks;
-
 struct ng_opod_env {
 	const char *state_dir;
 	struct ng_podlocks *locks; /* shared with the learner (agent/podlock.h) */

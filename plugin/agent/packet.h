@@ -4,7 +4,6 @@
 #ifndef NG_AGENT_PACKET_H
 #define NG_AGENT_PACKET_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 

@@ -91,8 +91,6 @@ struct ng_pod_shared {
 	struct ng_keepalive *ka; /* the keep-alive thread (agent/keepalive.h); NULL: none */
 };
 
-struct ng_podlock;
-
 struct ng_pod {
 	char key[256];
 	char nonce[NG_NONCE_LEN + 1];

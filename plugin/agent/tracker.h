@@ -20,8 +20,6 @@
 
 #define NG_TRACK_MAX 8192
 
-struct ng_track; /* one element: private to tracker.c */
-
 /* Private to tracker.c (an open-addressing table, linear probing): every
  * question about the elements is one of the functions below. */
 struct ng_tracker {

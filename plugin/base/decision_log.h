@@ -6,7 +6,6 @@
 #define NG_LOG_H
 
 #include <jansson.h>
-#include <stddef.h>
 #include <time.h>
 
 struct ng_log {

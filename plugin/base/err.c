@@ -1,5 +1,6 @@
 #include "base/err.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 

@@ -5,8 +5,6 @@
 #ifndef NG_ERR_H
 #define NG_ERR_H
 
-#include <stdarg.h>
-
 /* CNI spec codes (1-99 are reserved by the spec). */
 #define NG_E_VERSION            1  /* incompatible cniVersion */
 #define NG_E_ENV                4  /* invalid necessary environment variables */

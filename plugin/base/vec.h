@@ -2,9 +2,8 @@
 #ifndef NG_VEC_H
 #define NG_VEC_H
 
-#include <stddef.h>
 #include <stdlib.h>
-#include <string.h>
+#include <string.h> // IWYU pragma: keep (ng_vec_push expands to memcpy)
 
 #define NG_VEC(type)        \
 	struct {            \

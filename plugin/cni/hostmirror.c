@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "base/vec.h"
 #include "kernel/hostside.h"

@@ -1,7 +1,6 @@
 /* One CNI invocation (cni/inv.h): input, output, the decision. */
 #include "cni/inv.h"
 
-#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>

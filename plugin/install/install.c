@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +18,6 @@
 #include "install/installplan.h"
 #include "install/help.h"
 #include "install/say.h"
-#include "base/decision_log.h"
 #include "install/watch.h"
 
 #define BIN_NAME NG_PLUGIN_TYPE

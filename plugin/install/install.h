@@ -6,8 +6,6 @@
 #ifndef NG_INSTALL_H
 #define NG_INSTALL_H
 
-#include <stdio.h>
-
 #define NG_DEFAULT_BIN_DIR "/opt/cni/bin"
 
 int ng_install_main(int argc, char **argv);

@@ -1,7 +1,6 @@
 #include "kernel/hostside.h"
 
 #include <errno.h>
-#include <libmnl/libmnl.h>
 #include <libnftnl/chain.h>
 #include <libnftnl/common.h>
 #include <libnftnl/table.h>
@@ -10,7 +9,6 @@
 #include <linux/netfilter/nf_tables.h>
 #include <net/if.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "kernel/ruleset.h"

@@ -14,7 +14,6 @@
 #define NG_LEARNCOMMIT_H
 
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 
 #include "base/err.h"

@@ -1,10 +1,8 @@
 #include "kernel/learnedset.h"
 
 #include <libnftnl/set.h>
-#include <linux/netfilter.h>
 
 #include "kernel/ruleset.h"
-#include "nft/render.h"
 
 struct each_ctx {
 	const struct ng_set_spec *spec;

@@ -1,6 +1,5 @@
 #include "kernel/netinfo.h"
 
-#include <linux/if.h>
 #include <linux/rtnetlink.h>
 #include <libmnl/libmnl.h>
 #include <stdio.h>

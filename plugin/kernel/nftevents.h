@@ -14,8 +14,6 @@
 #define NG_NFTEVENTS_H
 
 #include <linux/netlink.h>
-#include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 
 #include "base/err.h"

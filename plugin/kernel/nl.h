@@ -18,10 +18,8 @@
 
 #include <linux/netlink.h>
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
-#include <sys/types.h>
 
 #include "base/err.h"
 

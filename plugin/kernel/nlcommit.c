@@ -4,13 +4,11 @@
 #include <libnftnl/batch.h>
 #include <libnftnl/common.h>
 #include <linux/netfilter/nf_tables.h>
-#include <linux/netfilter/nfnetlink.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 
 #include "base/nlwalk.h"
 

@@ -2,12 +2,10 @@
 #include "base/clock.h"
 
 #include <arpa/nameser.h>
-#include <netinet/in.h>
 #include <resolv.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "policy/dnsparse.h"
 

@@ -2,10 +2,7 @@
 
 #include <errno.h>
 #include <libmnl/libmnl.h>
-#include <libnftnl/chain.h>
 #include <libnftnl/common.h>
-#include <libnftnl/object.h>
-#include <libnftnl/rule.h>
 #include <libnftnl/set.h>
 #include <libnftnl/table.h>
 #include <libnftnl/udata.h>
@@ -16,12 +13,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "kernel/netns.h"
 #include "kernel/nlcommit.h"
 #include "kernel/resolve.h"
 #include "nft/render.h"
 #include "nft/snapdiff.h"
 #include "nft/snapnames.h"
+#include "policy/dnsparse.h"
 #include "policy/podcomment.h"
 
 /* A refusal that says "not now", never "not this": the kernel applied

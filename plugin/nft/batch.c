@@ -1,9 +1,8 @@
 #include "nft/batch.h"
 
-#include <libmnl/libmnl.h>
+#include <libnftnl/batch.h>
 #include <libnftnl/common.h>
 #include <linux/netfilter.h>
-#include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nf_tables.h>
 #include <stdarg.h>
 #include <stdio.h>

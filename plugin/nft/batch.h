@@ -6,7 +6,6 @@
 #define NG_BATCH_H
 
 #include <sys/uio.h> /* before libnftnl: it uses struct iovec */
-#include <libnftnl/batch.h>
 #include <linux/netlink.h>
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,9 +1,7 @@
 #include "nft/render_objs.h"
 
 #include <arpa/inet.h>
-#include <libmnl/libmnl.h>
 #include <libnftnl/chain.h>
-#include <libnftnl/expr.h>
 #include <libnftnl/object.h>
 #include <libnftnl/table.h>
 #include <libnftnl/udata.h>
@@ -12,7 +10,6 @@
 #include <linux/netfilter/nf_tables.h>
 #include <netinet/in.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "nft/render.h"
 #include "nft/render_guard.h"

@@ -4,7 +4,6 @@
 #include <libmnl/libmnl.h>
 #include <libnftnl/set.h>
 #include <libnftnl/udata.h>
-#include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 #include <stdio.h>
 #include <string.h>

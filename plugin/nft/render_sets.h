@@ -5,7 +5,6 @@
 #define NG_RENDER_SETS_H
 
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 

@@ -3,13 +3,13 @@
 #include <linux/netfilter/xt_NFQUEUE.h>
 
 #include <arpa/inet.h>
+#include <stdio.h> // IWYU pragma: keep (libnftnl/expr.h uses FILE without including it)
 #include <libnftnl/expr.h>
+#include <libnftnl/rule.h>
 #include <libnftnl/udata.h>
 #include <linux/netfilter.h>
-#include <linux/netfilter/nf_conntrack_common.h>
 #include <linux/netfilter/nf_conntrack_tuple_common.h>
 #include <linux/netfilter/nf_tables.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

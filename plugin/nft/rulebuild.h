@@ -5,7 +5,6 @@
 #ifndef NG_RULEBUILD_H
 #define NG_RULEBUILD_H
 
-#include <libnftnl/rule.h>
 #include <stdbool.h>
 #include <stdint.h>
 

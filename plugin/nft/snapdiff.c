@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "nft/snapelem.h"
-#include "nft/snaptext.h"
 
 static void append_line(char *buf, size_t size, const char *line)
 {

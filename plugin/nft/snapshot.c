@@ -1,6 +1,5 @@
 #include "nft/snapshot.h"
 
-#include <arpa/inet.h>
 #include <libmnl/libmnl.h>
 #include <libnftnl/chain.h>
 #include <libnftnl/expr.h>
@@ -16,8 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nft/render.h"
-#include "nft/render_sets.h"
 #include "nft/snapnames.h"
 #include "nft/snaptext.h"
 

@@ -12,7 +12,6 @@
 #include <time.h>
 
 #include "nft/batch.h"
-#include "base/err.h"
 #include "policy/policy.h"
 #include "base/vec.h"
 

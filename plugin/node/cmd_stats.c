@@ -6,14 +6,11 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "base/cliarg.h"
 #include "kernel/counters.h"
 #include "kernel/netns.h"
-#include "policy/policy.h"
 #include "nft/render.h"
 #include "kernel/ruleset.h"
 #include "node/target.h"

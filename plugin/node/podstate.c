@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <linux/netfilter.h>
-#include <linux/netfilter/nf_tables.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>

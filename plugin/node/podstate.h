@@ -7,8 +7,6 @@
 #ifndef NG_PODSTATE_H
 #define NG_PODSTATE_H
 
-#include <jansson.h>
-#include <stdbool.h>
 #include <stddef.h>
 
 #include "base/err.h"

@@ -1,7 +1,5 @@
 #include "node/proccaps.h"
 
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -24,7 +24,6 @@
 #include <sys/stat.h>
 
 #include "base/err.h"
-#include "base/vec.h"
 #include "node/nssock.h"
 
 /* The most sockets read from one namespace, and the most holders kept: a

@@ -1,18 +1,14 @@
 #include "node/verify.h"
 
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <jansson.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/cliarg.h"
 #include "kernel/netns.h"
+#include "kernel/nl.h"
+#include "kernel/netinfo.h"
 #include "node/target.h"
 #include "node/verify_caps.h"
 #include "node/verify_config.h"

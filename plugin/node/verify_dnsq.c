@@ -1,7 +1,6 @@
 #include "node/verify_dnsq.h"
 
 #include <stdio.h>
-#include <string.h>
 #include <time.h>
 #include <unistd.h>
 

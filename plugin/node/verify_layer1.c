@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "kernel/netns.h"
+#include "kernel/netinfo.h"
 
 static int read_links(void *data)
 {

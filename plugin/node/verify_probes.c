@@ -1,6 +1,5 @@
 #include "node/verify_probes.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 

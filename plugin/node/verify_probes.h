@@ -3,6 +3,8 @@
 #define NG_VERIFY_PROBES_H
 
 #include "node/verify_report.h"
+#include "kernel/netinfo.h"
+#include "kernel/nl.h"
 
 /* Inside the pod's namespace: probes and counters. */
 void ng_verify_probe_metadata(struct run *r, struct ng_nl *nl, const struct ng_netinfo *ni);

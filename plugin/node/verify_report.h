@@ -10,11 +10,8 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <sys/stat.h>
 
 #include "base/vec.h"
-#include "kernel/netinfo.h"
-#include "kernel/nl.h"
 #include "node/verify.h"
 #include "policy/annotations.h"
 #include "policy/config.h"

@@ -3,6 +3,8 @@
 #define NG_VERIFY_TABLE_H
 
 #include "node/verify_report.h"
+#include "kernel/netinfo.h"
+#include "kernel/nl.h"
 
 /* Inside the pod's namespace: the table, and the policy comparison. */
 void ng_verify_table(struct run *r, struct ng_nl *nl, const struct ng_netinfo *ni);

@@ -11,7 +11,6 @@
 #include "policy/config.h"
 #include "policy/dest.h"
 #include "base/err.h"
-#include "base/vec.h"
 
 #define NG_ANN_PREFIX     "netguard.boxxkite.io/"
 #define NG_ANN_ENFORCE    NG_ANN_PREFIX "enforce"

@@ -9,7 +9,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "base/addr.h"
 #include "base/err.h"
 #include "base/vec.h"
 #include "policy/dest.h"

@@ -1,6 +1,5 @@
 #include "policy/dest.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -10,8 +10,6 @@
 #ifndef NG_LEARN_H
 #define NG_LEARN_H
 
-#include <stdint.h>
-
 #include "policy/dnsparse.h"
 #include "policy/policy.h"
 

@@ -3,6 +3,7 @@
 #include "policy/podcomment.h"
 
 #include "base/version.h"
+#include "policy/dnsparse.h"
 #include "policy/metadata.h"
 
 #include <stdio.h>

@@ -11,7 +11,6 @@
 #include <time.h>
 
 #include "base/addr.h"
-#include "policy/dnsparse.h"
 #include "policy/annotations.h"
 #include "policy/config.h"
 #include "spec/podref.h"

@@ -1,7 +1,6 @@
 #include "spec/cni_args.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #define ARGS_MAX 8192

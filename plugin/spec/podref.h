@@ -7,7 +7,6 @@
 #ifndef NG_PODREF_H
 #define NG_PODREF_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 

@@ -3,8 +3,10 @@
 #include <string.h>
 
 #include "base/clock.h"
+#include "base/decision_log.h"
 #include "policy/config.h"
 #include "state/invstats.h"
+#include "state/record.h"
 
 /* The entry's stateDir, read from stdin itself so that a refused config
  * (whose parse may have stopped before stateDir, leaving the default) still

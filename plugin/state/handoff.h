@@ -9,9 +9,6 @@
 
 #include <jansson.h>
 
-#include "base/decision_log.h"
-#include "state/record.h"
-
 struct ng_handoff {
 	const char *state_dir; /* NULL: the plugin entry's stateDir or the default */
 	const json_t *root;    /* stdin, for stateDir when the config was refused */

@@ -1,7 +1,6 @@
 #include "state/record.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/netfilter.h>
 #include <stdio.h>
 #include <stdlib.h>

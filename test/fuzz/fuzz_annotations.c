@@ -4,7 +4,6 @@
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "policy/annotations.h"
 #include "policy/select.h"

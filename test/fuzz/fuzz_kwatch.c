@@ -4,8 +4,6 @@
  * unreadable pod carries no grant. */
 #include <stddef.h>
 #include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "agent/kpod.h"
 

@@ -3,7 +3,6 @@
  * pairwise disjoint and cover exactly the same points. */
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "policy/normalize.h"
 

@@ -4,7 +4,6 @@
  * pod records and the status file (status reads them). The first
  * byte picks the reader. */
 #include <jansson.h>
-#include <libmnl/libmnl.h>
 #include <linux/netlink.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -4,7 +4,6 @@
 #include <stdint.h>
 
 #include "spec/cniversion.h"
-#include "policy/config.h"
 #include "spec/prevresult.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

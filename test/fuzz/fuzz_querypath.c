@@ -12,12 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "agent/answer.h"
 #include "agent/pktbuild.h"
-#include "agent/query.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

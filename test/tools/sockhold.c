@@ -30,10 +30,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <linux/if_xdp.h>
 #include <linux/io_uring.h>
-#include <net/ethernet.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sched.h>
@@ -46,7 +46,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
+#include <sys/syscall.h> // IWYU pragma: keep (SYS_*: iwyu maps it to unistd.h, which does not define them)
 #include <unistd.h>
 
 #ifndef AF_XDP

@@ -13,14 +13,12 @@
 #include <errno.h>
 #include <linux/if_xdp.h>
 #include <net/if.h>
-#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
 
 #ifndef AF_XDP
 #define AF_XDP 44

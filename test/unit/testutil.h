@@ -3,14 +3,15 @@
 #define TESTUTIL_H
 
 #include <jansson.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
+/* cmocka.h uses these without including them: they come first. */
+#include <setjmp.h> // IWYU pragma: keep
+#include <stdarg.h> // IWYU pragma: keep
+#include <stddef.h> // IWYU pragma: keep
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include <cmocka.h>
+/* A test includes testutil.h for cmocka (and testutil's line buffering). */
+#include <cmocka.h> // IWYU pragma: export
 
 #include "policy/config.h"
 #include "base/err.h"

@@ -3,7 +3,6 @@
 #include "testutil.h"
 
 #include "agent/kpod.h"
-#include "policy/annotations.h"
 
 #define POD(ann)                                                                                          \
 	"{\"metadata\":{\"name\":\"w1\",\"namespace\":\"sandboxes\",\"uid\":\"u-1\",\"resourceVersion\":" \

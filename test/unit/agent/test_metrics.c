@@ -3,7 +3,7 @@
  * installed, as `make test` makes sure) `promtool check metrics` passes. */
 #include "testutil.h"
 
-#include <sys/wait.h>
+#include <unistd.h>
 
 #include "base/histogram.h"
 #include "agent/metrics.h"

@@ -7,10 +7,10 @@
 
 #include <libgen.h>
 
-#include "state/confdir.h"
+#include "state/confdir.h" // IWYU pragma: export
 #include "install/conflist.h"
-#include "install/installplan.h"
-#include "install/watch.h"
+#include "install/installplan.h" // IWYU pragma: export
+#include "install/watch.h"       // IWYU pragma: export
 
 __attribute__((unused)) static const char *const LISTS[] = {
 	"10-containerd-net.conflist", "10-kindnet.conflist", "10-flannel.conflist",

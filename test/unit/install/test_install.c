@@ -6,7 +6,6 @@
 #include "testutil.h"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 

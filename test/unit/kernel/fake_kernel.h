@@ -16,11 +16,11 @@
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netlink.h>
-#include <sys/uio.h>
+#include <sys/uio.h> // IWYU pragma: export
 
 #include "kernel/nlcommit.h"
 #include "nft/render.h"
-#include "kernel/ruleset.h"
+#include "kernel/ruleset.h" // IWYU pragma: export
 
 #define MAXMSG 512
 

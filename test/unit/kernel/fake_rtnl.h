@@ -9,7 +9,7 @@
 
 #include "fake_kernel.h"
 
-#include <arpa/inet.h>
+#include <arpa/inet.h> // IWYU pragma: export
 #include <linux/if_addr.h>
 #include <linux/if_link.h>
 #include <linux/neighbour.h>

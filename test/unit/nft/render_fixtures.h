@@ -5,22 +5,22 @@
 
 #include "testutil.h"
 
-#include "policy/metadata.h"
+#include "policy/metadata.h" // IWYU pragma: export
 
-#include <libgen.h>
+#include <libgen.h> // IWYU pragma: export
 #include <libmnl/libmnl.h>
 #include <libnftnl/expr.h>
 #include <libnftnl/rule.h>
-#include <libnftnl/set.h>
+#include <libnftnl/set.h> // IWYU pragma: export
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>
 
 #include "nft/batch.h"
 #include "nft/render.h"
-#include "nft/snapdiff.h"
-#include "nft/snapnames.h"
-#include "nft/snapshot.h"
+#include "nft/snapdiff.h"  // IWYU pragma: export
+#include "nft/snapnames.h" // IWYU pragma: export
+#include "nft/snapshot.h"  // IWYU pragma: export
 
 __attribute__((unused)) static void add_ip(ng_ip_vec *v, const char *s)
 {

@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <linux/netfilter.h>
-#include <linux/netfilter/nf_tables.h>
 
 #include "nft/batch.h"
 #include "nft/render.h"

@@ -1,8 +1,9 @@
 /* Set element keys in nft's syntax (nft/snapelem.c): each shape of set the
  * plugin renders, and keys that do not fit their layout. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
+/* cmocka.h uses these without including them: they come first. */
+#include <setjmp.h> // IWYU pragma: keep
+#include <stdarg.h> // IWYU pragma: keep
+#include <stddef.h> // IWYU pragma: keep
 #include <stdint.h>
 #include <string.h>
 

@@ -3,6 +3,7 @@
 #include "testutil.h"
 
 #include "policy/annotations.h"
+#include "policy/dnsparse.h"
 #include "policy/metadata.h"
 #include "policy/normalize.h"
 #include "policy/policy.h"

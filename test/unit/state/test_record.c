@@ -5,7 +5,6 @@
 #include "testutil.h"
 
 #include <linux/netfilter.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/decision_log.h"
