@@ -180,6 +180,24 @@ assert any(c["category"] == "egress" and c["packets"] >= 1 for c in d1["denied"]
 '
 }
 t_check "status --json: decisions, both sides, in sync, deny counts" within 4000 json_ok
+# Pod for pod what the agent serves: the refused pod once (its record sits
+# beside the attachment's), the header's count the table's, the same pods
+# as /metrics' pod_decision series; the header names the agent.
+status_matches_agent() {
+	local out m n_status n_metrics
+	out=$("$NG_BIN" status --state-dir "$STATE" 2>&1) || true
+	grep -q '^agent: serving, version [0-9.]*, ready, generation [0-9]*, view [0-9]*s old$' <<<"$out" ||
+		{ echo "header: $(head -1 <<<"$out")" && return 1; }
+	(($(grep -c '^sandboxes/bad ' <<<"$out") == 1)) || { echo "bad listed $(grep -c '^sandboxes/bad ' <<<"$out") times" && return 1; }
+	n_status=$(tail -n +4 <<<"$out" | awk '{print $1}' | sort | tr '\n' ' ')
+	m=$(get /metrics) || return 1
+	n_metrics=$(grep '^boxxkite_netguard_pod_decision{' <<<"$m" |
+		sed -E 's/.*namespace="([^"]*)",pod="([^"]*)".*/\1\/\2/' | sort | tr '\n' ' ')
+	[[ $n_status == "$n_metrics" ]] || { echo "status: $n_status; metrics: $n_metrics" && return 1; }
+	grep -q "^pods: $(wc -w <<<"$n_status"): " <<<"$out" || { echo "$(sed -n 2p <<<"$out") for $n_status" && return 1; }
+	echo "$(sed -n 2p <<<"$out")"
+}
+t_check "status: pod for pod the agent's view (refused once), header with the agent" within 4000 status_matches_agent
 
 # ---- drift, noticed (no --repair) -----------------------------------------------
 # (every set but the _ttl name sets is constant: the kernel refuses
@@ -256,5 +274,11 @@ t_row "DEL with --repair: no repair of the deleted table" "repairs $before -> $n
 t_check_not "... and d1's namespace has no table left" pod_has_table d1
 timed_row "after DEL, d1 is gone from /metrics" 3000 gone
 agent_stop
+# No agent, every enforced pod's namespace gone: nothing could be checked,
+# and that is not a success.
+for p in d2 d3 d4 d5 ln; do pod_netns_rm "$p"; done
+out=$("$NG_BIN" status --state-dir "$STATE" 2>&1) && rc=0 || rc=$?
+t_row "status: every enforced pod cannot-check: exit 4" "rc=$rc, $(sed -n 2p <<<"$out")" \
+	"$([[ $rc == 4 && $(grep -c ' cannot-check ' <<<"$out") == 5 ]] && echo 0 || echo 1)" "$out"
 ((T_FAIL == 0)) || { echo "--- agent log (last 40 lines)"; tail -40 "$W_TMP/log/agent.log"; }
 t_summary

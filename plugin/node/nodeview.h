@@ -102,6 +102,7 @@ struct ng_view {
 	NG_VEC(struct ng_view_pod) pods;
 	struct ng_invtotals inv;
 	int64_t start_ms, now_ms; /* unix ms */
+	char agent_version[32];   /* the publishing agent's NG_VERSION */
 	bool serving;
 	bool repair;
 	uint64_t scans, check_runs, drift_events, repairs, repair_errors, kernel_errors;
