@@ -49,6 +49,10 @@ out=$(
 [ -n "$out" ] && echo "$out"
 result "$([ -z "$out" ] && echo 0 || echo 1)"
 
+step "one version (scripts/version.sh --check)"
+scripts/version.sh --check
+result $?
+
 step "shellcheck"
 sh_files=$(ls scripts/*.sh e2e/*.sh e2e/lib/*.sh e2e/cri/*.sh e2e/k8s/*.sh test/manifests/*.sh deploy/*.sh \
 	test/bench/*.sh .ci/run 2>/dev/null)

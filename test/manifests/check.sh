@@ -190,7 +190,7 @@ mutant "install DaemonSet on every OS" "kubernetes.io/os: linux" \
 mutant "uninstall DaemonSet on every OS" "kubernetes.io/os: linux" \
 	'sed -i "/^        kubernetes.io\/os: linux$/d" uninstall/daemonset.yaml'
 mutant "uninstall kustomization with another image" "set the same boxxkite-netguard image" \
-	'sed -i "s|^    newTag: 0.1.0$|    newTag: 0.0.9|" uninstall/kustomization.yaml'
+	'sed -i "s|^    newTag: .*$|    newTag: 0.0.9|" uninstall/kustomization.yaml'
 mutant "base kustomization missing a file deploy/ has" "exactly base/kustomization.yaml" \
 	'sed -i "/^  - rbac.yaml$/d" base/kustomization.yaml'
 
