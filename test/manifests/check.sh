@@ -191,6 +191,20 @@ mutant "uninstall DaemonSet on every OS" "kubernetes.io/os: linux" \
 	'sed -i "/^        kubernetes.io\/os: linux$/d" uninstall/daemonset.yaml'
 mutant "uninstall kustomization with another image" "set the same boxxkite-netguard image" \
 	'sed -i "s|^    newTag: .*$|    newTag: 0.0.9|" uninstall/kustomization.yaml'
+mutant "the agent mounting the API token" "agent: mounts no token" \
+	'sed -i "0,/^            - name: state$/s//            - name: kube-api-access\n              mountPath: \/var\/run\/secrets\/kubernetes.io\/serviceaccount\n            - name: state/" base/daemonset.yaml'
+mutant "every container given a token" "automountServiceAccountToken: false" \
+	'sed -i "s|^      automountServiceAccountToken: false$|      automountServiceAccountToken: true|" base/daemonset.yaml'
+mutant "the agent without a startupProbe" "agent startupProbe is /healthz" \
+	'sed -i "s|^          startupProbe:$|          startupProbeX:|; /^          startupProbeX:$/,/^            failureThreshold: 60$/d" base/daemonset.yaml'
+mutant "a 1 s liveness timeout" "agent livenessProbe allows a loaded node" \
+	'sed -i "/^          livenessProbe:$/,/^            failureThreshold: 3$/{/timeoutSeconds/d}" base/daemonset.yaml'
+mutant "the node policy matching another ServiceAccount" "the policy matches the installer" \
+	'sed -i "s|system:serviceaccount:boxxkite-netguard:boxxkite-netguard|system:serviceaccount:kube-system:other|" base/rbac.yaml'
+mutant "the node policy only warning" "the binding enforces it (Deny)" \
+	'sed -i "s|^    - Deny$|    - Warn|" base/rbac.yaml'
+mutant "a misspelt field in the admission policy" "no such field" \
+	'sed -i "s|^  validationActions:$|  validationAction:|" base/rbac.yaml'
 mutant "base kustomization missing a file deploy/ has" "exactly base/kustomization.yaml" \
 	'sed -i "/^  - rbac.yaml$/d" base/kustomization.yaml'
 

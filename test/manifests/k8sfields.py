@@ -18,6 +18,8 @@ import re
 from kubernetes import __version__ as client_version
 from kubernetes.client import models
 
+from newkinds import KINDS, walk_tree
+
 # Fields whose model type is 'str' but which the API reads as a Quantity:
 # `cpu: 1` is as valid there as `cpu: "1"`.
 QUANTITY = {("V1ResourceRequirements", "limits"), ("V1ResourceRequirements", "requests"),
@@ -111,6 +113,18 @@ def check_object(doc, where):
     if api.split("/")[0] in NOT_API:
         return []
     cls = model_for(api, kind)
+    if cls is None and (api, kind) in KINDS:
+        out = []
+        for key, value in doc.items():
+            if key in ("apiVersion", "kind"):
+                continue
+            if key == "metadata":
+                walk_model(value, models.V1ObjectMeta, f"{where}:{kind}.metadata", out)
+            elif key not in KINDS[(api, kind)]:
+                out.append(f"{where}:{kind}.{key}: no such field")
+            else:
+                walk_tree(value, KINDS[(api, kind)][key], f"{where}:{kind}.{key}", out)
+        return out
     if cls is None:
         return [f"{where}: {api} {kind} is not a kind the Kubernetes {client_version} models know"]
     out = []
