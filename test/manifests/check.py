@@ -322,7 +322,7 @@ def check_daemonset(docs, f, verb, host_conf=HOST_DIRS[0], host_bin=HOST_DIRS[1]
     check_pod_spec(f, ds[0], verb, host_conf, host_bin)
 
 
-def check_pod_spec(f, ds, verb, host_conf, host_bin):
+def check_pod_spec(f, ds, verb, host_conf, host_bin, agent=True):
     spec = ((ds.get("spec") or {}).get("template") or {}).get("spec") or {}
     check(f"{f}: runs on Linux nodes only (nodeSelector kubernetes.io/os: linux)",
           (spec.get("nodeSelector") or {}).get("kubernetes.io/os") == "linux",
@@ -336,10 +336,10 @@ def check_pod_spec(f, ds, verb, host_conf, host_bin):
     vols = {v.get("name"): v.get("hostPath") for v in spec.get("volumes") or [] if v.get("hostPath")}
     host = sorted(v.get("path") for v in vols.values())
     want = sorted([host_conf, host_bin])
-    if verb == "install":  # and the agent's state dir and the runtimes' namespaces
+    if verb == "install" and agent:  # and the agent's state dir and the runtimes' namespaces
         want = sorted([host_conf, host_bin, "/run/boxxkite-netguard", "/run/netns"])
     check(f"{f}: hostPath volumes are the CNI conf and bin dirs ({host_conf}, {host_bin})"
-          + (", state dir, netns" if verb == "install" else ""),
+          + (", state dir, netns" if verb == "install" and agent else ""),
           host == want, f"hostPaths: {host}")
 
     def steps(containers):
@@ -368,11 +368,18 @@ def check_pod_spec(f, ds, verb, host_conf, host_bin):
         check(f"{f}: the main container watches (install --watch)",
               len(main) == 1 and "--watch" in main[0][1], f"main: {[a for _, a in main]}")
         agents = [c for c in spec.get("containers") or [] if (c.get("args") or [None])[0] == "agent"]
+        if not agent:
+            others = [c.get("name") for c in spec.get("containers") or [] if c not in [m for m, _ in main]]
+            check(f"{f}: no agent container, nothing but the watch step (resolve mode only)",
+                  not agents and not others, f"containers besides watch: {others}")
+            agents = None
         caps = ((agents[0].get("securityContext") or {}).get("capabilities") or {}) if agents else {}
-        check(f"{f}: one agent container, ALL dropped, only NET_ADMIN and SYS_ADMIN added",
-              len(agents) == 1 and caps.get("drop") == ["ALL"] and sorted(caps.get("add") or []) == ["NET_ADMIN", "SYS_ADMIN"],
-              f"agents {len(agents)}, capabilities {caps}")
-        if len(agents) == 1:
+        if agents is not None:
+            check(f"{f}: one agent container, ALL dropped, only NET_ADMIN and SYS_ADMIN added",
+                  len(agents) == 1 and caps.get("drop") == ["ALL"] and
+                  sorted(caps.get("add") or []) == ["NET_ADMIN", "SYS_ADMIN"],
+                  f"agents {len(agents)}, capabilities {caps}")
+        if agents is not None and len(agents) == 1:
             check_agent_probes(f, agents[0], vols, host_conf, host_bin)
         ru = ((ds.get("spec") or {}).get("updateStrategy") or {}).get("rollingUpdate") or {}
         check(f"{f}: rolling update one node at a time, no surge (maxUnavailable 1, maxSurge 0)",
@@ -462,7 +469,7 @@ def check_sandbox(path):
               not why, "\n        ".join(why))
 
 
-def check_rendered(paths, host_conf, host_bin):
+def check_rendered(paths, host_conf, host_bin, agent=True):
     """`kubectl kustomize` output of an overlay: its install and its
     uninstall kustomization, one file each."""
     rel = " + ".join(os.path.basename(p) for p in paths)
@@ -479,7 +486,7 @@ def check_rendered(paths, host_conf, host_bin):
     for name, verb in (("boxxkite-netguard", "install"), ("boxxkite-netguard-uninstall", "uninstall")):
         check(f"{rel}: renders DaemonSet {name}", name in sets)
         if name in sets:
-            check_pod_spec(f"{rel} {name}", sets[name], verb, host_conf, host_bin)
+            check_pod_spec(f"{rel} {name}", sets[name], verb, host_conf, host_bin, agent)
     images = sorted({c.get("image") for d in sets.values()
                      for c in (d["spec"]["template"]["spec"].get("initContainers") or []) +
                      d["spec"]["template"]["spec"].get("containers", [])
@@ -495,9 +502,10 @@ def main():
     ap.add_argument("--rendered", action="append")
     ap.add_argument("--host-conf", default=HOST_DIRS[0])
     ap.add_argument("--host-bin", default=HOST_DIRS[1])
+    ap.add_argument("--no-agent", action="store_true")
     a = ap.parse_args()
     if a.rendered:
-        check_rendered(a.rendered, a.host_conf, a.host_bin)
+        check_rendered(a.rendered, a.host_conf, a.host_bin, not a.no_agent)
     elif a.deploy:
         docs = load_dir(a.deploy)
         check_fields(docs)

@@ -50,25 +50,30 @@ PLATFORMS=(
 	". /etc/cni/net.d /opt/cni/bin"
 	"overlays/gke /etc/cni/net.d /home/kubernetes/bin"
 	"overlays/k3s /var/lib/rancher/k3s/agent/etc/cni/net.d /var/lib/rancher/k3s/data/cni"
+	# Not platforms but choices, on the usual dirs: the agent's /metrics on
+	# the node's IP; no agent at all (a fourth word: check.py --no-agent).
+	"overlays/metrics /etc/cni/net.d /opt/cni/bin"
+	"overlays/resolve-only /etc/cni/net.d /opt/cni/bin no-agent"
 )
-# rendered DIR NAME CONF BIN [UNINSTALL-DIR]: kubectl kustomize DIR and
-# DIR's uninstall counterpart (DIR/uninstall unless given), then check.py
-# --rendered on both; prints check.py's output.
+# rendered DIR NAME CONF BIN [UNINSTALL-DIR] [no-agent]: kubectl kustomize
+# DIR and DIR's uninstall counterpart (DIR/uninstall unless given), then
+# check.py --rendered on both; prints check.py's output.
 rendered() {
-	local d=$1 name=$2 conf=$3 bin=$4 un=${5:-$1/uninstall}
+	local d=$1 name=$2 conf=$3 bin=$4 un=${5:-$1/uninstall} opt=()
+	[[ ${6:-} == no-agent ]] && opt=(--no-agent)
 	[[ $d == */. || $d == . ]] && un=$(dirname "$d")/uninstall
 	"$KUBECTL" kustomize "$d" >"$T/$name.yaml" 2>"$T/$name.err" || { cat "$T/$name.err" && return 1; }
 	"$KUBECTL" kustomize "$un" >"$T/$name-uninstall.yaml" 2>"$T/$name.err" || { cat "$T/$name.err" && return 1; }
 	"$PY" "$HERE/check.py" --rendered "$T/$name.yaml" --rendered "$T/$name-uninstall.yaml" \
-		--host-conf "$conf" --host-bin "$bin"
+		--host-conf "$conf" --host-bin "$bin" "${opt[@]}"
 }
 
 echo "--- each kustomization rendered (kubectl $("$KUBECTL" version --client 2>/dev/null | grep -o "v1\.[0-9.]*" | head -n 1))"
 for p in "${PLATFORMS[@]}"; do
-	read -r dir conf bin <<<"$p"
+	read -r dir conf bin opt <<<"$p"
 	name=$(tr / - <<<"${dir#overlays/}")
 	[[ $name == . ]] && name=default
-	if out=$(rendered "$REPO/deploy/$dir" "$name" "$conf" "$bin" 2>&1); then
+	if out=$(rendered "$REPO/deploy/$dir" "$name" "$conf" "$bin" "" "$opt" 2>&1); then
 		PASS=$((PASS + 1))
 		printf '  ok    deploy/%s renders; its DaemonSets mount %s and %s\n' "${dir#.}" "$conf" "$bin"
 	else
@@ -219,8 +224,8 @@ overlay_mutant() {
 	fi
 	out=$(bad=0
 		for p in "${PLATFORMS[@]}"; do
-			read -r dir conf bin <<<"$p"
-			rendered "$D/$dir" "m$N-$(tr / - <<<"$dir")" "$conf" "$bin" || bad=1
+			read -r dir conf bin opt <<<"$p"
+			rendered "$D/$dir" "m$N-$(tr / - <<<"$dir")" "$conf" "$bin" "" "$opt" || bad=1
 		done 2>&1
 		exit $bad) || rc=$?
 	if ((rc != 0)) && grep -qF -- "$want" <<<"$out"; then
@@ -234,6 +239,12 @@ overlay_mutant "k3s overlay patching a volume that does not exist" "/var/lib/ran
 	'sed -i "s|^        - name: cni-bin$|        - name: cni-binaries|" overlays/k3s/host-dirs.yaml'
 overlay_mutant "gke uninstall left at /opt/cni/bin" "/home/kubernetes/bin" \
 	'sed -i "s|/home/kubernetes/bin|/opt/cni/bin|" overlays/gke/uninstall/host-dirs.yaml'
+overlay_mutant "metrics overlay whose probes still ask 127.0.0.1" "readinessProbe is /readyz on its --listen address" \
+	'sed -i "0,/^              host: null$/s//              host: 127.0.0.1/; s|^          startupProbe:$|          readinessProbeX:|" overlays/metrics/agent-on-node-ip.yaml; sed -i "0,/^          readinessProbe:$/{/^          readinessProbe:$/{N;N;d}}" overlays/metrics/agent-on-node-ip.yaml; sed -i "s|^          readinessProbeX:$|          readinessProbe:|" overlays/metrics/agent-on-node-ip.yaml'
+overlay_mutant "metrics overlay with HOST_IP from the pod's own IP field" "HOST_IP is the node's IP" \
+	'sed -i "s|fieldPath: status.hostIP|fieldPath: metadata.name|" overlays/metrics/agent-on-node-ip.yaml'
+overlay_mutant "resolve-only overlay keeping the agent" "no agent container" \
+	'sed -i "/^        - name: agent$/,/^          \$patch: delete$/d" overlays/resolve-only/no-agent.yaml'
 overlay_mutant "the install DaemonSet renamed (the overlays patch nothing)" "renders DaemonSet boxxkite-netguard" \
 	'sed -i "0,/^  name: boxxkite-netguard$/s//  name: netguard/" base/daemonset.yaml'
 

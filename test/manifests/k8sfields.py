@@ -94,6 +94,10 @@ def walk_model(obj, cls, path, out):
     by_key = {v: k for k, v in cls.attribute_map.items()}
     for key, value in obj.items():
         attr = by_key.get(key)
+        # A strategic-merge patch's directive (an overlay removing a
+        # container: `$patch: delete`; keeping an order), not a field.
+        if key == "$patch" and value in ("delete", "replace", "merge") or key.startswith("$setElementOrder/"):
+            continue
         if attr is None:
             near = [k for k in by_key if k.lower() == str(key).lower() or k.rstrip("s") == str(key).rstrip("s")]
             hint = f" (did you mean {near[0]}?)" if near else ""
