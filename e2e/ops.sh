@@ -139,7 +139,7 @@ t_check "refused record kept past the runtime's DEL" ls "$STATE/pods/$(_pod_var 
 scrape_has_all() {
 	local m
 	m=$(get /metrics) || return 1
-	for want in 'pod="d1",container="' 'pod="web",' 'decision="skipped"' 'pod="bad",' 'decision="refused"'; do
+	for want in 'pod_name="d1",sandbox_id="' 'pod_name="web",' 'decision="skipped"' 'pod_name="bad",' 'decision="refused"'; do
 		grep -F 'boxxkite_netguard_pod_decision{' <<<"$m" | grep -qF "$want" || return 1
 	done
 }
@@ -149,15 +149,15 @@ out=$(promtool check metrics <"$W_TMP/scrape.txt" 2>&1) && rc=0 || rc=$?
 [[ -z $out ]] || rc=1
 t_row "promtool check metrics accepts the node's scrape" "${out:-clean, $(wc -l <"$W_TMP/scrape.txt") lines}" "$rc"
 t_check_not "no netns path in any label" grep -q 'netns=' "$W_TMP/scrape.txt"
-t_check "labelled by namespace and pod" grep -q '^boxxkite_netguard_pod_decision{namespace="sandboxes",pod="d1",' "$W_TMP/scrape.txt"
+t_check "labelled by pod_namespace and pod_name (never a target label's name)" grep -q '^boxxkite_netguard_pod_decision{pod_namespace="sandboxes",pod_name="d1",' "$W_TMP/scrape.txt"
 n=$(grep '^boxxkite_netguard_cni_invocations_total{verb="ADD",decision="enforced"}' "$W_TMP/scrape.txt" | awk '{print $NF}')
 t_row "ADD counted by decision (5 enforced)" "${n:-none}" "$([[ ${n:-0} -ge 5 ]] && echo 0 || echo 1)"
 t_check "ADD latency histogram (+Inf bucket)" grep -q '^boxxkite_netguard_cni_invocation_duration_seconds_bucket{verb="ADD",le="+Inf"} [1-9]' "$W_TMP/scrape.txt"
-t_check "deny counters per category (egress, pod side)" grep -q 'denied_packets_total{namespace="sandboxes",pod="d1",.*side="pod",category="egress"}' "$W_TMP/scrape.txt"
+t_check "deny counters per category (egress, pod side)" grep -q 'denied_packets_total{pod_namespace="sandboxes",pod_name="d1",.*side="pod",category="egress"}' "$W_TMP/scrape.txt"
 expect "d1: forbidden host refused (counted)" refused 1000 pod:d1 -- tcp "$FORBID4" 443 1000
 egress_counted() { # d1's pod-side egress deny counter is no longer 0
 	local n
-	n=$(get /metrics | grep '^boxxkite_netguard_denied_packets_total{namespace="sandboxes",pod="d1",' |
+	n=$(get /metrics | grep '^boxxkite_netguard_denied_packets_total{pod_namespace="sandboxes",pod_name="d1",' |
 		grep 'table="inet",side="pod",category="egress"' | awk '{print $NF}')
 	[[ ${n:-0} -ge 1 ]]
 }
@@ -192,7 +192,7 @@ status_matches_agent() {
 	n_status=$(tail -n +4 <<<"$out" | awk '{print $1}' | sort | tr '\n' ' ')
 	m=$(get /metrics) || return 1
 	n_metrics=$(grep '^boxxkite_netguard_pod_decision{' <<<"$m" |
-		sed -E 's/.*namespace="([^"]*)",pod="([^"]*)".*/\1\/\2/' | sort | tr '\n' ' ')
+		sed -E 's/.*pod_namespace="([^"]*)",pod_name="([^"]*)".*/\1\/\2/' | sort | tr '\n' ' ')
 	[[ $n_status == "$n_metrics" ]] || { echo "status: $n_status; metrics: $n_metrics" && return 1; }
 	grep -q "^pods: $(wc -w <<<"$n_status"): " <<<"$out" || { echo "$(sed -n 2p <<<"$out") for $n_status" && return 1; }
 	echo "$(sed -n 2p <<<"$out")"
@@ -215,12 +215,12 @@ t_check_not "without --repair nothing is repaired (d3 still differs)" in_sync d3
 # The view behind /metrics is published at most every 500 ms: wait for it.
 drift_counted() {
 	local ev
-	ev=$(metric boxxkite_netguard_drift_events_total "pod=\"$1\"")
+	ev=$(metric boxxkite_netguard_drift_events_total "pod_name=\"$1\"")
 	echo "drift_events_total ${ev:-none}"
 	[[ ${ev:-0} -ge 1 ]]
 }
 t_check "drift_events_total for d4" within 3000 drift_counted d4
-ins=$(metric boxxkite_netguard_pod_in_sync 'pod="d2"')
+ins=$(metric boxxkite_netguard_pod_in_sync 'pod_name="d2"')
 t_row "pod_in_sync 0 for the flushed pod" "${ins:-none}" "$([[ ${ins:-x} == 0 ]] && echo 0 || echo 1)"
 
 # ---- drift, repaired (--repair): at start, then each tamper again --------------------
@@ -241,7 +241,7 @@ tamper_repaired "rule added: repaired" d3 nft add rule inet boxxkite_netguard eg
 tamper_repaired "set element added: repaired" d4 \
 	nft add element inet boxxkite_netguard names_v4_ttl "{ $FORBID4 . tcp . 443 timeout 1h }"
 expect "d4: the planted element is gone (forbidden refused)" refused 1000 pod:d4 -- tcp "$FORBID4" 443 1000
-rep=$(metric boxxkite_netguard_repairs_total 'pod="d1",container')
+rep=$(metric boxxkite_netguard_repairs_total 'pod_name="d1",sandbox_id')
 t_row "repairs_total for d1" "${rep:-none}" "$([[ ${rep:-0} -ge 1 ]] && echo 0 || echo 1)"
 
 # ---- learned elements are not drift; they survive a repair --------------------------
@@ -252,7 +252,7 @@ sleep 1.2
 n=$(drift_count ln)
 t_row "elements the agent learned are not drift" "drift lines: $n" "$([[ $n == 0 ]] && echo 0 || echo 1)" \
 	"$(grep '"event":"drift"' "$W_TMP/log/agent.log" | grep '"pod":"sandboxes/ln"' | head -3)"
-learned_metric() { [[ $(metric boxxkite_netguard_learned_addresses 'pod="ln",container') -ge 1 ]]; }
+learned_metric() { [[ $(metric boxxkite_netguard_learned_addresses 'pod_name="ln",sandbox_id') -ge 1 ]]; }
 timed_row "learned_addresses for ln" 7000 learned_metric
 before=$(repairs_logged ln)
 pod_exec ln nft delete table inet boxxkite_netguard
@@ -265,7 +265,7 @@ expect "ln: learned address still reachable after the repair (no new answer)" co
 # ---- DEL: the pod leaves the view ---------------------------------------------------
 before=$(repairs_logged d1)
 pod_del d1 >/dev/null
-gone() { ! get /metrics | grep -q 'pod="d1"'; }
+gone() { ! get /metrics | grep -q 'pod_name="d1"'; }
 sleep 0.5
 # The decision record goes before the table: the watch lets go first, and
 # never takes the DEL's table removal for drift to repair.

@@ -11,16 +11,20 @@ struct podlabels {
 	struct ng_prom_labels l;
 };
 
-/* namespace, pod, container, then up to `extra` more pairs at l.kv[6..]. */
+/* pod_namespace, pod_name, sandbox_id, then more pairs at l.kv[6..].
+ * Never namespace/pod/container: a Kubernetes scrape attaches those as
+ * target labels (the agent's own pod) and Prometheus would rename ours
+ * exported_*; and the value is the sandbox's ID, not a container's name.
+ * The names are the decision log's (pod_namespace, pod_name). */
 static void pod_labels(const struct ng_view_pod *p, struct podlabels *pl)
 {
 	memset(pl, 0, sizeof(*pl));
 	snprintf(pl->container, sizeof(pl->container), "%.12s", p->container);
-	pl->l.kv[0] = "namespace";
+	pl->l.kv[0] = "pod_namespace";
 	pl->l.kv[1] = p->ns;
-	pl->l.kv[2] = "pod";
+	pl->l.kv[2] = "pod_name";
 	pl->l.kv[3] = p->name;
-	pl->l.kv[4] = "container";
+	pl->l.kv[4] = "sandbox_id";
 	pl->l.kv[5] = pl->container;
 }
 

@@ -17,6 +17,7 @@
 
 #include "agent/invfold.h"
 #include "agent/metrics.h"
+#include "agent/procmetrics.h"
 #include "agent/opsdir.h"
 #include "agent/opspod.h"
 #include "agent/readyz.h"
@@ -358,6 +359,7 @@ void ng_ops_metrics(struct ng_ops *o, FILE *out)
 	pthread_mutex_lock(&o->mu);
 	ng_metrics_render(&o->shared, out);
 	pthread_mutex_unlock(&o->mu);
+	ng_procmetrics_render(out);
 }
 
 bool ng_ops_readyz(struct ng_ops *o, FILE *out)
