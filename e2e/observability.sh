@@ -432,7 +432,8 @@ for n, l in enumerate(lines[:-1], 1):
     o = json.loads(l)
     where = "line %d: %s" % (n, l)
     assert o["plugin"] == "boxxkite-netguard", where
-    assert list(o)[:4] == ["ts", "level", "msg", "plugin"], "structured-log head: " + where
+    assert list(o)[:6] == ["ts", "level", "msg", "plugin", "component", "event"], "structured-log head: " + where
+    assert (o["component"], o["event"]) == ("plugin", "decision"), where
     assert o["level"] == ("error" if "code" in o else "info"), where
     assert o["msg"].startswith("%s %s" % (o["verb"], o["decision"])) and o["reason"] in o["msg"], where
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", o["ts"]), where
@@ -467,6 +468,8 @@ else:
 PY
 }
 t_check "every line has the documented fields; one line per call" dlog
+t_check "every line of the decision log is of the one log schema (e2e/lib/logschema.py)" \
+	"$PY" "$E2E_DIR/lib/logschema.py" plugin "$W_TMP/netguard.log"
 t_check "ADD enforced web (with allow/name element counts)" dlog ADD enforced web
 t_check "ADD enforced lg" dlog ADD enforced lg
 t_check "ADD skipped plain" dlog ADD skipped plain

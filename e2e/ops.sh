@@ -86,10 +86,10 @@ within() {
 		sleep 0.01
 	done
 }
-drift_logged() { grep '"event":"drift"' "$W_TMP/log/agent.log" | grep -q "\"pod\":\"sandboxes/$1\""; }
-drift_count() { grep '"event":"drift"' "$W_TMP/log/agent.log" | grep -c "\"pod\":\"sandboxes/$1\"" || true; }
+drift_logged() { grep '"event":"drift"' "$W_TMP/log/agent.log" | grep -q "\"pod_namespace\":\"sandboxes\",\"pod_name\":\"$1\""; }
+drift_count() { grep '"event":"drift"' "$W_TMP/log/agent.log" | grep -c "\"pod_namespace\":\"sandboxes\",\"pod_name\":\"$1\"" || true; }
 in_sync() { pod_check "$1" >/dev/null 2>&1; }
-repairs_logged() { grep '"event":"repaired"' "$W_TMP/log/agent.log" | grep -c "\"pod\":\"sandboxes/$1\"" || true; }
+repairs_logged() { grep '"event":"repaired"' "$W_TMP/log/agent.log" | grep -c "\"pod_namespace\":\"sandboxes\",\"pod_name\":\"$1\"" || true; }
 # repaired POD BEFORE: the agent logged a repair of POD since BEFORE repairs.
 repaired() { (($(repairs_logged "$1") > $2)); }
 # tamper_repaired LABEL POD CMD...: CMD in POD's namespace, the repair
@@ -162,6 +162,59 @@ egress_counted() { # d1's pod-side egress deny counter is no longer 0
 	[[ ${n:-0} -ge 1 ]]
 }
 timed_row "the refused connect shows in d1's egress counter" 7000 egress_counted
+
+# ---- a real Prometheus scrapes the agent, target labels attached as in a cluster --
+# Debian's prometheus in the node's namespace, its data in the test's temp
+# dir, scraping every second with the labels Kubernetes service discovery
+# gives a pod target (namespace, pod, container) and honor_labels off, as
+# a PodMonitor would: our series keep their own labels, none is renamed
+# exported_*, and every documented family is there.
+PROM_PORT=19090
+cat >"$W_TMP/prometheus.yml" <<YML
+global: {scrape_interval: 1s, scrape_timeout: 900ms}
+scrape_configs:
+  - job_name: boxxkite-netguard
+    honor_labels: false
+    static_configs:
+      - targets: ["$LISTEN"]
+        labels: {namespace: boxxkite-netguard, pod: boxxkite-netguard-x7k2p, container: agent}
+YML
+bg_start nsenter --net="$(_ns_path "$W_NODE")" prometheus --config.file="$W_TMP/prometheus.yml" \
+	--storage.tsdb.path="$W_TMP/prom-data" --web.listen-address="127.0.0.1:$PROM_PORT" \
+	--log.level=warn 2>>"$W_TMP/log/prometheus.log"
+PROM_PID=$BG_PID
+prom_query() { # PROMQL: the result as JSON
+	node_exec "$PY" -c '
+import json, sys, urllib.parse, urllib.request
+u = "http://127.0.0.1:'"$PROM_PORT"'/api/v1/query?query=" + urllib.parse.quote(sys.argv[1])
+print(json.dumps(json.load(urllib.request.urlopen(u, timeout=3))["data"]["result"]))' "$1"
+}
+prom_finds_all() {
+	local out
+	out=$(prom_query '{job="boxxkite-netguard"}') || return 1
+	"$PY" - "$out" <<'PY'
+import json, sys
+res = json.loads(sys.argv[1])
+names = {r["metric"]["__name__"] for r in res}
+want = {"boxxkite_netguard_pod_decision", "boxxkite_netguard_denied_packets_total",
+        "boxxkite_netguard_denied_bytes_total", "boxxkite_netguard_drift_events_total",
+        "boxxkite_netguard_build_info", "boxxkite_netguard_agent_up", "boxxkite_netguard_agent_pods",
+        "boxxkite_netguard_cni_invocations_total", "process_cpu_seconds_total",
+        "process_resident_memory_bytes", "process_open_fds", "process_max_fds", "process_start_time_seconds"}
+bad = ["missing %s" % n for n in sorted(want - names)]
+bad += ["exported_ label on %s" % r["metric"] for r in res if any(k.startswith("exported_") for k in r["metric"])]
+d = [r["metric"] for r in res if r["metric"]["__name__"] == "boxxkite_netguard_pod_decision"]
+bad += ["pod_decision without its own labels: %s" % m for m in d
+        if not (m.get("pod_namespace") and m.get("pod_name") and "sandbox_id" in m and m.get("pod") == "boxxkite-netguard-x7k2p")]
+if not d:
+    bad.append("no pod_decision series")
+print("; ".join(bad[:5]) or "%d series, %d families, no exported_ label" % (len(res), len(names)))
+sys.exit(1 if bad else 0)
+PY
+}
+t_check "Prometheus (target labels namespace/pod/container) finds every family, no exported_ label" \
+	within 30000 prom_finds_all
+bg_stop "$PROM_PID"
 
 # ---- status ---------------------------------------------------------------------
 out=$("$NG_BIN" status --state-dir "$STATE" 2>&1) && rc=0 || rc=$?
@@ -251,7 +304,7 @@ expect "ln: learned storage name reachable" connected 2000 pod:ln -- tcp "$STORE
 sleep 1.2
 n=$(drift_count ln)
 t_row "elements the agent learned are not drift" "drift lines: $n" "$([[ $n == 0 ]] && echo 0 || echo 1)" \
-	"$(grep '"event":"drift"' "$W_TMP/log/agent.log" | grep '"pod":"sandboxes/ln"' | head -3)"
+	"$(grep '"event":"drift"' "$W_TMP/log/agent.log" | grep '"pod_name":"ln"' | head -3)"
 learned_metric() { [[ $(metric boxxkite_netguard_learned_addresses 'pod_name="ln",sandbox_id') -ge 1 ]]; }
 timed_row "learned_addresses for ln" 7000 learned_metric
 before=$(repairs_logged ln)
@@ -274,6 +327,8 @@ t_row "DEL with --repair: no repair of the deleted table" "repairs $before -> $n
 t_check_not "... and d1's namespace has no table left" pod_has_table d1
 timed_row "after DEL, d1 is gone from /metrics" 3000 gone
 agent_stop
+t_check "every line the agent logged is of the one log schema (e2e/lib/logschema.py)" \
+	"$PY" "$E2E_DIR/lib/logschema.py" agent "$W_TMP/log/agent.log"
 # No agent, every enforced pod's namespace gone: nothing could be checked,
 # and that is not a success.
 for p in d2 d3 d4 d5 ln; do pod_netns_rm "$p"; done
