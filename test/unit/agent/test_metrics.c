@@ -7,6 +7,7 @@
 
 #include "base/histogram.h"
 #include "agent/metrics.h"
+#include "agent/procmetrics.h"
 #include "node/nodeview.h"
 #include "state/invstats.h"
 
@@ -184,6 +185,45 @@ static void test_promtool_accepts_the_scrape(void **state)
 	ng_view_free(&v);
 }
 
+/* README's table of families (between its metrics-table markers) is
+ * exactly what the agent serves, name and type: it cannot drift. Run from
+ * the source tree's root (make unit). */
+static void test_readme_lists_every_family(void **state)
+{
+	struct ng_view v;
+	char *text = NULL, line[1024], served[8192] = "", listed[8192] = "";
+	size_t len = 0, ns = 0, nl = 0;
+	FILE *f = open_memstream(&text, &len), *readme = fopen("README.md", "r");
+	bool in = false;
+
+	(void)state;
+	assert_non_null(readme);
+	build(&v);
+	ng_metrics_render(&v, f);
+	ng_procmetrics_render(f);
+	fclose(f);
+	/* "name type;" for each family served, in order */
+	for (const char *p = text; (p = strstr(p, "# TYPE ")); p++) {
+		const char *eol = strchr(p, '\n');
+
+		ns += (size_t)snprintf(served + ns, sizeof(served) - ns, "%.*s;", (int)(eol - p - 7), p + 7);
+	}
+	while (fgets(line, sizeof(line), readme)) {
+		char name[128], type[32];
+
+		if (strstr(line, "<!-- metrics-table"))
+			in = true;
+		else if (strstr(line, "<!-- /metrics-table"))
+			in = false;
+		else if (in && sscanf(line, "| `%127[^`]` | %31[a-z] |", name, type) == 2)
+			nl += (size_t)snprintf(listed + nl, sizeof(listed) - nl, "%s %s;", name, type);
+	}
+	fclose(readme);
+	assert_string_equal(listed, served);
+	free(text);
+	ng_view_free(&v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -192,6 +232,7 @@ int main(void)
 		cmocka_unit_test(test_histogram_cumulative),
 		cmocka_unit_test(test_histogram_bounds),
 		cmocka_unit_test(test_promtool_accepts_the_scrape),
+		cmocka_unit_test(test_readme_lists_every_family),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
