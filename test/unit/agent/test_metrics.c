@@ -94,14 +94,15 @@ static void test_one_family_header_for_many_pods(void **state)
 	assert_int_equal(count(t, "# HELP boxxkite_netguard_pod_decision "), 1);
 	assert_int_equal(count(t, "# TYPE boxxkite_netguard_denied_packets_total counter"), 1);
 	assert_int_equal(count(t, "boxxkite_netguard_pod_decision{"), 4);
-	assert_non_null(strstr(t, "boxxkite_netguard_pod_decision{pod_namespace=\"sandboxes\",pod_name=\"bad\","
-				  "sandbox_id=\"dddddddddddd\",decision=\"refused\"} 1\n"));
-	assert_non_null(
-		strstr(t, "boxxkite_netguard_denied_packets_total{pod_namespace=\"sandboxes\",pod_name=\"s1\","
-			  "sandbox_id=\"aaaaaaaaaaaa\",table=\"netdev\",side=\"pod\",category=\"raw\"} 7\n"));
 	assert_non_null(strstr(t,
-			       "boxxkite_netguard_learned_name_addresses{pod_namespace=\"sandboxes\",pod_name=\"s2\","
-			       "sandbox_id=\"bbbbbbbbbbbb\",name=\"*.example.com\",ports=\"tcp/443\"} 2\n"));
+			       "boxxkite_netguard_pod_decision{pod_namespace=\"sandboxes\",pod_name=\"bad\","
+			       "sandbox_id=\"dddddddddddd\",decision=\"refused\"} 1\n"));
+	assert_non_null(strstr(
+		t, "boxxkite_netguard_denied_packets_total{pod_namespace=\"sandboxes\",pod_name=\"s1\","
+		   "sandbox_id=\"aaaaaaaaaaaa\",table=\"netdev\",side=\"pod\",category=\"raw\"} 7\n"));
+	assert_non_null(strstr(
+		t, "boxxkite_netguard_learned_name_addresses{pod_namespace=\"sandboxes\",pod_name=\"s2\","
+		   "sandbox_id=\"bbbbbbbbbbbb\",name=\"*.example.com\",ports=\"tcp/443\"} 2\n"));
 	/* Not a netns path anywhere. */
 	assert_null(strstr(t, "netns="));
 	free(t);
