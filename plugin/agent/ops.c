@@ -264,6 +264,7 @@ int ng_ops_start(const struct ng_ops_config *c, struct ng_ops **out, struct ng_e
 	snprintf(o->readyz.conf_dir, sizeof(o->readyz.conf_dir), "%s", c->conf_dir);
 	o->local.start_ms = ng_wall_ms();
 	o->local.repair = c->repair;
+	o->local.pod_metrics_limit = c->pod_metrics_limit;
 	ng_invfold_init(&o->fold);
 	pthread_mutex_init(&o->mu, NULL);
 	snprintf(dir, sizeof(dir), "%s/" NG_PODS_DIR, o->state_dir);

@@ -38,7 +38,11 @@ struct ng_ops_config {
 	const char *state_dir, *bin_dir, *conf_dir;
 	bool repair;
 	int check_ms;
+	/* Per-pod series while at most this many pods are recorded (-1: always,
+	 * 0: never); node totals always (--pod-metrics). */
+	int pod_metrics_limit;
 };
+#define NG_POD_METRICS_DEFAULT 500
 
 struct ng_ops;
 

@@ -73,6 +73,7 @@ static void build(struct ng_view *v)
 {
 	memset(v, 0, sizeof(*v));
 	v->start_ms = 1764580000000;
+	v->pod_metrics_limit = -1;
 	add_pod(v, "aaaaaaaaaaaaaaaa@eth0", "sandboxes", "s1", "enforced");
 	add_pod(v, "bbbbbbbbbbbbbbbb@eth0", "sandboxes", "s2", "enforced");
 	add_pod(v, "cccccccccccccccc@eth0", "default", "web \"x\"\\\n", "skipped");
@@ -186,6 +187,34 @@ static void test_promtool_accepts_the_scrape(void **state)
 	ng_view_free(&v);
 }
 
+/* --pod-metrics: per-pod samples while at most N pods, never with 0; the
+ * node totals and the families' declarations always. */
+static void test_pod_metrics_bound(void **state)
+{
+	struct ng_view v;
+	char *t;
+
+	(void)state;
+	build(&v);
+	v.pod_metrics_limit = 4; /* 4 pods: on */
+	t = render(&v);
+	assert_int_equal(count(t, "boxxkite_netguard_pod_decision{"), 4);
+	assert_non_null(strstr(t, "\nboxxkite_netguard_agent_pod_metrics 1\n"));
+	free(t);
+	v.pod_metrics_limit = 3;
+	t = render(&v);
+	assert_int_equal(count(t, "pod_name="), 0);
+	assert_int_equal(count(t, "# TYPE boxxkite_netguard_pod_decision gauge"), 1);
+	assert_non_null(strstr(t, "boxxkite_netguard_agent_pods{decision=\"enforced\"} 2\n"));
+	assert_non_null(strstr(t, "\nboxxkite_netguard_agent_pod_metrics 0\n"));
+	free(t);
+	v.pod_metrics_limit = 0;
+	t = render(&v);
+	assert_int_equal(count(t, "pod_name="), 0);
+	free(t);
+	ng_view_free(&v);
+}
+
 /* README's table of families (between its metrics-table markers) is
  * exactly what the agent serves, name and type: it cannot drift. Run from
  * the source tree's root (make unit). */
@@ -234,6 +263,7 @@ int main(void)
 		cmocka_unit_test(test_histogram_bounds),
 		cmocka_unit_test(test_promtool_accepts_the_scrape),
 		cmocka_unit_test(test_readme_lists_every_family),
+		cmocka_unit_test(test_pod_metrics_bound),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
