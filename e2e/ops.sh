@@ -163,6 +163,24 @@ egress_counted() { # d1's pod-side egress deny counter is no longer 0
 }
 timed_row "the refused connect shows in d1's egress counter" 7000 egress_counted
 
+# ---- an idle pod denies nothing --------------------------------------------------
+# What the kernel sends by itself on a new link (DAD, MLD reports of its
+# solicited-node groups, router solicitations to ff02::2 every 4 s at
+# first) is allowed: the pod's deny counters stay 0 (the ruleset keeps
+# counting every packet it refuses; increase(denied) > 0 means a pod did
+# something).
+pod_add idle >/dev/null
+sleep 15
+idle_zero() {
+	"$NG_BIN" stats --netns "$(_ns_path "$(pod_ns idle)")" | "$PY" -c '
+import json, sys
+d = json.load(sys.stdin)["denied"]
+bad = {c: v for c, v in d.items() if v["packets"]}
+print(bad or "all %d categories 0" % len(d)); sys.exit(1 if bad else 0)'
+}
+t_check "an idle pod, 15 s after ADD: every deny counter 0 (its own RS, DAD and MLD allowed)" idle_zero
+pod_del idle >/dev/null
+
 # ---- a real Prometheus scrapes the agent, target labels attached as in a cluster --
 # Debian's prometheus in the node's namespace, its data in the test's temp
 # dir, scraping every second with the labels Kubernetes service discovery
