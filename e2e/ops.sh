@@ -266,7 +266,7 @@ status_matches_agent() {
 		sed -E 's/.*pod_namespace="([^"]*)",pod_name="([^"]*)".*/\1\/\2/' | sort | tr '\n' ' ')
 	[[ $n_status == "$n_metrics" ]] || { echo "status: $n_status; metrics: $n_metrics" && return 1; }
 	grep -q "^pods: $(wc -w <<<"$n_status"): " <<<"$out" || { echo "$(sed -n 2p <<<"$out") for $n_status" && return 1; }
-	echo "$(sed -n 2p <<<"$out")"
+	sed -n 2p <<<"$out"
 }
 t_check "status: pod for pod the agent's view (refused once), header with the agent" within 4000 status_matches_agent
 

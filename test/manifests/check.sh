@@ -243,6 +243,7 @@ overlay_mutant "metrics overlay whose probes still ask 127.0.0.1" "readinessProb
 	'sed -i "0,/^              host: null$/s//              host: 127.0.0.1/; s|^          startupProbe:$|          readinessProbeX:|" overlays/metrics/agent-on-node-ip.yaml; sed -i "0,/^          readinessProbe:$/{/^          readinessProbe:$/{N;N;d}}" overlays/metrics/agent-on-node-ip.yaml; sed -i "s|^          readinessProbeX:$|          readinessProbe:|" overlays/metrics/agent-on-node-ip.yaml'
 overlay_mutant "metrics overlay with HOST_IP from the pod's own IP field" "HOST_IP is the node's IP" \
 	'sed -i "s|fieldPath: status.hostIP|fieldPath: metadata.name|" overlays/metrics/agent-on-node-ip.yaml'
+# shellcheck disable=SC2016 # $patch is YAML's, for sed
 overlay_mutant "resolve-only overlay keeping the agent" "no agent container" \
 	'sed -i "/^        - name: agent$/,/^          \$patch: delete$/d" overlays/resolve-only/no-agent.yaml'
 overlay_mutant "the install DaemonSet renamed (the overlays patch nothing)" "renders DaemonSet boxxkite-netguard" \
