@@ -85,6 +85,11 @@ $(BUILD)/obj/%.o: plugin/%.c
 $(LIB): $(LIB_OBJ)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
+# The source revision in build_info (agent/procmetrics.c alone; a tree
+# without git says "unknown").
+REVISION := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+$(BUILD)/obj/agent/procmetrics.o: CFLAGS += -DNG_REVISION='"$(REVISION)"'
+
 $(BIN): $(BUILD)/obj/main.o $(LIB)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)

@@ -46,6 +46,7 @@ t_check "uninstall --help: uninstall's own" help_of uninstall 6 --conf-dir --bin
 # shellcheck disable=SC2016 # $1 belongs to the inner bash
 t_check "...and not install's options" bash -c '! "$1" uninstall --help | grep -q -- "--entry"' _ "$NG_BIN"
 t_check "stats --help: more than a usage line" help_of stats 8 --netns --pid --prometheus
+t_check "status --help: more than a usage line" help_of status 8 --json --state-dir
 t_check "logs --help: more than a usage line" help_of logs 8 --netns --pid --group --duration --count
 # shellcheck disable=SC2016
 t_check "help lists every command and points to COMMAND --help" bash -c '
@@ -85,6 +86,22 @@ for cmd in stats logs verify; do
 	t_check "$cmd --netns and --pid together: exactly one" \
 		target_error "$cmd" "give exactly one of --netns PATH and --pid PID" --netns /x --pid 1
 done
+
+# ---------------------------------------------------------------------------
+section "status without a state dir: nothing was recorded here"
+no_state_dir() { # exit 0 as --help says, JSON with no pod, and says why
+	ran status --json --state-dir "$W_TMP/no-such-dir" >/dev/null
+	((RC == 0)) || { echo "exit $RC" && return 1; }
+	"$PY" -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s["pods"]==[] and s["exit"]==0 and "no state dir" in s["source"], s' "$W_TMP/out"
+}
+t_check "status --json, no state dir: exit 0, a JSON view without pods" no_state_dir
+no_state_table() {
+	RC=0
+	"$NG_BIN" status --state-dir "$W_TMP/no-such-dir" >"$W_TMP/out" 2>"$W_TMP/err" || RC=$?
+	((RC == 0)) && grep -q '^agent: not running' "$W_TMP/out" && grep -q '^pods: 0: ' "$W_TMP/out" &&
+		grep -q 'no state dir' "$W_TMP/err"
+}
+t_check "status, no state dir: exit 0, the header, the reason on stderr" no_state_table
 
 # ---------------------------------------------------------------------------
 section "deploy/README.md: the dry-run example runs as written"

@@ -55,16 +55,17 @@ within() {
 }
 
 # log_has FILE LEVEL TEXT: every line of FILE (the installer's stderr) is one
-# JSON object in the decision log's shape (ts, level, msg, plugin,
-# component), and one of them has LEVEL and TEXT in its msg.
+# JSON object of the one log schema (e2e/lib/logschema.py), and one of them
+# has LEVEL and TEXT in its msg.
 log_has() {
+	"$PY" "$E2E_DIR/lib/logschema.py" installer "$1" >/dev/null || { "$PY" "$E2E_DIR/lib/logschema.py" installer "$1"; return 1; }
 	"$PY" - "$@" <<'PY'
 import json, re, sys
 path, level, text = sys.argv[1:4]
 hit = False
 for n, line in enumerate(open(path), 1):
     o = json.loads(line)
-    assert list(o)[:5] == ["ts", "level", "msg", "plugin", "component"], "line %d: %s" % (n, line)
+    assert list(o)[:6] == ["ts", "level", "msg", "plugin", "component", "event"], "line %d: %s" % (n, line)
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", o["ts"]), line
     assert o["level"] in ("info", "warn", "error") and o["plugin"] == "boxxkite-netguard", line
     assert o["component"] == "installer" and o["msg"], line

@@ -140,9 +140,12 @@ for fam, field in fams.items():
             bad.append("sample %s in %s" % (s.name, fam))
             continue
         l = s.labels
-        if set(l) != {"category", "netns", "pod_namespace", "pod"}:
+        # the agent's labels (README "/metrics"), never a netns path
+        if set(l) != {"pod_namespace", "pod_name", "sandbox_id", "table", "side", "category"}:
             bad.append("labels %s" % sorted(l))
-        if (l.get("netns"), l.get("pod_namespace"), l.get("pod")) != (ns, j["pod_namespace"], j["pod_name"]):
+        if (l.get("pod_namespace"), l.get("pod_name"), l.get("side")) != (j["pod_namespace"], j["pod_name"], "pod"):
+            bad.append("labels %s" % l)
+        if l.get("table") != ("netdev" if l.get("category") == "raw" else "inet") or len(l.get("sandbox_id", "")) != 12:
             bad.append("labels %s" % l)
         got[l.get("category")] = s.value
     want = {c: float(v[field]) for c, v in j["denied"].items()}
@@ -156,10 +159,10 @@ sys.exit(1 if bad else 0)
 PY
 }
 t_check "promtool accepts it; counter families, labels and values as the JSON" prom_check "$WEB"
-# A netns path with a quote and a backslash: the label must be escaped.
+# A netns path with a quote and a backslash: read as any other, no path in a label.
 ODD=$W_TMP/odd\"ns\\name
 ln -s "$WEB" "$ODD"
-t_check "label escaping: a netns path with \" and \\" prom_check "$ODD"
+t_check "a netns path with \" and \\: the same series, no path in any label" prom_check "$ODD"
 # The checker is the authority, and strict: what it must refuse.
 promtool_refuses() { # TEXT (printf format)
 	# shellcheck disable=SC2059 # the format is the test's input
@@ -420,7 +423,8 @@ for n, l in enumerate(lines[:-1], 1):
     o = json.loads(l)
     where = "line %d: %s" % (n, l)
     assert o["plugin"] == "boxxkite-netguard", where
-    assert list(o)[:4] == ["ts", "level", "msg", "plugin"], "structured-log head: " + where
+    assert list(o)[:6] == ["ts", "level", "msg", "plugin", "component", "event"], "structured-log head: " + where
+    assert (o["component"], o["event"]) == ("plugin", "decision"), where
     assert o["level"] == ("error" if "code" in o else "info"), where
     assert o["msg"].startswith("%s %s" % (o["verb"], o["decision"])) and o["reason"] in o["msg"], where
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", o["ts"]), where
@@ -455,6 +459,8 @@ else:
 PY
 }
 t_check "every line has the documented fields; one line per call" dlog
+t_check "every line of the decision log is of the one log schema (e2e/lib/logschema.py)" \
+	"$PY" "$E2E_DIR/lib/logschema.py" plugin "$W_TMP/netguard.log"
 t_check "ADD enforced web (with allow/name element counts)" dlog ADD enforced web
 t_check "ADD enforced lg" dlog ADD enforced lg
 t_check "ADD skipped plain" dlog ADD skipped plain

@@ -77,10 +77,10 @@ within() {
 		sleep 0.01
 	done
 }
-drift_logged() { grep '"event":"drift"' "$W_TMP/log/agent.log" | grep -q "\"pod\":\"sandboxes/$1\""; }
-drift_count() { grep '"event":"drift"' "$W_TMP/log/agent.log" | grep -c "\"pod\":\"sandboxes/$1\"" || true; }
+drift_logged() { grep '"event":"drift"' "$W_TMP/log/agent.log" | grep -q "\"pod_namespace\":\"sandboxes\",\"pod_name\":\"$1\""; }
+drift_count() { grep '"event":"drift"' "$W_TMP/log/agent.log" | grep -c "\"pod_namespace\":\"sandboxes\",\"pod_name\":\"$1\"" || true; }
 in_sync() { pod_check "$1" >/dev/null 2>&1; }
-repairs_logged() { grep '"event":"repaired"' "$W_TMP/log/agent.log" | grep -c "\"pod\":\"sandboxes/$1\"" || true; }
+repairs_logged() { grep '"event":"repaired"' "$W_TMP/log/agent.log" | grep -c "\"pod_namespace\":\"sandboxes\",\"pod_name\":\"$1\"" || true; }
 # repaired POD BEFORE: the agent logged a repair of POD since BEFORE repairs.
 repaired() { (($(repairs_logged "$1") > $2)); }
 # tamper_repaired LABEL POD CMD...: CMD in POD's namespace, the repair
@@ -130,7 +130,7 @@ t_check "refused record kept past the runtime's DEL" ls "$STATE/pods/$(_pod_var 
 scrape_has_all() {
 	local m
 	m=$(get /metrics) || return 1
-	for want in 'pod="d1",container="' 'pod="web",' 'decision="skipped"' 'pod="bad",' 'decision="refused"'; do
+	for want in 'pod_name="d1",sandbox_id="' 'pod_name="web",' 'decision="skipped"' 'pod_name="bad",' 'decision="refused"'; do
 		grep -F 'boxxkite_netguard_pod_decision{' <<<"$m" | grep -qF "$want" || return 1
 	done
 }
@@ -140,19 +140,73 @@ out=$(promtool check metrics <"$W_TMP/scrape.txt" 2>&1) && rc=0 || rc=$?
 [[ -z $out ]] || rc=1
 t_row "promtool check metrics accepts the node's scrape" "${out:-clean, $(wc -l <"$W_TMP/scrape.txt") lines}" "$rc"
 t_check_not "no netns path in any label" grep -q 'netns=' "$W_TMP/scrape.txt"
-t_check "labelled by namespace and pod" grep -q '^boxxkite_netguard_pod_decision{namespace="sandboxes",pod="d1",' "$W_TMP/scrape.txt"
+t_check "labelled by pod_namespace and pod_name (never a target label's name)" grep -q '^boxxkite_netguard_pod_decision{pod_namespace="sandboxes",pod_name="d1",' "$W_TMP/scrape.txt"
 n=$(grep '^boxxkite_netguard_cni_invocations_total{verb="ADD",decision="enforced"}' "$W_TMP/scrape.txt" | awk '{print $NF}')
 t_row "ADD counted by decision (5 enforced)" "${n:-none}" "$([[ ${n:-0} -ge 5 ]] && echo 0 || echo 1)"
 t_check "ADD latency histogram (+Inf bucket)" grep -q '^boxxkite_netguard_cni_invocation_duration_seconds_bucket{verb="ADD",le="+Inf"} [1-9]' "$W_TMP/scrape.txt"
-t_check "deny counters per category (egress, pod side)" grep -q 'denied_packets_total{namespace="sandboxes",pod="d1",.*side="pod",category="egress"}' "$W_TMP/scrape.txt"
+t_check "deny counters per category (egress, pod side)" grep -q 'denied_packets_total{pod_namespace="sandboxes",pod_name="d1",.*side="pod",category="egress"}' "$W_TMP/scrape.txt"
 expect "d1: forbidden host refused (counted)" refused 1000 pod:d1 -- tcp "$FORBID4" 443 1000
 egress_counted() { # d1's pod-side egress deny counter is no longer 0
 	local n
-	n=$(get /metrics | grep '^boxxkite_netguard_denied_packets_total{namespace="sandboxes",pod="d1",' |
+	n=$(get /metrics | grep '^boxxkite_netguard_denied_packets_total{pod_namespace="sandboxes",pod_name="d1",' |
 		grep 'table="inet",side="pod",category="egress"' | awk '{print $NF}')
 	[[ ${n:-0} -ge 1 ]]
 }
 timed_row "the refused connect shows in d1's egress counter" 7000 egress_counted
+
+
+# ---- a real Prometheus scrapes the agent, target labels attached as in a cluster --
+# Debian's prometheus in the node's namespace, its data in the test's temp
+# dir, scraping every second with the labels Kubernetes service discovery
+# gives a pod target (namespace, pod, container) and honor_labels off, as
+# a PodMonitor would: our series keep their own labels, none is renamed
+# exported_*, and every documented family is there.
+PROM_PORT=19090
+cat >"$W_TMP/prometheus.yml" <<YML
+global: {scrape_interval: 1s, scrape_timeout: 900ms}
+scrape_configs:
+  - job_name: boxxkite-netguard
+    honor_labels: false
+    static_configs:
+      - targets: ["$LISTEN"]
+        labels: {namespace: boxxkite-netguard, pod: boxxkite-netguard-x7k2p, container: agent}
+YML
+bg_start nsenter --net="$(_ns_path "$W_NODE")" prometheus --config.file="$W_TMP/prometheus.yml" \
+	--storage.tsdb.path="$W_TMP/prom-data" --web.listen-address="127.0.0.1:$PROM_PORT" \
+	--log.level=warn 2>>"$W_TMP/log/prometheus.log"
+PROM_PID=$BG_PID
+prom_query() { # PROMQL: the result as JSON
+	node_exec "$PY" -c '
+import json, sys, urllib.parse, urllib.request
+u = "http://127.0.0.1:'"$PROM_PORT"'/api/v1/query?query=" + urllib.parse.quote(sys.argv[1])
+print(json.dumps(json.load(urllib.request.urlopen(u, timeout=3))["data"]["result"]))' "$1"
+}
+prom_finds_all() {
+	local out
+	out=$(prom_query '{job="boxxkite-netguard"}') || return 1
+	"$PY" - "$out" <<'PY'
+import json, sys
+res = json.loads(sys.argv[1])
+names = {r["metric"]["__name__"] for r in res}
+want = {"boxxkite_netguard_pod_decision", "boxxkite_netguard_denied_packets_total",
+        "boxxkite_netguard_denied_bytes_total", "boxxkite_netguard_drift_events_total",
+        "boxxkite_netguard_build_info", "boxxkite_netguard_agent_up", "boxxkite_netguard_agent_pods",
+        "boxxkite_netguard_cni_invocations_total", "process_cpu_seconds_total",
+        "process_resident_memory_bytes", "process_open_fds", "process_max_fds", "process_start_time_seconds"}
+bad = ["missing %s" % n for n in sorted(want - names)]
+bad += ["exported_ label on %s" % r["metric"] for r in res if any(k.startswith("exported_") for k in r["metric"])]
+d = [r["metric"] for r in res if r["metric"]["__name__"] == "boxxkite_netguard_pod_decision"]
+bad += ["pod_decision without its own labels: %s" % m for m in d
+        if not (m.get("pod_namespace") and m.get("pod_name") and "sandbox_id" in m and m.get("pod") == "boxxkite-netguard-x7k2p")]
+if not d:
+    bad.append("no pod_decision series")
+print("; ".join(bad[:5]) or "%d series, %d families, no exported_ label" % (len(res), len(names)))
+sys.exit(1 if bad else 0)
+PY
+}
+t_check "Prometheus (target labels namespace/pod/container) finds every family, no exported_ label" \
+	within 30000 prom_finds_all
+bg_stop "$PROM_PID"
 
 # ---- status ---------------------------------------------------------------------
 out=$("$NG_BIN" status --state-dir "$STATE" 2>&1) && rc=0 || rc=$?
@@ -171,6 +225,24 @@ assert any(c["category"] == "egress" and c["packets"] >= 1 for c in d1["denied"]
 '
 }
 t_check "status --json: decisions, both sides, in sync, deny counts" within 4000 json_ok
+# Pod for pod what the agent serves: the refused pod once (its record sits
+# beside the attachment's), the header's count the table's, the same pods
+# as /metrics' pod_decision series; the header names the agent.
+status_matches_agent() {
+	local out m n_status n_metrics
+	out=$("$NG_BIN" status --state-dir "$STATE" 2>&1) || true
+	grep -q '^agent: serving, version [0-9.]*, ready, generation [0-9]*, view [0-9]*s old$' <<<"$out" ||
+		{ echo "header: $(head -1 <<<"$out")" && return 1; }
+	(($(grep -c '^sandboxes/bad ' <<<"$out") == 1)) || { echo "bad listed $(grep -c '^sandboxes/bad ' <<<"$out") times" && return 1; }
+	n_status=$(tail -n +4 <<<"$out" | awk '{print $1}' | sort | tr '\n' ' ')
+	m=$(get /metrics) || return 1
+	n_metrics=$(grep '^boxxkite_netguard_pod_decision{' <<<"$m" |
+		sed -E 's/.*pod_namespace="([^"]*)",pod_name="([^"]*)".*/\1\/\2/' | sort | tr '\n' ' ')
+	[[ $n_status == "$n_metrics" ]] || { echo "status: $n_status; metrics: $n_metrics" && return 1; }
+	grep -q "^pods: $(wc -w <<<"$n_status"): " <<<"$out" || { echo "$(sed -n 2p <<<"$out") for $n_status" && return 1; }
+	sed -n 2p <<<"$out"
+}
+t_check "status: pod for pod the agent's view (refused once), header with the agent" within 4000 status_matches_agent
 
 # ---- drift, noticed (no --repair) -----------------------------------------------
 # (every set but the _ttl name sets is constant: the kernel refuses
@@ -188,12 +260,12 @@ t_check_not "without --repair nothing is repaired (d3 still differs)" in_sync d3
 # The view behind /metrics is published at most every 500 ms: wait for it.
 drift_counted() {
 	local ev
-	ev=$(metric boxxkite_netguard_drift_events_total "pod=\"$1\"")
+	ev=$(metric boxxkite_netguard_drift_events_total "pod_name=\"$1\"")
 	echo "drift_events_total ${ev:-none}"
 	[[ ${ev:-0} -ge 1 ]]
 }
 t_check "drift_events_total for d4" within 3000 drift_counted d4
-ins=$(metric boxxkite_netguard_pod_in_sync 'pod="d2"')
+ins=$(metric boxxkite_netguard_pod_in_sync 'pod_name="d2"')
 t_row "pod_in_sync 0 for the flushed pod" "${ins:-none}" "$([[ ${ins:-x} == 0 ]] && echo 0 || echo 1)"
 
 # ---- drift, repaired (--repair): at start, then each tamper again --------------------
@@ -214,7 +286,7 @@ tamper_repaired "rule added: repaired" d3 nft add rule inet boxxkite_netguard eg
 tamper_repaired "set element added: repaired" d4 \
 	nft add element inet boxxkite_netguard names_v4_ttl "{ $FORBID4 . tcp . 443 timeout 1h }"
 expect "d4: the planted element is gone (forbidden refused)" refused 1000 pod:d4 -- tcp "$FORBID4" 443 1000
-rep=$(metric boxxkite_netguard_repairs_total 'pod="d1",container')
+rep=$(metric boxxkite_netguard_repairs_total 'pod_name="d1",sandbox_id')
 t_row "repairs_total for d1" "${rep:-none}" "$([[ ${rep:-0} -ge 1 ]] && echo 0 || echo 1)"
 
 # ---- learned elements are not drift; they survive a repair --------------------------
@@ -224,8 +296,8 @@ expect "ln: learned storage name reachable" connected 2000 pod:ln -- tcp "$STORE
 sleep 1.2
 n=$(drift_count ln)
 t_row "elements the agent learned are not drift" "drift lines: $n" "$([[ $n == 0 ]] && echo 0 || echo 1)" \
-	"$(grep '"event":"drift"' "$W_TMP/log/agent.log" | grep '"pod":"sandboxes/ln"' | head -3)"
-learned_metric() { [[ $(metric boxxkite_netguard_learned_addresses 'pod="ln",container') -ge 1 ]]; }
+	"$(grep '"event":"drift"' "$W_TMP/log/agent.log" | grep '"pod_name":"ln"' | head -3)"
+learned_metric() { [[ $(metric boxxkite_netguard_learned_addresses 'pod_name="ln",sandbox_id') -ge 1 ]]; }
 timed_row "learned_addresses for ln" 7000 learned_metric
 before=$(repairs_logged ln)
 pod_exec ln nft delete table inet boxxkite_netguard
@@ -241,7 +313,7 @@ expect "ln: learned address still reachable after the repair (no new answer)" co
 # ---- DEL: the pod leaves the view ---------------------------------------------------
 before=$(repairs_logged d1)
 pod_del d1 >/dev/null
-gone() { ! get /metrics | grep -q 'pod="d1"'; }
+gone() { ! get /metrics | grep -q 'pod_name="d1"'; }
 sleep 0.5
 # The decision record goes before the table: the watch lets go first, and
 # never takes the DEL's table removal for drift to repair.
@@ -250,5 +322,13 @@ t_row "DEL with --repair: no repair of the deleted table" "repairs $before -> $n
 t_check_not "... and d1's namespace has no table left" pod_has_table d1
 timed_row "after DEL, d1 is gone from /metrics" 3000 gone
 agent_stop
+t_check "every line the agent logged is of the one log schema (e2e/lib/logschema.py)" \
+	"$PY" "$E2E_DIR/lib/logschema.py" agent "$W_TMP/log/agent.log"
+# No agent, every enforced pod's namespace gone: nothing could be checked,
+# and that is not a success.
+for p in d2 d3 d4 d5 ln; do pod_netns_rm "$p"; done
+out=$("$NG_BIN" status --state-dir "$STATE" 2>&1) && rc=0 || rc=$?
+t_row "status: every enforced pod cannot-check: exit 4" "rc=$rc, $(sed -n 2p <<<"$out")" \
+	"$([[ $rc == 4 && $(grep -c ' cannot-check ' <<<"$out") == 5 ]] && echo 0 || echo 1)" "$out"
 ((T_FAIL == 0)) || { echo "--- agent log (last 40 lines)"; tail -40 "$W_TMP/log/agent.log"; }
 t_summary

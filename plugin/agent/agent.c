@@ -53,6 +53,7 @@ static int usage(FILE *f, int rc)
 	fprintf(f,
 		"usage: boxxkite-netguard agent [--state-dir DIR] [--listen ADDR:PORT] [--repair]\n"
 		"         [--check-interval SECONDS] [--cni-bin-dir DIR] [--cni-conf-dir DIR]\n"
+		"         [--pod-metrics on|off|N]\n"
 		"  Learns the DNS-name destinations of pods with egress.names \"learn\" from their own\n"
 		"  DNS answers, before the answers reach them; watches every enforced pod's tables for\n"
 		"  drift. Runs in the node's network namespace.\n"
@@ -64,9 +65,11 @@ static int usage(FILE *f, int rc)
 		"                    also seen at once through nf_tables events)\n"
 		"  --cni-bin-dir     where /readyz expects the installed binary (default %s)\n"
 		"  --cni-conf-dir    whose active config must hold our entry (default %s)\n"
+		"  --pod-metrics     on | off | N: per-pod series on /metrics always, never, or while\n"
+		"                    at most N pods are recorded (default %d); node totals always\n"
 		"%s",
 		NG_DEFAULT_STATE_DIR, NG_AGENT_LISTEN_DEFAULT, NG_OPS_CHECK_MS / 1000, NG_DEFAULT_CNI_BIN_DIR,
-		NG_DEFAULT_CONF_DIR, NG_KUBEOPT_USAGE);
+		NG_DEFAULT_CONF_DIR, NG_POD_METRICS_DEFAULT, NG_KUBEOPT_USAGE);
 	return rc;
 }
 
@@ -240,6 +243,7 @@ static int options(int argc, char **argv, struct ng_agent *a, const char **liste
 		{"kube-token", required_argument, NULL, NG_KUBEOPT_TOKEN},
 		{"kube-ca", required_argument, NULL, NG_KUBEOPT_CA},
 		{"node-name", required_argument, NULL, NG_KUBEOPT_NODE},
+		{"pod-metrics", required_argument, NULL, 'p'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -274,6 +278,16 @@ static int options(int argc, char **argv, struct ng_agent *a, const char **liste
 				return usage(stderr, 2);
 			oc->conf_dir = optarg;
 			break;
+		case 'p':
+			if (!strcmp(optarg, "on"))
+				oc->pod_metrics_limit = -1;
+			else if (!strcmp(optarg, "off"))
+				oc->pod_metrics_limit = 0;
+			else if (ng_arg_long("agent", "pod-metrics", optarg, 1, 1000000, &secs))
+				oc->pod_metrics_limit = (int)secs;
+			else
+				return usage(stderr, 2);
+			break;
 		case 'h': return usage(stdout, 0);
 		case NG_KUBEOPT_API:
 		case NG_KUBEOPT_TOKEN:
@@ -292,7 +306,8 @@ int ng_agent_main(int argc, char **argv)
 {
 	struct ng_agent a;
 	const char *listen_addr = NG_AGENT_LISTEN_DEFAULT;
-	struct ng_ops_config oc = {.bin_dir = NG_DEFAULT_CNI_BIN_DIR,
+	struct ng_ops_config oc = {.pod_metrics_limit = NG_POD_METRICS_DEFAULT,
+				   .bin_dir = NG_DEFAULT_CNI_BIN_DIR,
 				   .conf_dir = NG_DEFAULT_CONF_DIR,
 				   .check_ms = NG_OPS_CHECK_MS};
 	struct ng_err err = {0};

@@ -3,28 +3,31 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "agent/alog.h"
 #include "base/decision_log.h"
 
 void ng_alog_line(const char *level, const char *event, const char *pod, const char *record, const char *msg)
 {
-	char now[64];
-	json_t *o;
-	char *line;
+	/* The one schema (README "Logs"): the decision log's head, component
+	 * "agent", the pod as pod_namespace/pod_name; "warning" is "warn". */
+	json_t *o = ng_log_head(!strcmp(level, "warning") ? "warn" : level, msg);
+	const char *slash = pod ? strchr(pod, '/') : NULL;
 
-	ng_utc_now(now, sizeof(now));
-	o = json_pack("{s:s,s:s,s:s,s:s}", "time", now, "level", level, "event", event, "msg", msg);
-	if (o && pod)
-		json_object_set_new(o, "pod", json_string(pod));
-	if (o && record)
-		json_object_set_new(o, "record", json_string(record));
-	line = o ? json_dumps(o, JSON_COMPACT) : NULL;
-	if (line) {
-		fprintf(stderr, "%s\n", line);
-		fflush(stderr);
+	if (!o)
+		return;
+	json_object_set_new(o, "component", json_string("agent"));
+	json_object_set_new(o, "event", json_string(event));
+	if (pod) {
+		json_object_set_new(o, "pod_namespace", json_stringn(pod, slash ? (size_t)(slash - pod) : 0));
+		json_object_set_new(o, "pod_name", json_string(slash ? slash + 1 : pod));
 	}
-	free(line);
+	if (record)
+		json_object_set_new(o, "record", json_string(record));
+	if (ng_log_write_line(2, o) < 0) {
+		/* stderr gone: nothing to log to */
+	}
 	json_decref(o);
 }
 

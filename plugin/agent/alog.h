@@ -1,5 +1,7 @@
-/* The agent's log: one JSON object per line on stderr,
- * {"time","level","event","pod","record","msg"}. The learner and the ops
+/* The agent's log: one JSON object per line on stderr, the one schema
+ * (README "Logs"): {"ts","level","msg","plugin","component":"agent",
+ * "event","pod_namespace","pod_name","record"}; level "warning" is
+ * written "warn". The learner and the ops
  * thread both write it. */
 #ifndef NG_ALOG_H
 #define NG_ALOG_H

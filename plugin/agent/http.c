@@ -68,13 +68,18 @@ static int listen_on(const char *addr, struct ng_err *err)
 	port = strtol(colon + 1, &end, 10);
 	if (*end || port < 1 || port > 65535)
 		return ng_fail(err, NG_E_ENV, "--listen %s: bad port", addr);
-	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
+	/* [v6]:PORT, or v6:PORT unbracketed as the downward API's
+	 * status.hostIP gives it ($(HOST_IP):9617): the last colon is the
+	 * port's. */
+	if ((host[0] == '[' && host[strlen(host) - 1] == ']') || strchr(host, ':')) {
 		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+		bool br = host[0] == '[';
 
-		host[strlen(host) - 1] = '\0';
+		if (br)
+			host[strlen(host) - 1] = '\0';
 		s6->sin6_family = AF_INET6;
 		s6->sin6_port = htons((uint16_t)port);
-		if (inet_pton(AF_INET6, host + 1, &s6->sin6_addr) != 1)
+		if (inet_pton(AF_INET6, host + br, &s6->sin6_addr) != 1)
 			return ng_fail(err, NG_E_ENV, "--listen %s: bad address", addr);
 		sl = sizeof(*s6);
 	} else {

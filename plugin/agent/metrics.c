@@ -11,16 +11,20 @@ struct podlabels {
 	struct ng_prom_labels l;
 };
 
-/* namespace, pod, container, then up to `extra` more pairs at l.kv[6..]. */
+/* pod_namespace, pod_name, sandbox_id, then more pairs at l.kv[6..].
+ * Never namespace/pod/container: a Kubernetes scrape attaches those as
+ * target labels (the agent's own pod) and Prometheus would rename ours
+ * exported_*; and the value is the sandbox's ID, not a container's name.
+ * The names are the decision log's (pod_namespace, pod_name). */
 static void pod_labels(const struct ng_view_pod *p, struct podlabels *pl)
 {
 	memset(pl, 0, sizeof(*pl));
 	snprintf(pl->container, sizeof(pl->container), "%.12s", p->container);
-	pl->l.kv[0] = "namespace";
+	pl->l.kv[0] = "pod_namespace";
 	pl->l.kv[1] = p->ns;
-	pl->l.kv[2] = "pod";
+	pl->l.kv[2] = "pod_name";
 	pl->l.kv[3] = p->name;
-	pl->l.kv[4] = "container";
+	pl->l.kv[4] = "sandbox_id";
 	pl->l.kv[5] = pl->container;
 }
 
@@ -264,16 +268,31 @@ static void health(const struct ng_view *v, FILE *out)
 	ng_prom_u64(out, P "agent_kernel_read_errors_total", NULL, v->kernel_errors);
 }
 
+bool ng_metrics_per_pod(const struct ng_view *v)
+{
+	return v->pod_metrics_limit < 0 || v->pods.n <= (size_t)v->pod_metrics_limit;
+}
+
 void ng_metrics_render(const struct ng_view *v, FILE *out)
 {
-	decisions(v, out);
-	denied(v, out, false, false);
-	denied(v, out, true, false);
-	denied(v, out, false, true);
-	denied(v, out, true, true);
-	learned(v, out);
-	checks(v, out);
-	agent_counters(v, out);
+	/* Past the bound (--pod-metrics) the per-pod families are declared
+	 * with no sample: a node of short-lived sandboxes does not churn
+	 * series; the node totals stay. */
+	struct ng_view none = *v;
+	const struct ng_view *pv = ng_metrics_per_pod(v) ? v : &none;
+
+	none.pods.n = 0;
+	decisions(pv, out);
+	denied(pv, out, false, false);
+	denied(pv, out, true, false);
+	denied(pv, out, false, true);
+	denied(pv, out, true, true);
+	learned(pv, out);
+	checks(pv, out);
+	agent_counters(pv, out);
 	invocations(v, out);
 	health(v, out);
+	ng_prom_family(out, P "agent_pod_metrics", "gauge",
+		       "1 while per-pod series are served (--pod-metrics), 0 past its bound.");
+	ng_prom_u64(out, P "agent_pod_metrics", NULL, ng_metrics_per_pod(v));
 }

@@ -26,5 +26,7 @@
 #define NG_METRIC_PREFIX "boxxkite_netguard_"
 
 void ng_metrics_render(const struct ng_view *v, FILE *out);
+/* Whether the per-pod series are served (the view's --pod-metrics bound). */
+bool ng_metrics_per_pod(const struct ng_view *v);
 
 #endif

@@ -17,6 +17,7 @@
 #include "agent/grants.h"
 #include "agent/invfold.h"
 #include "agent/metrics.h"
+#include "agent/procmetrics.h"
 #include "agent/opsdir.h"
 #include "agent/opspod.h"
 #include "agent/readyz.h"
@@ -257,6 +258,7 @@ int ng_ops_start(const struct ng_ops_config *c, struct ng_ops **out, struct ng_e
 	snprintf(o->readyz.conf_dir, sizeof(o->readyz.conf_dir), "%s", c->conf_dir);
 	o->local.start_ms = ng_wall_ms();
 	o->local.repair = c->repair;
+	o->local.pod_metrics_limit = c->pod_metrics_limit;
 	ng_invfold_init(&o->fold);
 	pthread_mutex_init(&o->mu, NULL);
 	pthread_mutex_init(&o->view_mu, NULL);
@@ -357,6 +359,7 @@ uint64_t ng_ops_metrics(struct ng_ops *o, FILE *out)
 	ng_metrics_render(&o->shared, out);
 	gen = o->view_gen;
 	pthread_mutex_unlock(&o->view_mu);
+	ng_procmetrics_render(out);
 	/* The API's and grants' own counters (a body is re-rendered with
 	 * each view: at most a second behind). */
 	if (o->cfg.kube) {

@@ -41,7 +41,11 @@ struct ng_ops_config {
 	bool repair;
 	int check_ms;
 	struct ng_kube *kube; /* the API's view of the node's pods (agent/kube.h); NULL: off */
+	/* Per-pod series while at most this many pods are recorded (-1: always,
+	 * 0: never); node totals always (--pod-metrics). */
+	int pod_metrics_limit;
 };
+#define NG_POD_METRICS_DEFAULT 500
 
 struct ng_ops;
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/version.h"
 #include "node/statusjson.h"
 
 /* An exact copy of n elements (no growth: the view is read-only). */
@@ -41,6 +42,7 @@ void ng_opsview_build(const struct ng_view *local, struct ng_opod *const *pods, 
 	*out = *local;
 	memset(&out->pods, 0, sizeof(out->pods));
 	out->now_ms = now_ms;
+	snprintf(out->agent_version, sizeof(out->agent_version), "%s", NG_VERSION);
 	out->serving = l->serving;
 	memcpy(out->ac, l->totals, sizeof(out->ac));
 	out->has_agent = l->published;

@@ -107,6 +107,10 @@ void ng_log_emit(struct ng_log *l, const char *decision, const char *reason, int
 	if (reason && *reason)
 		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "%s", reason);
 	o = ng_log_head(level_of(code), msg);
+	if (o) {
+		json_object_set_new(o, "component", json_string("plugin"));
+		json_object_set_new(o, "event", json_string("decision"));
+	}
 	if (!o) {
 		json_decref(l->extra);
 		l->extra = NULL;

@@ -1,4 +1,4 @@
 #ifndef NG_VERSION_H
 #define NG_VERSION_H
-#define NG_VERSION "0.1.0"
+#define NG_VERSION "0.3.0"
 #endif

@@ -7,9 +7,8 @@
 
 #include "base/decision_log.h"
 
-/* One JSON line on stderr, the decision log's shape (ts, level, msg,
- * plugin) plus "component": "installer", so that one log pipeline parses
- * both. Falls back to plain text only when out of memory. */
+/* One JSON line on stderr, the one log schema (README "Logs": ts, level,
+ * msg, plugin, component "installer", event "install"). Falls back to plain text only when out of memory. */
 static void say(const char *level, const char *fmt, va_list ap)
 {
 	char msg[2048];
@@ -17,8 +16,10 @@ static void say(const char *level, const char *fmt, va_list ap)
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	o = ng_log_head(level, msg);
-	if (o)
+	if (o) {
 		json_object_set_new(o, "component", json_string("installer"));
+		json_object_set_new(o, "event", json_string("install"));
+	}
 	if (!o || ng_log_write_line(2, o) < 0)
 		fprintf(stderr, "boxxkite-netguard: %s: %s\n", level, msg);
 	json_decref(o);

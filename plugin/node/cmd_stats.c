@@ -69,19 +69,26 @@ static void label(FILE *out, const char *key, const char *v)
 	fputc('"', out);
 }
 
-static void print_prometheus(const struct stats *st, const char *netns, FILE *out)
+/* The agent's families and labels (agent/metrics.c), so that a pod's
+ * series read here and scraped from the agent are the same series: the
+ * pod's identity as pod_namespace/pod_name/sandbox_id (empty when the
+ * table comment names none), the table's family, side "pod" (this
+ * command reads the pod's namespace only), the category. */
+static void print_prometheus(const struct stats *st, FILE *out)
 {
 	static const char *const kinds[4][2] = {
 		{"boxxkite_netguard_denied_packets_total",
-		 "Packets refused by the pod's netguard table, by category."},
+		 "Packets refused by a table that enforces the pod, by table, side and category."},
 		{"boxxkite_netguard_denied_bytes_total",
-		 "Bytes refused by the pod's netguard table, by category."},
+		 "Bytes refused by a table that enforces the pod, by table, side and category."},
 		{"boxxkite_netguard_would_deny_packets_total",
-		 "Packets an audited table would refuse and let through, by category."},
+		 "Packets an audited table would refuse and let through, by table, side and category."},
 		{"boxxkite_netguard_would_deny_bytes_total",
-		 "Bytes an audited table would refuse and let through, by category."},
+		 "Bytes an audited table would refuse and let through, by table, side and category."},
 	};
+	char sandbox[13];
 
+	snprintf(sandbox, sizeof(sandbox), "%.12s", st->have_pod ? st->pod.container_id : "");
 	for (int k = 0; k < 4; k++) {
 		fprintf(out, "# HELP %s %s\n# TYPE %s counter\n", kinds[k][0], kinds[k][1], kinds[k][0]);
 		for (size_t i = 0; i < st->counters.n; i++) {
@@ -92,15 +99,15 @@ static void print_prometheus(const struct stats *st, const char *netns, FILE *ou
 			if (would != (k >= 2))
 				continue;
 			fprintf(out, "%s{", kinds[k][0]);
-			label(out, "category", cat);
+			label(out, "pod_namespace", st->have_pod ? st->pod.ns : "");
 			fputc(',', out);
-			label(out, "netns", netns);
-			if (st->have_pod) {
-				fputc(',', out);
-				label(out, "pod_namespace", st->pod.ns);
-				fputc(',', out);
-				label(out, "pod", st->pod.name);
-			}
+			label(out, "pod_name", st->have_pod ? st->pod.name : "");
+			fputc(',', out);
+			label(out, "sandbox_id", sandbox);
+			/* the guard's counter is raw_denied; the inet table's the others */
+			fprintf(out, ",table=\"%s\",side=\"pod\",",
+				strncmp(cat, "raw", 3) ? "inet" : "netdev");
+			label(out, "category", cat);
 			fprintf(out, "} %llu\n",
 				(unsigned long long)(k % 2 ? st->counters.v[i].bytes
 							   : st->counters.v[i].packets));
@@ -192,7 +199,7 @@ int ng_stats_main(int argc, char **argv)
 		return 1;
 	}
 	if (prom)
-		print_prometheus(&st, path, stdout);
+		print_prometheus(&st, stdout);
 	else
 		print_json(&st, path, stdout);
 	ng_vec_free(&st.counters);

@@ -1,5 +1,6 @@
 #include "node/cmd_status.h"
 #include "base/clock.h"
+#include "base/version.h"
 
 #include <dirent.h>
 #include <getopt.h>
@@ -103,8 +104,7 @@ static void add_records(const char *state_dir, struct ng_view *v, bool kernel)
 		ng_podstate_from_record(&rec, &vp);
 		if (kernel)
 			look(&rec, node_open ? &node_nl : NULL, &vp);
-		else if (!strcmp(rec.decision, "enforced"))
-			snprintf(vp.read_error, sizeof(vp.read_error), "new: the agent has not looked yet");
+		/* else: new, the agent has not looked yet ("not-yet"). */
 		if (ng_vec_push(&v->pods, &vp) < 0)
 			ng_view_pod_free(&vp);
 		ng_record_free(&rec);
@@ -123,6 +123,15 @@ static int by_name(const void *a, const void *b)
 	return c ? c : strcmp(x->name, y->name);
 }
 
+static json_t *sum_json(const struct ng_status_sum *s)
+{
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "pods", (json_int_t)s->pods, "enforced",
+			 (json_int_t)s->enforced, "inSync", (json_int_t)s->in_sync, "differ",
+			 (json_int_t)s->differs, "cannotCheck", (json_int_t)s->cannot_check, "notYet",
+			 (json_int_t)s->not_yet, "skipped", (json_int_t)s->skipped, "refused",
+			 (json_int_t)s->refused, "other", (json_int_t)s->other);
+}
+
 int ng_status_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -132,9 +141,11 @@ int ng_status_main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	const char *state_dir = NG_DEFAULT_STATE_DIR;
-	char source[128];
+	char source[160];
 	struct ng_view v;
-	bool json = false, agent, bad = false;
+	struct ng_status_source src = {.version = NG_VERSION};
+	struct ng_status_sum sum;
+	bool json = false, have_dir;
 	struct stat st;
 	int c;
 
@@ -147,46 +158,60 @@ int ng_status_main(int argc, char **argv)
 			printf("usage: boxxkite-netguard status [--json] [--state-dir DIR]\n"
 			       "  Every pod the plugin decided about on this node: decision and reason, its\n"
 			       "  tables on both sides present and matching the recorded policy, the last\n"
-			       "  CHECK, deny counts, learned names with their address counts. Read-only:\n"
-			       "  the agent's published view when one serves, else the kernel, now.\n"
+			       "  CHECK, deny counts, learned names with their address counts; above them "
+			       "the\n"
+			       "  agent (serving or not, version, ready, generation) and the pods by state.\n"
+			       "  Read-only: the agent's published view when one serves, else the kernel, "
+			       "now.\n"
+			       "  --json       the same as one JSON object (README: \"status --json\")\n"
 			       "  --state-dir  the plugin's stateDir (default %s)\n"
-			       "  Exit 0; 3 when an enforced pod's tables are missing or differ.\n",
+			       "  Exit status 0 when every enforced pod is in sync (also: no state dir, no "
+			       "pod);\n"
+			       "  3 when an enforced pod's tables are missing or differ; 4 when none does "
+			       "but\n"
+			       "  one could not be checked (or the agent has not looked yet); 2 usage.\n",
 			       NG_DEFAULT_STATE_DIR);
 			return 0;
 		default: return 2;
 		}
 	}
-	if (stat(state_dir, &st) < 0) {
-		fprintf(stderr, "boxxkite-netguard status: %s: no state dir (no pod was recorded here)\n",
-			state_dir);
-		return 1;
-	}
 	memset(&v, 0, sizeof(v));
-	agent = from_agent(state_dir, &v);
-	add_records(state_dir, &v, !agent);
-	if (agent)
+	have_dir = stat(state_dir, &st) == 0;
+	if (have_dir) {
+		src.agent_running = ng_agent_serving(state_dir) == 1;
+		src.from_agent = src.agent_running && from_agent(state_dir, &v);
+		add_records(state_dir, &v, !src.from_agent);
+	}
+	if (!have_dir)
+		snprintf(source, sizeof(source), "no state dir: no pod was recorded here");
+	else if (src.from_agent)
 		snprintf(source, sizeof(source), "the agent's view, %llds old",
 			 (long long)((ng_wall_ms() - v.now_ms) / 1000));
 	else
-		snprintf(source, sizeof(source), "no agent serves: read from the kernel now");
+		snprintf(source, sizeof(source), "%s: read from the kernel now",
+			 src.agent_running ? "the agent's view is stale or unreadable" : "no agent serves");
 	if (v.pods.n > 1)
 		qsort(v.pods.v, v.pods.n, sizeof(v.pods.v[0]), by_name);
-	for (size_t i = 0; i < v.pods.n; i++) {
-		const struct ng_view_pod *p = &v.pods.v[i];
-
-		bad |= !strcmp(p->decision, "enforced") &&
-		       ((p->checked && !p->in_sync) || (p->read_ok && !p->pod_present));
-	}
+	ng_status_sum(&v, &sum);
 	if (json) {
 		json_t *o = ng_status_to_json(&v);
 
 		json_object_set_new(o, "source", json_string(source));
+		json_object_set_new(o, "fromAgent", json_boolean(src.from_agent));
+		json_object_set_new(o, "agentRunning", json_boolean(src.agent_running));
+		json_object_set_new(o, "statusVersion", json_string(NG_VERSION));
+		json_object_set_new(o, "summary", sum_json(&sum));
+		json_object_set_new(o, "exit", json_integer(ng_status_exit(&sum)));
 		json_dumpf(o, stdout, JSON_INDENT(2));
 		fputc('\n', stdout);
 		json_decref(o);
 	} else {
-		ng_status_table(&v, ng_wall_ms(), source, stdout);
+		if (!have_dir)
+			fprintf(stderr,
+				"boxxkite-netguard status: %s: no state dir (no pod was recorded here)\n",
+				state_dir);
+		ng_status_table(&v, ng_wall_ms(), &src, stdout);
 	}
 	ng_view_free(&v);
-	return bad ? 3 : 0;
+	return ng_status_exit(&sum);
 }

@@ -109,8 +109,10 @@ struct ng_view {
 	NG_VEC(struct ng_view_pod) pods;
 	struct ng_invtotals inv;
 	int64_t start_ms, now_ms; /* unix ms */
+	char agent_version[32];   /* the publishing agent's NG_VERSION */
 	bool serving;
 	bool repair;
+	int pod_metrics_limit; /* agent --pod-metrics: -1 always, 0 never, else at most N pods */
 	uint64_t scans, check_runs, drift_events, repairs, repair_errors, kernel_errors;
 	uint64_t ac[NG_AC_COUNT]; /* agent totals, released pods included */
 	bool has_agent;

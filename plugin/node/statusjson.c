@@ -16,6 +16,10 @@ static json_t *pod_json(const struct ng_view_pod *p)
 		json_object_set_new(o, "code", json_integer(p->code));
 	json_object_set_new(o, "decidedAt", json_integer((json_int_t)p->at_ms));
 	json_object_set_new(o, "learn", json_boolean(p->learn));
+	/* A refused ADD's record (.refused.json) sits beside the attachment's
+	 * own: without this flag a reader takes it for the same pod twice. */
+	if (p->refused_file)
+		json_object_set_new(o, "refusedRecord", json_true());
 	if (!strcmp(p->decision, "enforced")) {
 		json_object_set_new(o, "mode", json_string(p->audit ? "audit" : "enforce"));
 		json_object_set_new(o, "kernelRead", json_boolean(p->read_ok));
@@ -70,6 +74,8 @@ json_t *ng_status_to_json(const struct ng_view *v)
 	json_object_set_new(o, "written", json_integer((json_int_t)v->now_ms));
 	json_object_set_new(o, "agentStart", json_integer((json_int_t)v->start_ms));
 	json_object_set_new(o, "serving", json_boolean(v->serving));
+	json_object_set_new(o, "agentVersion", json_string(v->agent_version));
+	json_object_set_new(o, "generation", json_integer((json_int_t)v->scans));
 	json_object_set_new(o, "repair", json_boolean(v->repair));
 	ready = json_pack("{s:b,s:s,s:b,s:s,s:b,s:s}", "binary", v->ready.binary, "binaryDetail",
 			  v->ready.binary_msg, "conflist", v->ready.conflist, "conflistDetail",
@@ -116,6 +122,7 @@ static int pod_from(const json_t *o, struct ng_view_pod *p)
 	p->learn = json_is_true(json_object_get(o, "learn"));
 	p->audit = json_is_string(json_object_get(o, "mode")) &&
 		   !strcmp(json_string_value(json_object_get(o, "mode")), "audit");
+	p->refused_file = json_is_true(json_object_get(o, "refusedRecord"));
 	p->read_ok = json_is_true(json_object_get(o, "kernelRead"));
 	p->pod_present = json_is_true(json_object_get(o, "podSide"));
 	p->has_node_side = json_object_get(o, "nodeSide") != NULL;
@@ -173,6 +180,8 @@ int ng_status_from_json(const json_t *o, struct ng_view *v, struct ng_err *err)
 	v->now_ms = (int64_t)json_integer_value(json_object_get(o, "written"));
 	v->start_ms = (int64_t)json_integer_value(json_object_get(o, "agentStart"));
 	v->serving = json_is_true(json_object_get(o, "serving"));
+	str(o, "agentVersion", v->agent_version, sizeof(v->agent_version));
+	v->scans = u64(o, "generation");
 	v->repair = json_is_true(json_object_get(o, "repair"));
 	v->ready.binary = json_is_true(json_object_get(ready, "binary"));
 	v->ready.conflist = json_is_true(json_object_get(ready, "conflist"));

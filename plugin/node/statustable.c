@@ -1,6 +1,7 @@
 #include "node/statustable.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 static bool is_enforced(const struct ng_view_pod *p)
@@ -55,13 +56,7 @@ static void check(const struct ng_view_pod *p, int64_t now, char *out, size_t le
 		snprintf(out, len, "DIFFERS(%s)", a);
 }
 
-static bool same_category(const struct ng_view_counter *a, const struct ng_view_counter *b)
-{
-	return a->would_deny == b->would_deny && !strcmp(a->category, b->category);
-}
-
-/* egress=3,raw=0: summed over tables, categories in first-seen order; an
- * audited pod's would-deny counts as would_deny:egress=3. */
+/* egress=3,raw=0: summed over tables, categories in first-seen order. */
 static void denied(const struct ng_view_pod *p, char *out, size_t len)
 {
 	size_t n = 0;
@@ -72,14 +67,13 @@ static void denied(const struct ng_view_pod *p, char *out, size_t len)
 		bool first = true;
 
 		for (size_t k = 0; k < i && first; k++)
-			first = !same_category(&p->counters.v[k], &p->counters.v[i]);
+			first = strcmp(p->counters.v[k].category, p->counters.v[i].category) != 0;
 		if (!first)
 			continue;
 		for (size_t k = i; k < p->counters.n; k++)
-			if (same_category(&p->counters.v[k], &p->counters.v[i]))
+			if (!strcmp(p->counters.v[k].category, p->counters.v[i].category))
 				sum += p->counters.v[k].packets;
-		n += (size_t)snprintf(out + n, n < len ? len - n : 0, "%s%s%s=%" PRIu64, n ? "," : "",
-				      p->counters.v[i].would_deny ? "would_deny:" : "",
+		n += (size_t)snprintf(out + n, n < len ? len - n : 0, "%s%s=%" PRIu64, n ? "," : "",
 				      p->counters.v[i].category, sum);
 	}
 	/* DNS queries the agent refused (dns.queries "listed"): never sent. */
@@ -102,44 +96,140 @@ static void names(const struct ng_view_pod *p, char *out, size_t len)
 		snprintf(out, len, "-");
 }
 
-void ng_status_table(const struct ng_view *v, int64_t now_ms, const char *source, FILE *out)
+void ng_status_sum(const struct ng_view *v, struct ng_status_sum *s)
 {
-	size_t w = strlen("POD"), enforced = 0, audited = 0, drifted = 0;
-
+	memset(s, 0, sizeof(*s));
 	for (size_t i = 0; i < v->pods.n; i++) {
 		const struct ng_view_pod *p = &v->pods.v[i];
-		size_t l = strlen(p->ns) + 1 + strlen(p->name);
 
-		if (l > w)
-			w = l;
-		enforced += is_enforced(p);
-		audited += is_enforced(p) && p->audit;
-		drifted += is_enforced(p) && p->checked && !p->in_sync;
+		s->pods++;
+		if (!strcmp(p->decision, "skipped")) {
+			s->skipped++;
+			continue;
+		}
+		if (!strcmp(p->decision, "refused")) {
+			s->refused++;
+			continue;
+		}
+		if (!is_enforced(p)) {
+			s->other++;
+			continue;
+		}
+		s->enforced++;
+		s->audited += p->audit;
+		if ((p->checked && !p->in_sync) || (p->read_ok && !p->pod_present))
+			s->differs++;
+		else if (p->checked)
+			s->in_sync++;
+		else if (p->read_error[0])
+			s->cannot_check++;
+		else
+			s->not_yet++;
 	}
-	if (w > 60)
-		w = 60;
-	fprintf(out, "%zu pods, %zu enforced, %zu differing from their policy (%s)\n", v->pods.n, enforced,
-		drifted, source);
-	if (audited)
+}
+
+int ng_status_exit(const struct ng_status_sum *s)
+{
+	if (s->differs)
+		return 3;
+	return s->cannot_check || s->not_yet ? 4 : 0;
+}
+
+static void header(const struct ng_view *v, int64_t now_ms, const struct ng_status_source *src, FILE *out)
+{
+	struct ng_status_sum s;
+
+	if (src->from_agent) {
+		bool ready = v->ready.binary && v->ready.conflist && v->ready.serving;
+		const char *why = !v->ready.binary     ? v->ready.binary_msg
+				  : !v->ready.conflist ? v->ready.conflist_msg
+						       : v->ready.serving_msg;
+
+		fprintf(out,
+			"agent: serving, version %s%s%s%s, %s%s%s, generation %" PRIu64 ", view %" PRId64
+			"s old\n",
+			v->agent_version[0] ? v->agent_version : "?",
+			strcmp(v->agent_version, src->version) ? " (this binary " : "",
+			strcmp(v->agent_version, src->version) ? src->version : "",
+			strcmp(v->agent_version, src->version) ? ")" : "", ready ? "ready" : "NOT ready",
+			ready ? "" : ": ", ready ? "" : why, v->scans,
+			(now_ms - v->now_ms > 0 ? now_ms - v->now_ms : 0) / 1000);
+	} else {
+		fprintf(out, "agent: %s: read from the kernel now (status %s)\n",
+			src->agent_running ? "running, but its view is stale or unreadable" : "not running",
+			src->version);
+	}
+	ng_status_sum(v, &s);
+	fprintf(out,
+		"pods: %zu: %zu enforced (%zu in-sync, %zu differ, %zu cannot-check, %zu not-yet), %zu "
+		"skipped, "
+		"%zu refused",
+		s.pods, s.enforced, s.in_sync, s.differs, s.cannot_check, s.not_yet, s.skipped, s.refused);
+	if (s.other)
+		fprintf(out, ", %zu other", s.other);
+	fputc('\n', out);
+	if (s.audited)
 		fprintf(out,
 			"%zu of them in AUDIT (enforce.auditNamespaces): refusals logged and let through, "
 			"not enforcing\n",
-			audited);
-	fprintf(out, "%-*s  %-8s  %-12s  %-16s  %-36s  %-24s  %s\n", (int)w, "POD", "DECISION", "TABLES",
-		"CHECK", "DENIED", "NAMES", "REASON");
-	for (size_t i = 0; i < v->pods.n; i++) {
-		const struct ng_view_pod *p = &v->pods.v[i];
-		char pod[600], t[32], c[48], d[256], n[512];
-		const char *reason = p->checked && !p->in_sync && p->diff[0] ? p->diff
-				     : p->read_error[0] && is_enforced(p)    ? p->read_error
-									     : p->reason;
+			s.audited);
+}
 
-		snprintf(pod, sizeof(pod), "%s/%s", p->ns[0] ? p->ns : "-", p->name[0] ? p->name : p->key);
-		tables(p, t, sizeof(t));
-		check(p, now_ms, c, sizeof(c));
-		denied(p, d, sizeof(d));
-		names(p, n, sizeof(n));
-		fprintf(out, "%-*s  %-8s  %-12s  %-16s  %-36s  %-24s  %s\n", (int)w, pod,
-			is_enforced(p) && p->audit ? "AUDIT" : p->decision, t, c, d, n, reason);
+enum { C_POD, C_DECISION, C_TABLES, C_CHECK, C_DENIED, C_NAMES, C_REASON, C_COUNT };
+
+struct row {
+	char cell[C_COUNT][600];
+};
+
+static void row_of(const struct ng_view_pod *p, int64_t now_ms, struct row *r)
+{
+	const char *reason = p->checked && !p->in_sync && p->diff[0] ? p->diff
+			     : p->read_error[0] && is_enforced(p)    ? p->read_error
+								     : p->reason;
+
+	snprintf(r->cell[C_POD], sizeof(r->cell[C_POD]), "%.280s/%.280s", p->ns[0] ? p->ns : "-",
+		 p->name[0] ? p->name : p->key);
+	snprintf(r->cell[C_DECISION], sizeof(r->cell[C_DECISION]), "%s",
+		 is_enforced(p) && p->audit ? "AUDIT" : p->decision);
+	tables(p, r->cell[C_TABLES], sizeof(r->cell[C_TABLES]));
+	check(p, now_ms, r->cell[C_CHECK], sizeof(r->cell[C_CHECK]));
+	denied(p, r->cell[C_DENIED], sizeof(r->cell[C_DENIED]));
+	names(p, r->cell[C_NAMES], sizeof(r->cell[C_NAMES]));
+	snprintf(r->cell[C_REASON], sizeof(r->cell[C_REASON]), "%s", reason);
+}
+
+static void print_row(const struct row *r, const size_t *w, FILE *out)
+{
+	for (int c = 0; c < C_REASON; c++)
+		fprintf(out, "%-*s  ", (int)w[c], r->cell[c]);
+	fprintf(out, "%s\n", r->cell[C_REASON]);
+}
+
+void ng_status_table(const struct ng_view *v, int64_t now_ms, const struct ng_status_source *src, FILE *out)
+{
+	static const char *const titles[C_COUNT] = {"POD",    "DECISION", "TABLES", "CHECK",
+						    "DENIED", "NAMES",    "REASON"};
+	struct row head;
+	struct row *rows = calloc(v->pods.n ? v->pods.n : 1, sizeof(*rows));
+	size_t w[C_COUNT] = {0};
+
+	header(v, now_ms, src, out);
+	if (!rows)
+		return;
+	/* Every column as wide as its widest cell: the table lines up
+	 * whatever the names, counters or ages hold. */
+	for (int c = 0; c < C_COUNT; c++) {
+		snprintf(head.cell[c], sizeof(head.cell[c]), "%s", titles[c]);
+		w[c] = strlen(titles[c]);
 	}
+	for (size_t i = 0; i < v->pods.n; i++) {
+		row_of(&v->pods.v[i], now_ms, &rows[i]);
+		for (int c = 0; c < C_COUNT; c++)
+			if (strlen(rows[i].cell[c]) > w[c])
+				w[c] = strlen(rows[i].cell[c]);
+	}
+	print_row(&head, w, out);
+	for (size_t i = 0; i < v->pods.n; i++)
+		print_row(&rows[i], w, out);
+	free(rows);
 }

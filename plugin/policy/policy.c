@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#define ICMPV6_ND_RS 133 /* router solicitation */
 #define ICMPV6_ND_NS 135 /* neighbour solicitation */
 #define ICMPV6_ND_NA 136 /* neighbour advertisement */
 
@@ -109,8 +110,12 @@ static int add_dest(struct ng_policy *p, const struct ng_config *cfg, const stru
 }
 
 /* Egress neighbour discovery, IPv6 only: NS/NA to link-scope destinations
- * and the pod's own on-link prefixes and gateways. Nothing here can be
- * routed off the link. MLD reports are not in this set: see add_mld. */
+ * and the pod's own on-link prefixes and gateways, and router
+ * solicitations to all-routers (ff02::2): the kernel sends them by itself
+ * when the link comes up, so refusing them counted every idle pod as
+ * denying egress; they reach on-link routers only and ask nothing but an
+ * advertisement, which ingress still refuses. Nothing here can be routed
+ * off the link. MLD reports are not in this set: see add_mld. */
 #define ND_MIN_PLEN 64 /* the widest on-link prefix ND is allowed to */
 
 static int add_nd(struct ng_policy *p, const struct ng_prev *prev)
@@ -123,6 +128,15 @@ static int add_nd(struct ng_policy *p, const struct ng_prev *prev)
 
 		ng_prefix_parse(link_scope[i], &pre, NULL);
 		e = prefix_elem(&pre, 0, ICMPV6_ND_NS, ICMPV6_ND_NA, 0);
+		if (ng_vec_push(&p->nd6, &e) < 0)
+			return -1;
+	}
+	{
+		struct ng_ip all_routers;
+		struct ng_elem e;
+
+		ng_ip_parse("ff02::2", &all_routers);
+		e = host_elem(&all_routers, 0, ICMPV6_ND_RS, ICMPV6_ND_RS, 0);
 		if (ng_vec_push(&p->nd6, &e) < 0)
 			return -1;
 	}

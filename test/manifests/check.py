@@ -194,6 +194,37 @@ def check_policies(docs):
               labels.get("app") == "sandbox" and len(labels) >= 2, f"matchLabels: {labels}")
 
 
+def check_node_scope(docs):
+    """The taint permission narrowed at admission: a ValidatingAdmissionPolicy
+    for Node updates by exactly the installer's ServiceAccount (Deny), its
+    own node only (the bound token's node name), our taint only."""
+    f = os.path.join("base", "rbac.yaml")
+    sa = [x for x in docs.get(f, []) if kind_of(x, "ServiceAccount")]
+    pol = [x for x in docs.get(f, []) if kind_of(x, "ValidatingAdmissionPolicy")]
+    bind = [x for x in docs.get(f, []) if kind_of(x, "ValidatingAdmissionPolicyBinding")]
+    check(f"{f}: one ServiceAccount, one ValidatingAdmissionPolicy and its binding",
+          len(sa) == 1 and len(pol) == 1 and len(bind) == 1)
+    if not (len(sa) == 1 and len(pol) == 1 and len(bind) == 1):
+        return
+    user = "system:serviceaccount:%s:%s" % (sa[0]["metadata"].get("namespace"), sa[0]["metadata"].get("name"))
+    spec = pol[0].get("spec") or {}
+    conds = " ".join(c.get("expression", "") for c in spec.get("matchConditions") or [])
+    check(f"{f}: the policy matches the installer's ServiceAccount ({user})", f"'{user}'" in conds, conds)
+    rules = (spec.get("matchConstraints") or {}).get("resourceRules") or []
+    check(f"{f}: the policy covers every update of a Node",
+          any(r.get("resources") == ["nodes"] and "UPDATE" in (r.get("operations") or []) and
+              r.get("apiGroups") == [""] for r in rules), f"resourceRules {rules}")
+    vals = " ".join(v.get("expression", "") for v in spec.get("validations") or [])
+    vals += " ".join(v.get("expression", "") for v in spec.get("variables") or [])
+    check(f"{f}: the policy refuses another node and any change but the netguard.boxxkite.io/not-ready taint",
+          "authentication.kubernetes.io/node-name" in vals and "object.metadata.name" in vals and
+          "netguard.boxxkite.io/not-ready" in vals and "labels" in vals and spec.get("failurePolicy") == "Fail",
+          vals[:300])
+    b = bind[0].get("spec") or {}
+    check(f"{f}: the binding enforces it (Deny)",
+          b.get("policyName") == pol[0]["metadata"].get("name") and b.get("validationActions") == ["Deny"], f"{b}")
+
+
 def check_kustomization(docs, d):
     k = [x for x in docs.get("kustomization.yaml", []) if kind_of(x, "Kustomization")]
     check("kustomization.yaml is a Kustomization", len(k) == 1)
@@ -228,23 +259,60 @@ def container_mounts(c, vols):
 
 
 def check_agent_probes(f, agent, vols, host_conf, host_bin):
-    """Readiness is /readyz on the agent's --listen; liveness is /healthz; the
-    dirs /readyz inspects are the host's CNI dirs."""
+    """The probes ask where --listen listens: /readyz for readiness,
+    /healthz for startup and liveness, on 127.0.0.1 when it listens there;
+    with --listen=$(HOST_IP):PORT (HOST_IP the downward API's status.hostIP)
+    they name no host, so the kubelet asks the pod's IP, which for a
+    hostNetwork pod is the node's. Realistic timeouts; a named container
+    port; the dirs /readyz inspects are the host's CNI dirs."""
     args = [str(a) for a in agent.get("args") or []]
     flags = dict(a[2:].split("=", 1) for a in args if a.startswith("--") and "=" in a)
     host, _, port = flags.get("listen", "127.0.0.1:9617").rpartition(":")
-    ready = ((agent.get("readinessProbe") or {}).get("httpGet")) or {}
-    live = ((agent.get("livenessProbe") or {}).get("httpGet")) or {}
-    check(f"{f}: agent readinessProbe is /readyz on its --listen address",
-          ready.get("path") == "/readyz" and str(ready.get("port")) == port and ready.get("host") == host,
-          f"readinessProbe {ready}, --listen {host}:{port}")
-    check(f"{f}: agent livenessProbe is /healthz (an agent waiting for the installer is alive)",
-          live.get("path") == "/healthz" and str(live.get("port")) == port, f"livenessProbe {live}")
+    env = {e.get("name"): e for e in agent.get("env") or []}
+    want_host = host
+    if host == "$(HOST_IP)":
+        src = ((env.get("HOST_IP") or {}).get("valueFrom") or {}).get("fieldRef") or {}
+        check(f"{f}: agent HOST_IP is the node's IP (downward API status.hostIP)",
+              src.get("fieldPath") == "status.hostIP", f"env HOST_IP: {env.get('HOST_IP')}")
+        want_host = None
+    probes = {k: agent.get(k) or {} for k in ("startupProbe", "readinessProbe", "livenessProbe")}
+    paths = {"startupProbe": "/healthz", "readinessProbe": "/readyz", "livenessProbe": "/healthz"}
+    for k, pr in probes.items():
+        g = pr.get("httpGet") or {}
+        check(f"{f}: agent {k} is {paths[k]} on its --listen address ({host}:{port})",
+              g.get("path") == paths[k] and str(g.get("port")) == port and g.get("host") == want_host,
+              f"{k} {g}, --listen {host}:{port}")
+        check(f"{f}: agent {k} allows a loaded node 2 s or more (timeoutSeconds)",
+              int(pr.get("timeoutSeconds") or 1) >= 2, f"{k} timeoutSeconds {pr.get('timeoutSeconds')}")
+    st = probes["startupProbe"]
+    check(f"{f}: agent startupProbe gives it a minute or more before liveness counts",
+          int(st.get("periodSeconds") or 10) * int(st.get("failureThreshold") or 3) >= 60, f"startupProbe {st}")
+    ports = [p for p in agent.get("ports") or [] if p.get("name") == "metrics"]
+    check(f"{f}: agent has a container port named metrics, the --listen port",
+          len(ports) == 1 and str(ports[0].get("containerPort")) == port, f"ports {agent.get('ports')}")
     mounts = container_mounts(agent, vols)
     check(f"{f}: agent --cni-bin-dir/--cni-conf-dir are the mounted host dirs",
           mounts.get(flags.get("cni-bin-dir")) == host_bin and
           mounts.get(flags.get("cni-conf-dir")) == host_conf,
           f"args {args}, mounts {mounts}")
+
+
+TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+
+def check_token(f, spec):
+    """No API token but where it is used: the pod does not automount one,
+    and only the kubectl steps (the taint) mount the projected token."""
+    check(f"{f}: no ServiceAccount token mounted by default (automountServiceAccountToken: false)",
+          spec.get("automountServiceAccountToken") is False,
+          f"automountServiceAccountToken: {spec.get('automountServiceAccountToken')}")
+    projected = {v.get("name") for v in spec.get("volumes") or []
+                 if any("serviceAccountToken" in x for x in (v.get("projected") or {}).get("sources") or [])}
+    for c in (spec.get("initContainers") or []) + (spec.get("containers") or []):
+        has = any(m.get("name") in projected or m.get("mountPath") == TOKEN_DIR for m in c.get("volumeMounts") or [])
+        kubectl = (c.get("command") or [None])[0] == "kubectl"
+        check(f"{f}: {c.get('name')}: " + ("mounts the token (kubectl taint)" if kubectl else "mounts no token"),
+              has == kubectl, f"mounts {[m.get('mountPath') for m in c.get('volumeMounts') or []]}")
 
 
 HOST_DIRS = ("/etc/cni/net.d", "/opt/cni/bin")
@@ -286,7 +354,7 @@ def check_daemonset(docs, f, verb, host_conf=HOST_DIRS[0], host_bin=HOST_DIRS[1]
     check_pod_spec(f, ds[0], verb, host_conf, host_bin)
 
 
-def check_pod_spec(f, ds, verb, host_conf, host_bin):
+def check_pod_spec(f, ds, verb, host_conf, host_bin, agent=True):
     spec = ((ds.get("spec") or {}).get("template") or {}).get("spec") or {}
     check(f"{f}: runs on Linux nodes only (nodeSelector kubernetes.io/os: linux)",
           (spec.get("nodeSelector") or {}).get("kubernetes.io/os") == "linux",
@@ -296,13 +364,14 @@ def check_pod_spec(f, ds, verb, host_conf, host_bin):
     check(f"{f}: priorityClassName system-node-critical",
           spec.get("priorityClassName") == "system-node-critical")
     check(f"{f}: hostNetwork (needs no pod network)", spec.get("hostNetwork") is True)
+    check_token(f, spec)
     vols = {v.get("name"): v.get("hostPath") for v in spec.get("volumes") or [] if v.get("hostPath")}
     host = sorted(v.get("path") for v in vols.values())
     want = sorted([host_conf, host_bin])
-    if verb == "install":  # and the agent's state dir and the runtimes' namespaces
+    if verb == "install" and agent:  # and the agent's state dir and the runtimes' namespaces
         want = sorted([host_conf, host_bin, "/run/boxxkite-netguard", "/run/netns"])
     check(f"{f}: hostPath volumes are the CNI conf and bin dirs ({host_conf}, {host_bin})"
-          + (", state dir, netns" if verb == "install" else ""),
+          + (", state dir, netns" if verb == "install" and agent else ""),
           host == want, f"hostPaths: {host}")
 
     def steps(containers):
@@ -331,11 +400,18 @@ def check_pod_spec(f, ds, verb, host_conf, host_bin):
         check(f"{f}: the main container watches (install --watch)",
               len(main) == 1 and "--watch" in main[0][1], f"main: {[a for _, a in main]}")
         agents = [c for c in spec.get("containers") or [] if (c.get("args") or [None])[0] == "agent"]
+        if not agent:
+            others = [c.get("name") for c in spec.get("containers") or [] if c not in [m for m, _ in main]]
+            check(f"{f}: no agent container, nothing but the watch step (resolve mode only)",
+                  not agents and not others, f"containers besides watch: {others}")
+            agents = None
         caps = ((agents[0].get("securityContext") or {}).get("capabilities") or {}) if agents else {}
-        check(f"{f}: one agent container, ALL dropped, only NET_ADMIN and SYS_ADMIN added",
-              len(agents) == 1 and caps.get("drop") == ["ALL"] and sorted(caps.get("add") or []) == ["NET_ADMIN", "SYS_ADMIN"],
-              f"agents {len(agents)}, capabilities {caps}")
-        if len(agents) == 1:
+        if agents is not None:
+            check(f"{f}: one agent container, ALL dropped, only NET_ADMIN and SYS_ADMIN added",
+                  len(agents) == 1 and caps.get("drop") == ["ALL"] and
+                  sorted(caps.get("add") or []) == ["NET_ADMIN", "SYS_ADMIN"],
+                  f"agents {len(agents)}, capabilities {caps}")
+        if agents is not None and len(agents) == 1:
             check_agent_probes(f, agents[0], vols, host_conf, host_bin)
         ru = ((ds.get("spec") or {}).get("updateStrategy") or {}).get("rollingUpdate") or {}
         check(f"{f}: rolling update one node at a time, no surge (maxUnavailable 1, maxSurge 0)",
@@ -425,7 +501,7 @@ def check_sandbox(path):
               not why, "\n        ".join(why))
 
 
-def check_rendered(paths, host_conf, host_bin):
+def check_rendered(paths, host_conf, host_bin, agent=True):
     """`kubectl kustomize` output of an overlay: its install and its
     uninstall kustomization, one file each."""
     rel = " + ".join(os.path.basename(p) for p in paths)
@@ -442,7 +518,7 @@ def check_rendered(paths, host_conf, host_bin):
     for name, verb in (("boxxkite-netguard", "install"), ("boxxkite-netguard-uninstall", "uninstall")):
         check(f"{rel}: renders DaemonSet {name}", name in sets)
         if name in sets:
-            check_pod_spec(f"{rel} {name}", sets[name], verb, host_conf, host_bin)
+            check_pod_spec(f"{rel} {name}", sets[name], verb, host_conf, host_bin, agent)
     images = sorted({c.get("image") for d in sets.values()
                      for c in (d["spec"]["template"]["spec"].get("initContainers") or []) +
                      d["spec"]["template"]["spec"].get("containers", [])
@@ -458,15 +534,17 @@ def main():
     ap.add_argument("--rendered", action="append")
     ap.add_argument("--host-conf", default=HOST_DIRS[0])
     ap.add_argument("--host-bin", default=HOST_DIRS[1])
+    ap.add_argument("--no-agent", action="store_true")
     a = ap.parse_args()
     if a.rendered:
-        check_rendered(a.rendered, a.host_conf, a.host_bin)
+        check_rendered(a.rendered, a.host_conf, a.host_bin, not a.no_agent)
     elif a.deploy:
         docs = load_dir(a.deploy)
         check_fields(docs)
         check_readme(a.deploy)
         check_policies(docs)
         check_kustomization(docs, a.deploy)
+        check_node_scope(docs)
         check_daemonset(docs, os.path.join("base", "daemonset.yaml"), "install")
         check_daemonset(docs, os.path.join("uninstall", "daemonset.yaml"), "uninstall")
         check_agent_rbac(docs)

@@ -50,25 +50,30 @@ PLATFORMS=(
 	". /etc/cni/net.d /opt/cni/bin"
 	"overlays/gke /etc/cni/net.d /home/kubernetes/bin"
 	"overlays/k3s /var/lib/rancher/k3s/agent/etc/cni/net.d /var/lib/rancher/k3s/data/cni"
+	# Not platforms but choices, on the usual dirs: the agent's /metrics on
+	# the node's IP; no agent at all (a fourth word: check.py --no-agent).
+	"overlays/metrics /etc/cni/net.d /opt/cni/bin"
+	"overlays/resolve-only /etc/cni/net.d /opt/cni/bin no-agent"
 )
-# rendered DIR NAME CONF BIN [UNINSTALL-DIR]: kubectl kustomize DIR and
-# DIR's uninstall counterpart (DIR/uninstall unless given), then check.py
-# --rendered on both; prints check.py's output.
+# rendered DIR NAME CONF BIN [UNINSTALL-DIR] [no-agent]: kubectl kustomize
+# DIR and DIR's uninstall counterpart (DIR/uninstall unless given), then
+# check.py --rendered on both; prints check.py's output.
 rendered() {
-	local d=$1 name=$2 conf=$3 bin=$4 un=${5:-$1/uninstall}
+	local d=$1 name=$2 conf=$3 bin=$4 un=${5:-$1/uninstall} opt=()
+	[[ ${6:-} == no-agent ]] && opt=(--no-agent)
 	[[ $d == */. || $d == . ]] && un=$(dirname "$d")/uninstall
 	"$KUBECTL" kustomize "$d" >"$T/$name.yaml" 2>"$T/$name.err" || { cat "$T/$name.err" && return 1; }
 	"$KUBECTL" kustomize "$un" >"$T/$name-uninstall.yaml" 2>"$T/$name.err" || { cat "$T/$name.err" && return 1; }
 	"$PY" "$HERE/check.py" --rendered "$T/$name.yaml" --rendered "$T/$name-uninstall.yaml" \
-		--host-conf "$conf" --host-bin "$bin"
+		--host-conf "$conf" --host-bin "$bin" "${opt[@]}"
 }
 
 echo "--- each kustomization rendered (kubectl $("$KUBECTL" version --client 2>/dev/null | grep -o "v1\.[0-9.]*" | head -n 1))"
 for p in "${PLATFORMS[@]}"; do
-	read -r dir conf bin <<<"$p"
+	read -r dir conf bin opt <<<"$p"
 	name=$(tr / - <<<"${dir#overlays/}")
 	[[ $name == . ]] && name=default
-	if out=$(rendered "$REPO/deploy/$dir" "$name" "$conf" "$bin" 2>&1); then
+	if out=$(rendered "$REPO/deploy/$dir" "$name" "$conf" "$bin" "" "$opt" 2>&1); then
 		PASS=$((PASS + 1))
 		printf '  ok    deploy/%s renders; its DaemonSets mount %s and %s\n' "${dir#.}" "$conf" "$bin"
 	else
@@ -202,7 +207,21 @@ mutant "install DaemonSet on every OS" "kubernetes.io/os: linux" \
 mutant "uninstall DaemonSet on every OS" "kubernetes.io/os: linux" \
 	'sed -i "/^        kubernetes.io\/os: linux$/d" uninstall/daemonset.yaml'
 mutant "uninstall kustomization with another image" "set the same boxxkite-netguard image" \
-	'sed -i "s|^    newTag: 0.1.0$|    newTag: 0.0.9|" uninstall/kustomization.yaml'
+	'sed -i "s|^    newTag: .*$|    newTag: 0.0.9|" uninstall/kustomization.yaml'
+mutant "the agent mounting the API token" "agent: mounts no token" \
+	'sed -i "0,/^            - name: state$/s//            - name: kube-api-access\n              mountPath: \/var\/run\/secrets\/kubernetes.io\/serviceaccount\n            - name: state/" base/daemonset.yaml'
+mutant "every container given a token" "automountServiceAccountToken: false" \
+	'sed -i "s|^      automountServiceAccountToken: false$|      automountServiceAccountToken: true|" base/daemonset.yaml'
+mutant "the agent without a startupProbe" "agent startupProbe is /healthz" \
+	'sed -i "s|^          startupProbe:$|          startupProbeX:|; /^          startupProbeX:$/,/^            failureThreshold: 60$/d" base/daemonset.yaml'
+mutant "a 1 s liveness timeout" "agent livenessProbe allows a loaded node" \
+	'sed -i "/^          livenessProbe:$/,/^            failureThreshold: 3$/{/timeoutSeconds/d}" base/daemonset.yaml'
+mutant "the node policy matching another ServiceAccount" "the policy matches the installer" \
+	'sed -i "s|system:serviceaccount:boxxkite-netguard:boxxkite-netguard|system:serviceaccount:kube-system:other|" base/rbac.yaml'
+mutant "the node policy only warning" "the binding enforces it (Deny)" \
+	'sed -i "s|^    - Deny$|    - Warn|" base/rbac.yaml'
+mutant "a misspelt field in the admission policy" "no such field" \
+	'sed -i "s|^  validationActions:$|  validationAction:|" base/rbac.yaml'
 mutant "base kustomization missing a file deploy/ has" "exactly base/kustomization.yaml" \
 	'sed -i "/^  - rbac.yaml$/d" base/kustomization.yaml'
 
@@ -217,8 +236,8 @@ overlay_mutant() {
 	fi
 	out=$(bad=0
 		for p in "${PLATFORMS[@]}"; do
-			read -r dir conf bin <<<"$p"
-			rendered "$D/$dir" "m$N-$(tr / - <<<"$dir")" "$conf" "$bin" || bad=1
+			read -r dir conf bin opt <<<"$p"
+			rendered "$D/$dir" "m$N-$(tr / - <<<"$dir")" "$conf" "$bin" "" "$opt" || bad=1
 		done 2>&1
 		exit $bad) || rc=$?
 	if ((rc != 0)) && grep -qF -- "$want" <<<"$out"; then
@@ -232,6 +251,13 @@ overlay_mutant "k3s overlay patching a volume that does not exist" "/var/lib/ran
 	'sed -i "s|^        - name: cni-bin$|        - name: cni-binaries|" overlays/k3s/host-dirs.yaml'
 overlay_mutant "gke uninstall left at /opt/cni/bin" "/home/kubernetes/bin" \
 	'sed -i "s|/home/kubernetes/bin|/opt/cni/bin|" overlays/gke/uninstall/host-dirs.yaml'
+overlay_mutant "metrics overlay whose probes still ask 127.0.0.1" "readinessProbe is /readyz on its --listen address" \
+	'sed -i "0,/^              host: null$/s//              host: 127.0.0.1/; s|^          startupProbe:$|          readinessProbeX:|" overlays/metrics/agent-on-node-ip.yaml; sed -i "0,/^          readinessProbe:$/{/^          readinessProbe:$/{N;N;d}}" overlays/metrics/agent-on-node-ip.yaml; sed -i "s|^          readinessProbeX:$|          readinessProbe:|" overlays/metrics/agent-on-node-ip.yaml'
+overlay_mutant "metrics overlay with HOST_IP from the pod's own IP field" "HOST_IP is the node's IP" \
+	'sed -i "s|fieldPath: status.hostIP|fieldPath: metadata.name|" overlays/metrics/agent-on-node-ip.yaml'
+# shellcheck disable=SC2016 # $patch is YAML's, for sed
+overlay_mutant "resolve-only overlay keeping the agent" "no agent container" \
+	'sed -i "/^        - name: agent$/,/^          \$patch: delete$/d" overlays/resolve-only/no-agent.yaml'
 overlay_mutant "the install DaemonSet renamed (the overlays patch nothing)" "renders DaemonSet boxxkite-netguard" \
 	'sed -i "0,/^  name: boxxkite-netguard$/s//  name: netguard/" base/daemonset.yaml'
 

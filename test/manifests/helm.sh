@@ -59,6 +59,8 @@ pair "default values = deploy/" -- "$D"
 pair "GKE's CNI dirs = deploy/overlays/gke/" --set cni.binDir=/home/kubernetes/bin -- "$D/overlays/gke"
 pair "k3s's CNI dirs = deploy/overlays/k3s/" --set cni.confDir=/var/lib/rancher/k3s/agent/etc/cni/net.d \
 	--set cni.binDir=/var/lib/rancher/k3s/data/cni -- "$D/overlays/k3s"
+pair "agent.metricsOnNodeIP = deploy/overlays/metrics/" --set agent.metricsOnNodeIP=true -- "$D/overlays/metrics"
+pair "agent.enabled=false = deploy/overlays/resolve-only/" --set agent.enabled=false -- "$D/overlays/resolve-only"
 pair "mode=uninstall = deploy/ less its DaemonSet, + deploy/uninstall/" --set mode=uninstall -- \
 	"$D" "$D/uninstall" --without DaemonSet/boxxkite-netguard
 pair "e2e/k8s/helm-values.yaml = e2e/k8s/overlay/install/" -f "$E/helm-values.yaml" -- "$E/overlay/install"

@@ -18,6 +18,8 @@ import re
 from kubernetes import __version__ as client_version
 from kubernetes.client import models
 
+from newkinds import KINDS, walk_tree
+
 # Fields whose model type is 'str' but which the API reads as a Quantity:
 # `cpu: 1` is as valid there as `cpu: "1"`.
 QUANTITY = {("V1ResourceRequirements", "limits"), ("V1ResourceRequirements", "requests"),
@@ -92,6 +94,10 @@ def walk_model(obj, cls, path, out):
     by_key = {v: k for k, v in cls.attribute_map.items()}
     for key, value in obj.items():
         attr = by_key.get(key)
+        # A strategic-merge patch's directive (an overlay removing a
+        # container: `$patch: delete`; keeping an order), not a field.
+        if key == "$patch" and value in ("delete", "replace", "merge") or key.startswith("$setElementOrder/"):
+            continue
         if attr is None:
             near = [k for k in by_key if k.lower() == str(key).lower() or k.rstrip("s") == str(key).rstrip("s")]
             hint = f" (did you mean {near[0]}?)" if near else ""
@@ -111,6 +117,18 @@ def check_object(doc, where):
     if api.split("/")[0] in NOT_API:
         return []
     cls = model_for(api, kind)
+    if cls is None and (api, kind) in KINDS:
+        out = []
+        for key, value in doc.items():
+            if key in ("apiVersion", "kind"):
+                continue
+            if key == "metadata":
+                walk_model(value, models.V1ObjectMeta, f"{where}:{kind}.metadata", out)
+            elif key not in KINDS[(api, kind)]:
+                out.append(f"{where}:{kind}.{key}: no such field")
+            else:
+                walk_tree(value, KINDS[(api, kind)][key], f"{where}:{kind}.{key}", out)
+        return out
     if cls is None:
         return [f"{where}: {api} {kind} is not a kind the Kubernetes {client_version} models know"]
     out = []

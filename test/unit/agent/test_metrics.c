@@ -7,6 +7,7 @@
 
 #include "base/histogram.h"
 #include "agent/metrics.h"
+#include "agent/procmetrics.h"
 #include "node/nodeview.h"
 #include "state/invstats.h"
 
@@ -72,6 +73,7 @@ static void build(struct ng_view *v)
 {
 	memset(v, 0, sizeof(*v));
 	v->start_ms = 1764580000000;
+	v->pod_metrics_limit = -1;
 	add_pod(v, "aaaaaaaaaaaaaaaa@eth0", "sandboxes", "s1", "enforced");
 	add_pod(v, "bbbbbbbbbbbbbbbb@eth0", "sandboxes", "s2", "enforced");
 	add_pod(v, "cccccccccccccccc@eth0", "default", "web \"x\"\\\n", "skipped");
@@ -93,14 +95,15 @@ static void test_one_family_header_for_many_pods(void **state)
 	assert_int_equal(count(t, "# HELP boxxkite_netguard_pod_decision "), 1);
 	assert_int_equal(count(t, "# TYPE boxxkite_netguard_denied_packets_total counter"), 1);
 	assert_int_equal(count(t, "boxxkite_netguard_pod_decision{"), 4);
-	assert_non_null(strstr(t, "boxxkite_netguard_pod_decision{namespace=\"sandboxes\",pod=\"bad\","
-				  "container=\"dddddddddddd\",decision=\"refused\"} 1\n"));
-	assert_non_null(
-		strstr(t, "boxxkite_netguard_denied_packets_total{namespace=\"sandboxes\",pod=\"s1\","
-			  "container=\"aaaaaaaaaaaa\",table=\"netdev\",side=\"pod\",category=\"raw\"} 7\n"));
 	assert_non_null(strstr(t,
-			       "boxxkite_netguard_learned_name_addresses{namespace=\"sandboxes\",pod=\"s2\","
-			       "container=\"bbbbbbbbbbbb\",name=\"*.example.com\",ports=\"tcp/443\"} 2\n"));
+			       "boxxkite_netguard_pod_decision{pod_namespace=\"sandboxes\",pod_name=\"bad\","
+			       "sandbox_id=\"dddddddddddd\",decision=\"refused\"} 1\n"));
+	assert_non_null(strstr(
+		t, "boxxkite_netguard_denied_packets_total{pod_namespace=\"sandboxes\",pod_name=\"s1\","
+		   "sandbox_id=\"aaaaaaaaaaaa\",table=\"netdev\",side=\"pod\",category=\"raw\"} 7\n"));
+	assert_non_null(strstr(
+		t, "boxxkite_netguard_learned_name_addresses{pod_namespace=\"sandboxes\",pod_name=\"s2\","
+		   "sandbox_id=\"bbbbbbbbbbbb\",name=\"*.example.com\",ports=\"tcp/443\"} 2\n"));
 	/* Not a netns path anywhere. */
 	assert_null(strstr(t, "netns="));
 	free(t);
@@ -115,7 +118,7 @@ static void test_label_values_escaped(void **state)
 	(void)state;
 	build(&v);
 	t = render(&v);
-	assert_non_null(strstr(t, "pod=\"web \\\"x\\\"\\\\\\n\""));
+	assert_non_null(strstr(t, "pod_name=\"web \\\"x\\\"\\\\\\n\""));
 	free(t);
 	ng_view_free(&v);
 }
@@ -184,6 +187,73 @@ static void test_promtool_accepts_the_scrape(void **state)
 	ng_view_free(&v);
 }
 
+/* --pod-metrics: per-pod samples while at most N pods, never with 0; the
+ * node totals and the families' declarations always. */
+static void test_pod_metrics_bound(void **state)
+{
+	struct ng_view v;
+	char *t;
+
+	(void)state;
+	build(&v);
+	v.pod_metrics_limit = 4; /* 4 pods: on */
+	t = render(&v);
+	assert_int_equal(count(t, "boxxkite_netguard_pod_decision{"), 4);
+	assert_non_null(strstr(t, "\nboxxkite_netguard_agent_pod_metrics 1\n"));
+	free(t);
+	v.pod_metrics_limit = 3;
+	t = render(&v);
+	assert_int_equal(count(t, "pod_name="), 0);
+	assert_int_equal(count(t, "# TYPE boxxkite_netguard_pod_decision gauge"), 1);
+	assert_non_null(strstr(t, "boxxkite_netguard_agent_pods{decision=\"enforced\"} 2\n"));
+	assert_non_null(strstr(t, "\nboxxkite_netguard_agent_pod_metrics 0\n"));
+	free(t);
+	v.pod_metrics_limit = 0;
+	t = render(&v);
+	assert_int_equal(count(t, "pod_name="), 0);
+	free(t);
+	ng_view_free(&v);
+}
+
+/* README's table of families (between its metrics-table markers) is
+ * exactly what the agent serves, name and type: it cannot drift. Run from
+ * the source tree's root (make unit). */
+static void test_readme_lists_every_family(void **state)
+{
+	struct ng_view v;
+	char *text = NULL, line[1024], served[8192] = "", listed[8192] = "";
+	size_t len = 0, ns = 0, nl = 0;
+	FILE *f = open_memstream(&text, &len), *readme = fopen("README.md", "r");
+	bool in = false;
+
+	(void)state;
+	assert_non_null(readme);
+	build(&v);
+	ng_metrics_render(&v, f);
+	ng_procmetrics_render(f);
+	fclose(f);
+	/* "name type;" for each family served, in order */
+	for (const char *p = text; (p = strstr(p, "# TYPE ")); p++) {
+		const char *eol = strchr(p, '\n');
+
+		ns += (size_t)snprintf(served + ns, sizeof(served) - ns, "%.*s;", (int)(eol - p - 7), p + 7);
+	}
+	while (fgets(line, sizeof(line), readme)) {
+		char name[128], type[32];
+
+		if (strstr(line, "<!-- metrics-table"))
+			in = true;
+		else if (strstr(line, "<!-- /metrics-table"))
+			in = false;
+		else if (in && sscanf(line, "| `%127[^`]` | %31[a-z] |", name, type) == 2)
+			nl += (size_t)snprintf(listed + nl, sizeof(listed) - nl, "%s %s;", name, type);
+	}
+	fclose(readme);
+	assert_string_equal(listed, served);
+	free(text);
+	ng_view_free(&v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -192,6 +262,8 @@ int main(void)
 		cmocka_unit_test(test_histogram_cumulative),
 		cmocka_unit_test(test_histogram_bounds),
 		cmocka_unit_test(test_promtool_accepts_the_scrape),
+		cmocka_unit_test(test_readme_lists_every_family),
+		cmocka_unit_test(test_pod_metrics_bound),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -138,6 +138,19 @@ static void test_compile_full(void **state)
 	for (size_t i = 0; i < f.pol.nd6.n; i++)
 		assert_true(f.pol.nd6.v[i].p_hi < 143);
 	assert_true(has_elem(&f.pol.nd6, "fd00:244:1::", "fd00:244:1::ffff:ffff:ffff:ffff", 0, 135, 136));
+	/* The kernel's own router solicitations, to all-routers only: an idle
+	 * pod denies nothing. Not to any other address, and no other type
+	 * below NS (134, an advertisement, is a router's to send). */
+	assert_true(has_elem(&f.pol.nd6, "ff02::2", "ff02::2", 0, 133, 133));
+	for (size_t i = 0; i < f.pol.nd6.n; i++) {
+		struct ng_ip all_routers;
+
+		ng_ip_parse("ff02::2", &all_routers);
+		if (f.pol.nd6.v[i].p_lo < 135)
+			assert_true(f.pol.nd6.v[i].p_lo == 133 && f.pol.nd6.v[i].p_hi == 133 &&
+				    ng_ip_eq(&f.pol.nd6.v[i].lo, &all_routers) &&
+				    ng_ip_eq(&f.pol.nd6.v[i].hi, &all_routers));
+	}
 
 	assert_int_equal(f.pol.ingress[0].n, 1);
 	assert_true(has_elem(&f.pol.ingress[0], "10.244.0.0", "10.244.255.255", 0, 8080, 8080));
