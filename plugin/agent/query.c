@@ -392,8 +392,20 @@ static uint32_t tcp_query(struct ng_pod *p, struct ng_pod_shared *sh, const stru
 
 uint32_t ng_query_packet(struct ng_pod *p, struct ng_pod_shared *sh, const struct ng_pkt *k, uint32_t id)
 {
-	if (!to_resolver(p, k))
-		return NF_DROP; /* our rule queues nothing else */
+	if (!to_resolver(p, k)) {
+		/* Our rule queues nothing else: someone else's queue rule in the
+		 * output hook (a pod with NET_ADMIN), logged like the answer
+		 * side's (1st, 2nd, 4th, ...). */
+		p->c.foreign++;
+		if (!(p->c.foreign & (p->c.foreign - 1)))
+			ng_pod_log(
+				"warning", "queue_foreign", p,
+				"%llu packet(s) not queued by the agent's chain (this one: hook 3 = output, "
+				"from port %u to port %u, not a query to dns.servers): dropped; does the pod "
+				"hold NET_ADMIN?",
+				(unsigned long long)p->c.foreign, k->sport, k->dport);
+		return NF_DROP;
+	}
 	if (k->proto == 17)
 		return udp_query(p, k);
 	return tcp_query(p, sh, k, id);

@@ -191,16 +191,18 @@ static void test_udp_listed_and_not(void **state)
 	assert_int_equal(verdict(w, &k, 1), NF_DROP);
 	out_pkt(&k, "10.96.0.10", 17, 0, 0, (const uint8_t *)"x", 1);
 	assert_int_equal(verdict(w, &k, 1), NF_DROP);
-	/* Not to a resolver of the pod's: not ours to pass. */
+	/* Not to a resolver of the pod's: not ours to pass (a queue rule of
+	 * the pod's own in the output hook): foreign. */
 	query(&m, 1, "s3.example.com");
 	out_pkt(&k, "10.96.0.99", 17, 0, 0, m.b, m.n);
 	assert_int_equal(verdict(w, &k, 1), NF_DROP);
 	assert_int_equal(w->p->c.refused, 5);
+	assert_int_equal(w->p->c.foreign, 1);
 	/* Queued on another interface (a rule of the pod's own): foreign. */
 	udp_q(w, &k, "s3.example.com", NF_ACCEPT);
 	k.q.outdev = 1;
 	assert_int_equal(verdict(w, &k, 1), NF_DROP);
-	assert_int_equal(w->p->c.foreign, 1);
+	assert_int_equal(w->p->c.foreign, 2);
 }
 
 static void test_udp_any_lets_all_go_but_remembers(void **state)
