@@ -2,7 +2,6 @@
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "agent/alog.h"

@@ -1,6 +1,7 @@
 /* The request line of one HTTP request. See httpreq.h. */
 #include "agent/httpreq.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 /* The end of the headers: an empty line (CRLF CRLF, or bare LF LF as

@@ -4,7 +4,6 @@
 #ifndef NG_AGENT_HTTPREQ_H
 #define NG_AGENT_HTTPREQ_H
 
-#include <stdbool.h>
 #include <stddef.h>
 
 /* The largest request (request line and headers) read; a longer one is

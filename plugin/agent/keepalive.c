@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
+#include <sys/syscall.h> // IWYU pragma: keep (SYS_gettid)
 #include <time.h>
 #include <unistd.h>
 

@@ -57,8 +57,6 @@ struct ng_ka_job {
 	struct ng_keepalive *k; /* the thread running it (NULL: ng_ka_run) */
 };
 
-struct ng_keepalive;
-
 int ng_ka_start(struct ng_keepalive **out, struct ng_err *err);
 /* Stops the thread; jobs not done are freed. NULL: nothing. */
 void ng_ka_stop(struct ng_keepalive *k);
