@@ -117,10 +117,10 @@ wait_pids "$fp"
 out=$(cat "$W_TMP/dnsflood.out")
 sent=$(sed -n 's/^sent \([0-9]*\).*/\1/p' <<<"$out")
 t_row "  the flood: thousands of queries a second (8 s)" "$out" "$([[ -n $sent ]] && ((sent >= 16000)) && echo 0 || echo 1)"
-t_row "  the agent dropped none of the neighbour's answers" "$(metric pod_dns_dropped_total 'pod="good"')" \
-	"$(($(metric pod_dns_dropped_total 'pod="good"') == 0 ? 0 : 1))"
+t_row "  the agent dropped none of the neighbour's answers" "$(metric pod_dns_dropped_total 'pod_name="good"')" \
+	"$(($(metric pod_dns_dropped_total 'pod_name="good"') == 0 ? 0 : 1))"
 t_check "  its turns hit the per-turn budget (queue_budget_hits_total)" \
-	within 3000 metric_at_least pod_queue_budget_hits_total 'pod="flood"' 1
+	within 3000 metric_at_least pod_queue_budget_hits_total 'pod_name="flood"' 1
 
 # ---- 200,000 conntrack entries -----------------------------------------------------
 pod_exec ct sysctl -qw net.netfilter.nf_conntrack_udp_timeout=600
@@ -139,6 +139,6 @@ wait_pids "$lp"
 out=$(cat "$W_TMP/live.out")
 t_row "  its live connection passed data across the expiry (40 s)" "$out" \
 	"$([[ $out == "echoes 40 of 40" ]] && echo 0 || echo 1)"
-t_check "  kept alive (pod_kept_alive_total)" within 3000 metric_at_least pod_kept_alive_total 'pod="ct"' 1
+t_check "  kept alive (pod_kept_alive_total)" within 3000 metric_at_least pod_kept_alive_total 'pod_name="ct"' 1
 for p in good flood ct a1 a2 a3 a4 a5; do t_check "DEL $p" pod_del "$p"; done
 t_summary

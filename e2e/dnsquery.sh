@@ -288,7 +288,7 @@ expect "a forged answer to no outstanding query (right port and ID) teaches noth
 metric() { # NAME POD: the pod's value of pod metric NAME
 	node_exec "$PY" -c 'import urllib.request,sys
 for l in urllib.request.urlopen("http://127.0.0.1:9617/metrics", timeout=5).read().decode().splitlines():
-    if l.startswith("boxxkite_netguard_pod_"+sys.argv[1]+"{") and ("pod=\"%s\"" % sys.argv[2]) in l:
+    if l.startswith("boxxkite_netguard_pod_"+sys.argv[1]+"{") and ("pod_name=\"%s\"" % sys.argv[2]) in l:
         print(int(float(l.split()[-1]))); break' "$1" "$2"
 }
 unmatched_counted() { local v; v=$(metric dns_answers_unmatched_total web) && ((v >= 1)); }
