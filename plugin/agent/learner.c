@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "agent/alog.h"
+#include "agent/query.h"
 #include "base/clock.h"
 #include "kernel/netns.h"
 #include "state/ready.h"
@@ -263,6 +264,7 @@ void ng_learner_sweep(struct ng_learner *l, int64_t now_ms)
 		else {
 			ng_podlock_lock(p->lock);
 			ng_pod_sweep(p, &l->sh, now_ms);
+			ng_query_sweep(p, &l->sh, now_ms); /* its queries' own bounds (agent/query.h) */
 			ng_podlock_unlock(p->lock);
 		}
 	}

@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "agent/alog.h"
-#include "agent/query.h"
 #include "base/clock.h"
 #include "kernel/learnedset.h"
 #include "kernel/netns.h"
@@ -370,7 +369,6 @@ void ng_pod_sweep(struct ng_pod *p, struct ng_pod_shared *sh, int64_t now_ms)
 	for (int i = 0; i < NG_TCP_FLOWS; i++)
 		if (p->tcp.f[i].used && now_ms - p->tcp.f[i].last_ms > NG_TCP_IDLE_MS)
 			ng_tcp_close(&p->tcp.f[i], &sh->tcp_budget);
-	ng_query_sweep(p, sh, now_ms);
 }
 
 void ng_pod_kept_alive(struct ng_pod *p, struct ng_pod_shared *sh, const struct ng_ka_job *j)
