@@ -38,9 +38,9 @@ bg_start nsenter --net="$(_ns_path "$W_NODE")" unshare --mount --propagation sla
 	"$NG_BIN" agent --state-dir "$STATE" --listen none --repair --check-interval 1 2>>"$LOG"
 AGENT_PID=$BG_PID
 
-repairs() { grep '"event":"repaired"' "$LOG" | grep -c "\"pod\":\"sandboxes/$1\"" || true; }
+repairs() { grep '"event":"repaired"' "$LOG" | grep -c "\"pod_namespace\":\"sandboxes\",\"pod_name\":\"$1\"" || true; }
 repaired_since() { (($(repairs "$1") > $2)); }
-watched() { grep '"event":"pod_watched"' "$LOG" | grep -q "\"pod\":\"sandboxes/$1\""; }
+watched() { grep '"event":"pod_watched"' "$LOG" | grep -q "\"pod_namespace\":\"sandboxes\",\"pod_name\":\"$1\""; }
 # count_marks FILE PREFIX: distinct markers with PREFIX the sniffer saw.
 count_marks() { { grep "^$2" "$1" 2>/dev/null || true; } | sort -u | wc -l; }
 
@@ -93,7 +93,7 @@ n_nb=$(count_marks "$W_TMP/seen-nb" NGRAW-mac-)
 n_atk=$(count_marks "$W_TMP/seen-atk" NGRAW-mac-)
 t_row "the neighbour receives its traffic" "$n_nb of 30" "$((n_nb == 30 ? 0 : 1))"
 t_row "the attacker (the neighbour's MAC) receives none of it" "$n_atk of 30" "$((n_atk == 0 ? 0 : 1))"
-drift_line() { grep '"event":"drift"' "$LOG" | grep '"pod":"sandboxes/atk"' | grep -F "mac $ATK_MAC -> $NB_MAC"; }
+drift_line() { grep '"event":"drift"' "$LOG" | grep '"pod_namespace":"sandboxes","pod_name":"atk"' | grep -F "mac $ATK_MAC -> $NB_MAC"; }
 t_check "the drift event names the MAC change" within 3000 drift_line
 t_check "... and the added fe80::1" sh -c "grep '\"event\":\"drift\"' $LOG | grep 'sandboxes/atk' | grep -qF 'link-local fe80::1 added'"
 host_mac_is() { # LABEL: the host-side table matches the recorded MAC, never the neighbour's
@@ -113,7 +113,7 @@ n=$(repairs atk)
 sleep 3.5
 m=$(repairs atk)
 t_row "periodic CHECKs that pass repair nothing (3 s at 1 s)" "repairs $n -> $m" "$((n == m ? 0 : 1))"
-drifts=$(grep '"event":"drift"' "$LOG" | grep -c '"pod":"sandboxes/atk".*link is not\|link is not.*"pod":"sandboxes/atk"' || true)
+drifts=$(grep '"event":"drift"' "$LOG" | grep -c '"pod_namespace":"sandboxes","pod_name":"atk".*link is not\|link is not.*"pod_namespace":"sandboxes","pod_name":"atk"' || true)
 t_row "the link's difference is reported once, not at every CHECK" "$drifts line(s)" "$((drifts == 1 ? 0 : 1))"
 # A retried ADD of the running pod (our plugin alone, on its cached
 # result, as a runtime's retry reaches it): the record's facts, kept.
@@ -126,7 +126,7 @@ rec_mac=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["link"][
 t_row "... the record keeps the recorded MAC" "$rec_mac" "$([[ $rec_mac == "$ATK_MAC" ]] && echo 0 || echo 1)"
 host_mac_is "... and so does the host-side table"
 sleep 1.5
-out=$(tail -n +"$((mark + 1))" "$LOG" | grep -E '"event":"(drift|drift_check|repaired)"' | grep '"pod":"sandboxes/atk"' |
+out=$(tail -n +"$((mark + 1))" "$LOG" | grep -E '"event":"(drift|drift_check|repaired)"' | grep '"pod_namespace":"sandboxes","pod_name":"atk"' |
 	grep -v 'the link is not as ADD recorded it' | head -3 || true)
 t_row "... and its commits are not drift (its record changed first)" "${out:-none}" "$([[ -z $out ]] && echo 0 || echo 1)"
 
@@ -186,7 +186,7 @@ done
 ok=0
 for ((q = 0; q < N; q++)); do [[ -s $W_TMP/pods/c$q/result ]] && ok=$((ok + 1)); done
 t_row "pods added for the DEL" "$ok of $N" "$((ok == N ? 0 : 1))"
-all_watched() { (($(grep '"event":"pod_watched"' "$LOG" | grep -c '"pod":"sandboxes/c[0-9]*"') >= N)); }
+all_watched() { (($(grep '"event":"pod_watched"' "$LOG" | grep -c '"pod_namespace":"sandboxes","pod_name":"c[0-9]*"') >= N)); }
 t_check "... all watched" within 10000 all_watched
 sleep 2 # every pod CHECKed at least once more
 mark=$(wc -l <"$LOG")
@@ -196,7 +196,7 @@ wait "${pids[@]}" || true
 sleep 2
 false_drift() {
 	tail -n +"$((mark + 1))" "$LOG" | grep -E '"event":"(drift|drift_check|repaired)"' |
-		grep '"pod":"sandboxes/c[0-9]*"' | head -3 || true
+		grep '"pod_namespace":"sandboxes","pod_name":"c[0-9]*"' | head -3 || true
 }
 out=$(false_drift)
 t_row "DEL of every pod at once: no drift reported, nothing repaired" "${out:-none}" "$([[ -z $out ]] && echo 0 || echo 1)"

@@ -244,7 +244,7 @@ inject() { # POD KIND
 after_inject() { # L0 POD: the agent log after line L0 for POD: "noticed repaired" (yes/no each):
 	# a repair counts only after the drift the injection caused (a repair the
 	# agent did for another reason may come first)
-	tail -n +"$(($1 + 1))" "$W_TMP/log/agent.log" | grep -F "\"pod\":\"$ENFORCED_NS/$2\"" |
+	tail -n +"$(($1 + 1))" "$W_TMP/log/agent.log" | grep -F "\"pod_namespace\":\"$ENFORCED_NS\",\"pod_name\":\"$2\"" |
 		awk '/"event":"drift(_check)?"/ {d = 1} d && /"event":"repaired"/ {r = 1} END {print (d ? "yes" : "no"), (r ? "yes" : "no")}'
 }
 injector() { # writes "POD KIND noticed repaired check learned_back" lines to $W_TMP/drift
@@ -383,12 +383,12 @@ veths_are() { (($(veths) == PODS + 2)); }
 rc=0 && within 30000 veths_are || rc=1
 t_row "no namespace kept alive by a socket (node veths)" "$(veths), want $((PODS + 2))" "$rc"
 
-drift_pods=$(grep -E '"event":"drift(_check)?"' "$W_TMP/log/agent.log" | grep -o '"pod":"[^"]*"' | sort | uniq -c || true)
-injected=" $(for ((k = 0; k < DRIFTS; k++)); do printf '"pod":"%s/p%d" ' "$ENFORCED_NS" "$k"; done)"
+drift_pods=$(grep -E '"event":"drift(_check)?"' "$W_TMP/log/agent.log" | grep -o '"pod_name":"[^"]*"' | sort | uniq -c || true)
+injected=" $(for ((k = 0; k < DRIFTS; k++)); do printf '"pod_name":"p%d" ' "$k"; done)"
 false_drift=$(while read -r c p; do [[ -z $p || $injected == *" $p "* ]] || echo "$c $p"; done <<<"$drift_pods")
 t_row "no drift event but the injected ones" "$(grep -c . <<<"$false_drift" || true) other pods" \
 	"$([[ -z $false_drift ]] && echo 0 || echo 1)" "$false_drift"
-rep_pods=$(grep '"event":"repaired"' "$W_TMP/log/agent.log" | grep -o '"pod":"[^"]*"' | sort | uniq -c || true)
+rep_pods=$(grep '"event":"repaired"' "$W_TMP/log/agent.log" | grep -o '"pod_name":"[^"]*"' | sort | uniq -c || true)
 false_rep=$(while read -r c p; do [[ -z $p || $injected == *" $p "* ]] || echo "$c $p"; done <<<"$rep_pods")
 t_row "no repair but of the injected pods" "$(grep -c . <<<"$false_rep" || true) other pods" \
 	"$([[ -z $false_rep ]] && echo 0 || echo 1)" "$false_rep"
