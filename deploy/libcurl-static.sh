@@ -17,6 +17,7 @@ set -euo pipefail
 
 out=${1:?usage: libcurl-static.sh OUT}
 dir=$(cd "$(dirname "$out")" && pwd)
+out=$dir/$(basename "$out") # absolute: the build below runs elsewhere
 say() { echo "libcurl-static.sh: $*" >&2; }
 for tool in apt-get apt-config dpkg-source dpkg-query make; do
 	command -v "$tool" >/dev/null || { say "needs $tool (apt-get install dpkg-dev make)" && exit 1; }

@@ -23,6 +23,7 @@ set -euo pipefail
 
 out=${1:?usage: libmnl-static.sh OUT}
 dir=$(cd "$(dirname "$out")" && pwd)
+out=$dir/$(basename "$out") # absolute: the build below runs elsewhere
 
 sys=$(${CC:-cc} -print-file-name=libmnl.a)
 if [[ $sys == /* && -f $sys ]]; then
