@@ -88,8 +88,18 @@ static void print_prometheus(const struct stats *st, FILE *out)
 	};
 	char sandbox[13];
 
+	bool audited = false;
+
 	snprintf(sandbox, sizeof(sandbox), "%.12s", st->have_pod ? st->pod.container_id : "");
-	for (int k = 0; k < 4; k++) {
+	for (size_t i = 0; i < st->counters.n; i++) {
+		char cat[64];
+		bool would;
+
+		ng_counter_category(st->counters.v[i].name, cat, sizeof(cat), &would);
+		audited |= would;
+	}
+	/* The would_deny families only for an audited pod's table, as the JSON. */
+	for (int k = 0; k < (audited ? 4 : 2); k++) {
 		fprintf(out, "# HELP %s %s\n# TYPE %s counter\n", kinds[k][0], kinds[k][1], kinds[k][0]);
 		for (size_t i = 0; i < st->counters.n; i++) {
 			char cat[64];
