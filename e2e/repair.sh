@@ -95,7 +95,7 @@ t_row "the neighbour receives its traffic" "$n_nb of 30" "$((n_nb == 30 ? 0 : 1)
 t_row "the attacker (the neighbour's MAC) receives none of it" "$n_atk of 30" "$((n_atk == 0 ? 0 : 1))"
 drift_line() { grep '"event":"drift"' "$LOG" | grep '"pod_namespace":"sandboxes","pod_name":"atk"' | grep -F "mac $ATK_MAC -> $NB_MAC"; }
 t_check "the drift event names the MAC change" within 3000 drift_line
-t_check "... and the added fe80::1" sh -c "grep '\"event\":\"drift\"' $LOG | grep 'sandboxes/atk' | grep -qF 'link-local fe80::1 added'"
+t_check "... and the added fe80::1" sh -c "grep '\"event\":\"drift\"' $LOG | grep '\"pod_name\":\"atk\"' | grep -qF 'link-local fe80::1 added'"
 host_mac_is() { # LABEL: the host-side table matches the recorded MAC, never the neighbour's
 	local t rc=0
 	t=$(node_exec nft list table netdev "$HOST_TABLE" 2>&1) || rc=1
@@ -173,7 +173,7 @@ out=$(cat "$W_TMP/poll.out")
 t_row "... its learned address open throughout (a connect every 20 ms)" "$out" \
 	"$([[ $out == *"failures 0"* && $out != "connects 0 "* ]] && echo 0 || echo 1)"
 t_check "each repair carried the learned element" sh -c \
-	"grep '\"event\":\"repaired\"' $LOG | grep 'sandboxes/ln' | tail -1 | grep -q 'with [1-9][0-9]* learned element'"
+	"grep '\"event\":\"repaired\"' $LOG | grep '\"pod_name\":\"ln\"' | tail -1 | grep -q 'with [1-9][0-9]* learned element'"
 
 # ---- no false drift: DEL of many pods under a CHECK every second ---------------
 N=40
