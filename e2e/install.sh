@@ -15,6 +15,7 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 NG=${NG_BIN:-$REPO/build/boxxkite-netguard}
 FIX=$REPO/test/unit/install/fixtures/conflists
+E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PY=$(command -v /usr/bin/python3 || command -v python3)
 export LC_ALL=C # the runtimes sort file names bytewise; so do we here
 
