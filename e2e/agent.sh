@@ -180,7 +180,7 @@ t_check_not "... its answer teaches nothing: 10.66.0.66 not in names_v4" set_has
 t_check_not "... nor the node-side table" sh -c \
 	"nsenter --net=$(_ns_path "$W_NODE") nft list table netdev $(pod_host_table web) | grep -q 10.66.0.66"
 t_check "... and the agent logged it (queue_foreign, hook 3 = output)" \
-	grep -q '"event":"queue_foreign".*hook 3' "$W_TMP/log/agent.log"
+	sh -c "grep '\"event\":\"queue_foreign\"' '$W_TMP/log/agent.log' | grep -q 'hook 3'"
 
 # ---- lifetimes ----------------------------------------------------------------
 # minNameTTL 30 s: exp.world.test is learned and left alone; live.world.test
