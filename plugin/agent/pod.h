@@ -107,7 +107,6 @@ struct ng_pod {
 	 * (nodeseen). Two trackers, so that neither side's view claims an element
 	 * only the other holds. */
 	struct ng_tracker tr, tr_node;
-	bool node_side; /* it has a table in the node's namespace */
 	struct ng_podseen nodeseen;
 	struct ng_tcpflows tcp;
 	/* The pod's queries (agent/query.h): outstanding ones, its
@@ -120,9 +119,10 @@ struct ng_pod {
 	uint64_t send_errors; /* refusal answers the raw sockets did not take */
 	struct ng_counters c;
 	struct ng_podlock *lock; /* its commit lock (agent/podlock.h): the learner's */
-	bool seen;               /* the last directory scan found its record */
 	uint64_t rec_ino;        /* its record file (a rewrite is a new inode) */
-	bool ka_waiting;          /* a keep-alive job of its is with the thread */
+	bool node_side;          /* it has a table in the node's namespace */
+	bool seen;               /* the last directory scan found its record */
+	bool ka_waiting;         /* a keep-alive job of its is with the thread */
 };
 
 /* The pod of record `r` (a learning pod's: "pending" or "enforced"): its
