@@ -302,7 +302,9 @@ TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 def check_token(f, spec):
     """No API token but where it is used: the pod does not automount one,
-    and only the kubectl steps (the taint) mount the projected token."""
+    and only the kubectl steps (the taint) and the agent (its pod watch:
+    per-session grants, Events, the enforced condition) mount the
+    projected token."""
     check(f"{f}: no ServiceAccount token mounted by default (automountServiceAccountToken: false)",
           spec.get("automountServiceAccountToken") is False,
           f"automountServiceAccountToken: {spec.get('automountServiceAccountToken')}")
@@ -311,8 +313,11 @@ def check_token(f, spec):
     for c in (spec.get("initContainers") or []) + (spec.get("containers") or []):
         has = any(m.get("name") in projected or m.get("mountPath") == TOKEN_DIR for m in c.get("volumeMounts") or [])
         kubectl = (c.get("command") or [None])[0] == "kubectl"
-        check(f"{f}: {c.get('name')}: " + ("mounts the token (kubectl taint)" if kubectl else "mounts no token"),
-              has == kubectl, f"mounts {[m.get('mountPath') for m in c.get('volumeMounts') or []]}")
+        uses = kubectl or c.get("name") == "agent"
+        check(f"{f}: {c.get('name')}: " + ("mounts the token (kubectl taint)" if kubectl
+                                           else "mounts the token (the agent's pod watch)" if uses
+                                           else "mounts no token"),
+              has == uses, f"mounts {[m.get('mountPath') for m in c.get('volumeMounts') or []]}")
 
 
 HOST_DIRS = ("/etc/cni/net.d", "/opt/cni/bin")

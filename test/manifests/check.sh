@@ -208,8 +208,8 @@ mutant "uninstall DaemonSet on every OS" "kubernetes.io/os: linux" \
 	'sed -i "/^        kubernetes.io\/os: linux$/d" uninstall/daemonset.yaml'
 mutant "uninstall kustomization with another image" "set the same boxxkite-netguard image" \
 	'sed -i "s|^    newTag: .*$|    newTag: 0.0.9|" uninstall/kustomization.yaml'
-mutant "the agent mounting the API token" "agent: mounts no token" \
-	'sed -i "0,/^            - name: state$/s//            - name: kube-api-access\n              mountPath: \/var\/run\/secrets\/kubernetes.io\/serviceaccount\n            - name: state/" base/daemonset.yaml'
+mutant "the agent without the API token (its pod watch)" "agent: mounts the token (the agent's pod watch)" \
+	'sed -i "/^            # The agent watches its node.s pods/,+4d" base/daemonset.yaml'
 mutant "every container given a token" "automountServiceAccountToken: false" \
 	'sed -i "s|^      automountServiceAccountToken: false$|      automountServiceAccountToken: true|" base/daemonset.yaml'
 mutant "the agent without a startupProbe" "agent startupProbe is /healthz" \
