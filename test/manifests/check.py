@@ -412,9 +412,9 @@ def check_pod_spec(f, ds, verb, host_conf, host_bin, agent=True):
             agents = None
         caps = ((agents[0].get("securityContext") or {}).get("capabilities") or {}) if agents else {}
         if agents is not None:
-            check(f"{f}: one agent container, ALL dropped, only NET_ADMIN and SYS_ADMIN added",
+            check(f"{f}: one agent container, ALL dropped, only NET_ADMIN, NET_RAW and SYS_ADMIN added",
                   len(agents) == 1 and caps.get("drop") == ["ALL"] and
-                  sorted(caps.get("add") or []) == ["NET_ADMIN", "SYS_ADMIN"],
+                  sorted(caps.get("add") or []) == ["NET_ADMIN", "NET_RAW", "SYS_ADMIN"],
                   f"agents {len(agents)}, capabilities {caps}")
         if agents is not None and len(agents) == 1:
             check_agent_probes(f, agents[0], vols, host_conf, host_bin)
