@@ -87,6 +87,7 @@ SOCK=$T/containerd.sock
 LOG=$T/netguard.log
 IMAGE=docker.io/library/ngc-pause:$ID
 CTRD_PID=
+AGENT_PID=
 CTRD_MNT=
 BG_PIDS=() # servers and netns holders, ended by PID
 CTRD_MNT_FD= # pins containerd's mount namespace, so its inode is not reused
@@ -209,6 +210,8 @@ write_containerd_config
 build_image || fatal "sandbox image built (static pause + busybox-static)"
 start_containerd || fatal "containerd starts in the node namespace"
 ok "containerd $(cri version 2>/dev/null | cut -d' ' -f2) serves CRI in namespace $NODE"
+start_agent || fatal "the node agent serves in the node namespace" "$(tail -n 5 "$T/agent.log" 2>/dev/null)"
+ok "the node agent serves in the node namespace (containerd's mount namespace)"
 
 check "sandbox image imported with ctr" \
 	ctr --address "$SOCK" -n k8s.io images import "$T/image.tar"
@@ -310,6 +313,15 @@ check "RemovePodSandbox on the unselected pod succeeds" cri rmp "$POD_B"
 END=$(world_state)
 check "after both pods are removed: back to the start ($END)" test "$BASE" = "$END"
 check "no plugin invocation failed except the out-of-envelope ADD" one_refusal_only
+# The agent let go of every pod: no record, no ready file, no error logged
+# (the refused ADD's record stays on purpose, for status, until it ages out).
+agent_clean() {
+	local left
+	left=$(find "$T/agent-state/pods" "$T/agent-state/ready" -type f ! -name '*.refused.json' 2>/dev/null)
+	[ -z "$left" ] || { echo "left: $left"; return 1; }
+	! grep '"level":"error"' "$T/agent.log"
+}
+check "the agent: no enforced pod's record or ready file left, no error logged" agent_clean
 
 # 5. Teardown, then look for anything left on the machine.
 cleanup

@@ -76,6 +76,7 @@ write_cni() {
       "type": "boxxkite-netguard",
       "capabilities": {"io.kubernetes.cri.pod-annotations": true},
       "logFile": "$LOG",
+      "stateDir": "$T/agent-state",
       "enforce": {"namespaces": ["sandboxes"], "optInAnnotation": true},
       "dns": {"servers": ["10.96.0.10"]},
       "egress": {"allow": ["tcp://10.20.0.0/16:443"], "envelope": ["10.0.0.0/8:443"]},
@@ -162,6 +163,27 @@ start_containerd() {
 			# serving, but without the CRI plugin: no use waiting
 			grep -q UNIMPLEMENTED "$T/version.err" && return 1
 		fi
+		sleep 0.1
+	done
+	return 1
+}
+
+# start_agent: the node agent (egress.names "learn", the default: every pod's
+# DNS queries and answers go through it) in the node's network namespace and
+# in containerd's mount namespace, where the pods' netns files are mounted (a
+# DaemonSet mounts them with HostToContainer propagation). Its state dir is
+# the entry's stateDir, in the temp dir. Waits for /healthz: a correctness
+# bound of 30 s, not a timing.
+start_agent() {
+	mkdir -p "$T/agent-state" || return 1
+	nsenter --mount="/proc/$CTRD_PID/ns/mnt" --net="/run/netns/$NODE" \
+		"$PLUGIN" agent --state-dir "$T/agent-state" --listen 127.0.0.1:9617 2>"$T/agent.log" &
+	AGENT_PID=$!
+	BG_PIDS+=("$AGENT_PID")
+	SECONDS=0
+	while [ "$SECONDS" -lt 30 ]; do
+		alive "$AGENT_PID" || return 1
+		ip netns exec "$NODE" "$PY" -c 'import urllib.request,sys; sys.exit(0 if urllib.request.urlopen("http://127.0.0.1:9617/healthz", timeout=2).status == 200 else 1)' 2>/dev/null && return 0
 		sleep 0.1
 	done
 	return 1
