@@ -211,6 +211,20 @@ t_check "the resolver's log: listed TCP queries arrived (pipelined, split)" sh -
 run_verify vq --netns "$(pod_netns_path web)" --config "$LISTED"
 t_check "verify: an unlisted name refused in the pod, never left (each resolver)" \
 	vrow vq "re:dns .*: an unlisted name refused in the pod" PASS "never left"
+# The agent answered those refusals through IPPROTO_RAW sockets in the pod's
+# namespace (send-only, held outside it): verify names them as the node
+# agent's (the holder of stateDir's lock, by the kernel's lock table) and
+# does not count them; the same shape held by anyone else still fails.
+SOCKHOLD=${SOCKHOLD:-$REPO_DIR/build/sockhold}
+t_check "verify with the agent's answer sockets in the pod: the bypass row passes, naming the agent" \
+	vrow vq "layer 2: no process can bypass it" PASS "(the node agent: " "send-only IPPROTO_RAW"
+bg_start nsenter --net="$(pod_netns_path web)" "$SOCKHOLD" --leave "$(_ns_path "$W_NODE")" raw >"$W_TMP/vq-raw.hold" 2>&1
+RAW_PID=$BG_PID
+t_check "sockhold --leave (node) raw: ready" within 30000 grep -q '^ready ' "$W_TMP/vq-raw.hold"
+run_verify vqraw --netns "$(pod_netns_path web)" --config "$LISTED"
+t_check "... a raw IPPROTO_RAW socket of the pod held outside it by another process: FAIL naming it" \
+	vrow vqraw "layer 2: no process can bypass it" FAIL "$RAW_PID (sockhold: raw protocol 255, outside the pod's namespace)" "(the node agent: "
+bg_stop "$RAW_PID"
 
 # ---- search lists: Kubernetes' resolv.conf, four resolvers ----------------------------
 lookup_row() { # LABEL OUTPUT RC: resolved, and in well under one resolver timeout (5 s)

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,6 +12,8 @@
 #include "kernel/netns.h"
 #include "node/proccaps.h"
 #include "node/sockholders.h"
+#include "policy/config.h"
+#include "state/ready.h"
 
 /* Reads /proc/PID/`file` into buf (NUL-terminated); -1 if gone. */
 static int read_proc(int pid, const char *file, char *buf, size_t len)
@@ -184,6 +187,37 @@ static int held_sockets(int nsfd, const struct stat *ns, struct ng_nssocks *s, s
 	return 0;
 }
 
+/* The node agent answers a refused DNS query through IPPROTO_RAW sockets it
+ * opened in the pod's namespace (kernel/rawsend.h): send-only (nothing is
+ * ever delivered to protocol 255), held by the process holding stateDir's
+ * lock, outside the pod's namespace; no process of the pod can reach them.
+ * Those holders, and only those, are taken out of `h` and named in `note`.
+ * Any other socket of the agent's, or one a pod process holds too, counts. */
+static void exempt_agent(const struct run *r, struct ng_sockholders *h, char *note, size_t len)
+{
+	int agent = ng_agent_pid(r->have_cfg ? r->cfg.state_dir : NG_DEFAULT_STATE_DIR);
+	size_t kept = 0, exempt = 0;
+
+	note[0] = '\0';
+	if (agent <= 0)
+		return;
+	for (size_t i = 0; i < h->v.n; i++) {
+		const struct ng_sockholder *x = &h->v.v[i];
+
+		if (x->pid == agent && !x->in_ns && x->listed &&
+		    (x->sock.kind == NG_SOCK_RAW || x->sock.kind == NG_SOCK_RAW6) && x->sock.proto == IPPROTO_RAW) {
+			exempt++;
+			continue;
+		}
+		h->v.v[kept++] = *x;
+	}
+	h->v.n = kept;
+	if (exempt)
+		snprintf(note, len, "; not counted: %d (the node agent: %zu send-only IPPROTO_RAW socket%s that "
+				    "answer refused DNS queries)",
+			 agent, exempt, exempt == 1 ? "" : "s");
+}
+
 /* What verify found of held sockets, as the row's first sentence; "" when
  * none. Each of these fails the row whatever the capabilities say. */
 static void describe_sockets(const struct run *r, const struct ng_nssocks *s, const struct ng_sockholders *h,
@@ -226,7 +260,7 @@ void ng_verify_capabilities(struct run *r, int nsfd)
 {
 	static const char *check = "layer 2: no process can bypass it";
 	ng_proc_vec v = {0};
-	char now[300] = "", by_exec[300] = "", infra[160] = "", socks[360];
+	char now[300] = "", by_exec[300] = "", infra[400] = "", socks[360], agent[160];
 	struct ng_nssocks s;
 	struct ng_sockholders h;
 	ng_nssock_vec orphans = {0};
@@ -251,6 +285,7 @@ void ng_verify_capabilities(struct run *r, int nsfd)
 		ng_vec_free(&v);
 		return;
 	}
+	exempt_agent(r, &h, agent, sizeof(agent));
 	describe_sockets(r, &s, &h, &orphans, socks, sizeof(socks));
 	inf = ng_proc_infra(v.v, v.n, r->o->sandbox_pid);
 	if (inf >= 0 && v.v)
@@ -286,6 +321,8 @@ void ng_verify_capabilities(struct run *r, int nsfd)
 		snprintf(infra, sizeof(infra),
 			 "; a process named pause is counted unless --sandbox-pid names it (the runtime's "
 			 "sandbox pid)");
+	/* The notes of what was not counted, together (infra's room is both's). */
+	snprintf(infra + strlen(infra), sizeof(infra) - strlen(infra), "%s", agent);
 	if (*socks)
 		/* First: a held socket is the bypass itself, not a capability
 		 * that might make one. */

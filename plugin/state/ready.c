@@ -4,8 +4,11 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "base/clock.h"
@@ -149,4 +152,42 @@ int ng_agent_serving(const char *state_dir)
 	rc = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK ? 1 : 0;
 	close(fd);
 	return rc;
+}
+
+/* A line of /proc/locks (fs/locks.c: lock_get_status):
+ *   "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF"
+ * a blocked waiter's line reads "1: -> FLOCK ..." and holds nothing. */
+int ng_locks_flock_holder(const char *line, unsigned maj, unsigned min, unsigned long long ino)
+{
+	char kind[16], mode[16], rw[16];
+	unsigned long long i;
+	unsigned ma, mi;
+	int pid;
+
+	if (sscanf(line, "%*d: %15s %15s %15s %d %x:%x:%llu", kind, mode, rw, &pid, &ma, &mi, &i) != 7)
+		return 0;
+	return !strcmp(kind, "FLOCK") && !strcmp(rw, "WRITE") && pid > 0 && ma == maj && mi == min && i == ino
+		       ? pid
+		       : 0;
+}
+
+int ng_agent_pid(const char *state_dir)
+{
+	char path[4200], *line = NULL;
+	size_t cap = 0;
+	struct stat st;
+	FILE *f;
+	int pid = 0;
+
+	snprintf(path, sizeof(path), "%s/" NG_AGENT_LOCK, state_dir);
+	if (stat(path, &st) < 0 || ng_agent_serving(state_dir) != 1)
+		return 0;
+	f = fopen("/proc/locks", "re");
+	if (!f)
+		return 0;
+	while (!pid && getline(&line, &cap, f) > 0)
+		pid = ng_locks_flock_holder(line, major(st.st_dev), minor(st.st_dev), (unsigned long long)st.st_ino);
+	free(line);
+	fclose(f);
+	return pid;
 }

@@ -21,4 +21,14 @@ void ng_record_clear_ready(const char *state_dir, const char *key);
 /* Is an agent holding stateDir's lock? 1 yes, 0 no. */
 int ng_agent_serving(const char *state_dir);
 
+/* The pid of the agent holding stateDir's lock, as the kernel's lock table
+ * (/proc/locks, in the reader's pid namespace) names it: 0 when none holds
+ * it or its pid is not visible from here. Not a pid file: only the process
+ * that really holds the lock is named. */
+int ng_agent_pid(const char *state_dir);
+
+/* Pure: the pid a line of /proc/locks names as holding an exclusive FLOCK
+ * on the file (dev major:minor, inode); 0 for any other line. */
+int ng_locks_flock_holder(const char *text, unsigned maj, unsigned min, unsigned long long ino);
+
 #endif
