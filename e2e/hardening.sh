@@ -14,8 +14,10 @@
 #   - multicast: an unprivileged process joining IPv6 groups with chosen
 #     bytes (and an IPv4 group) in an enforced pod: no MLD or IGMP report
 #     naming them reaches the node's bridge (a pod that is not enforced shows
-#     the path is real); a report in the kernel's exact layout for the pod's
-#     own solicited-node group passes, one naming another group does not;
+#     the path is real); reports in the kernel's exact layout for the pod's
+#     own solicited-node groups pass through every table to the node's
+#     bridge (one group, both in one report, from :: as while the address is
+#     tentative), none naming another group or of another record type does;
 #   - neighbours: a pod that is not enforced, with NET_RAW, sends ARP replies
 #     claiming the gateway's address: an enforced pod's gateway entries (IPv4
 #     and IPv6) are PERMANENT with the bridge's MAC and do not move (a pod
@@ -187,10 +189,34 @@ t_check "enforced: no IGMP report at all" sh -c "! grep -q '^$(mac_of mc) igmp' 
 IP6=$(pod_ip mc 6)
 OWN=$("$PY" -c 'import ipaddress,sys; a=ipaddress.ip_address(sys.argv[1]).packed; print(ipaddress.ip_address(bytes.fromhex("ff0200000000000000000001ff") + a[13:]))' "$IP6")
 LL=$(pod_exec mc ip -6 -o addr show dev eth0 scope link | awk '{print $4}' | cut -d/ -f1)
+OWNL=$("$PY" -c 'import ipaddress,sys; a=ipaddress.ip_address(sys.argv[1]).packed; print(ipaddress.ip_address(bytes.fromhex("ff0200000000000000000001ff") + a[13:]))' "$LL")
 mld() { pod_exec mc "$PY" "$E2E_DIR/rawframe.py" mld --ifname eth0 --src "$LL" "$@"; }
+# seen_on_bridge GROUP: how many of mc's report records the node's bridge
+# saw naming GROUP (the kernel's own reports of mc came long before).
+seen_on_bridge() { grep -c "^$(mac_of mc) mld $1\$" "$MC_SEEN" || true; }
+SEEN_OWN=$(seen_on_bridge "$OWN") SEEN_OWNL=$(seen_on_bridge "$OWNL") HOST_MC=$(host_denied mc)
 t_check "kernel-layout report for its own group $OWN: let out" is sent mld "$OWN"
+t_check "both its groups in one report ($OWNL, $OWN: the kernel joins them together): let out" \
+	is sent mld "$OWNL" "$OWN"
+t_check "its own group from :: (the kernel's report while its address is tentative): let out" \
+	is sent mld --src :: "$OWN"
+# The node side lets the same out: each reached the node's bridge, and the
+# host-side table (meta len there has no Ethernet header) counted none.
+bridge_has_them() {
+	local own ownl
+	own=$(seen_on_bridge "$OWN") ownl=$(seen_on_bridge "$OWNL")
+	((own - SEEN_OWN == 3 && ownl - SEEN_OWNL == 1 && $(host_denied mc) == HOST_MC)) ||
+		{ echo "bridge saw $((own - SEEN_OWN)) x $OWN, $((ownl - SEEN_OWNL)) x $OWNL; host_denied $HOST_MC -> $(host_denied mc)" && return 1; }
+}
+# (2 s: a correctness bound for the sniffer's write)
+t_check "... all three reached the node's bridge, none counted by its host-side table" within 2000 bridge_has_them
 t_check "the same report naming ff0e::6e67:6c65:616b:2121: dropped" is "send failed" mld ff0e::6e67:6c65:616b:2121
 t_check "its own group and a chosen one in one report: dropped" is "send failed" mld "$OWN" ff02::1:ffab:cdef
+t_check "a chosen group from ::: dropped" is "send failed" mld --src :: ff0e::6e67:6c65:616b:2121
+t_check "its own group as ALLOW_NEW_SOURCES (a type the kernel never writes for it): dropped" \
+	is "send failed" mld --type 5 "$OWN"
+t_check "three records for its two groups (more than the kernel writes): dropped" \
+	is "send failed" mld "$OWN" "$OWNL" "$OWN"
 pod_del mc >/dev/null
 pod_del mcfree >/dev/null
 

@@ -3,6 +3,7 @@
 #
 #   world_up PREFIX          build the world (namespaces named PREFIX<id>-*)
 #   pod_add NAME [K8S_NS] [ANNOTATIONS_JSON] [CNI_VERSION]
+#   pod_ns_as_runtime NAME   (before pod_add) the namespace with DAD on, as a runtime's
 #   pod_check NAME / pod_del NAME [--no-netns]
 #   pod_exec NAME CMD... / peer_exec PEER CMD... / node_exec CMD...
 #   pod_listen NAME PORT     a sidecar listener inside the pod
@@ -324,6 +325,19 @@ pod_add() {
 	echo "$out"
 	((rc == 0)) || return "$rc"
 	echo "$out" >"$d/result"
+}
+
+# pod_ns_as_runtime NAME: NAME's namespace made as a container runtime makes
+# one, before pod_add: duplicate address detection on (the world's own
+# namespaces turn it off, for speed), so the pod's link comes up as a real
+# pod's does (link-local address tentative for a second or two, the
+# kernel's MLD reports from :: meanwhile).
+pod_ns_as_runtime() {
+	local ns
+	ns=$(pod_ns "${1:?pod_ns_as_runtime NAME}")
+	_netns_add "$ns"
+	_ns_sysctl "$ns" net.ipv6.conf.all.accept_dad=1
+	_ns_sysctl "$ns" net.ipv6.conf.default.accept_dad=1
 }
 
 # pod_check NAME: CHECK with the cached result, like libcni.

@@ -12,7 +12,10 @@
 #     --repair; with --repair each is repaired within 1 s (CHECK passes);
 #     an element the agent itself learns is not drift, and what it learned
 #     is in the repaired table at once (the repair's own transaction);
-#   - `status` and `status --json`: every pod in one table.
+#   - `status` and `status --json`: every pod in one table;
+#   - idle pods (DAD on, as a runtime's, and off) left alone for a minute
+#     (15 s with E2E_QUICK): every deny counter of every table 0; a group a
+#     process in one joins: its reports refused and counted.
 # Ends with "N passed, N failed".
 set -euo pipefail
 # shellcheck source=e2e/lib.sh
@@ -119,6 +122,19 @@ t_check "readyz 503 when the installed binary is not this agent's" within 3000 r
 cp "$NG_BIN" "$BIN_DIR/boxxkite-netguard"
 t_check "readyz 200 again once the binary is replaced" within 3000 ready_is 200
 
+# ---- idle pods (their rows below): added first, left alone -----------------------
+# idle in a namespace made as a runtime makes one (duplicate address
+# detection on: its link comes up as a real pod's, and ADD waits for the
+# primary plugin to settle its address); idle0 as the world makes them (no
+# DAD: ADD is done at once, and the kernel's reports after link-up meet the
+# tables: two or three of them in each of 10 runs, where idle's met them in
+# 7 of 8). What their kernels send by themselves must leave without a
+# denial (the rows wait out IDLE_S).
+pod_ns_as_runtime idle
+pod_add idle >/dev/null
+pod_add idle0 >/dev/null
+IDLE_T0=$(date +%s)
+
 # ---- every pod of the node ------------------------------------------------------
 for p in d1 d2 d3 d4 d5; do pod_add "$p" >/dev/null; done
 pod_add web default >/dev/null
@@ -153,7 +169,6 @@ egress_counted() { # d1's pod-side egress deny counter is no longer 0
 	[[ ${n:-0} -ge 1 ]]
 }
 timed_row "the refused connect shows in d1's egress counter" 7000 egress_counted
-
 
 # ---- a real Prometheus scrapes the agent, target labels attached as in a cluster --
 # Debian's prometheus in the node's namespace, its data in the test's temp
@@ -309,6 +324,77 @@ timed_row "ln repaired within 10 s" 10000 repaired ln "$before"
 t_check "... with its learned address in the new table" relearned
 POD_CONFLIST=$LEARN t_check "... CHECK passes (learn conflist)" in_sync ln
 expect "ln: learned address still reachable after the repair (no new answer)" connected 2000 pod:ln -- tcp "$STORE_NAME4" 443 1000
+
+# ---- an idle pod denies nothing; a group a process joins is refused, counted --------
+# What the kernel of a new pod sends by itself (DAD, router solicitations
+# to ff02::2, and the MLDv2 reports of its solicited-node groups: the
+# link-local and global address's groups joined together in one report,
+# from :: while the link-local address is tentative, again after DAD, each
+# sent twice) leaves: every deny counter of every table reads 0, so
+# `increase(denied) > 0` means the pod did something. The window: 60 s,
+# the issue's minute (the plain run; the rest of the script runs inside
+# it). E2E_QUICK (the mutation proof, ASan): 15 s, still past every report
+# the kernel sends by its timers: DAD ends within rtr_solicit_delay (1 s) +
+# dad_transmits x retrans_time (1 x 1 s), its report and the mld_qrv - 1
+# (1) retransmission come within mldv2_unsolicited_report_interval (1 s)
+# each, so the last one leaves about 3 s after link-up (2.8 s measured
+# here); router solicitations go on at 4, 8, 16 s... (allowed).
+IDLE_S=60
+[[ -z ${E2E_QUICK:-} ]] || IDLE_S=15
+left=$((IDLE_T0 + IDLE_S - $(date +%s)))
+((left <= 0)) || sleep "$left"
+# deny_counters POD: "side category packets" for every deny counter of its
+# tables: the pod's inet table and guard (stats), the host-side table.
+deny_counters() {
+	"$NG_BIN" stats --netns "$(_ns_path "$(pod_ns "$1")")" | "$PY" -c '
+import json, sys
+for c, v in json.load(sys.stdin)["denied"].items():
+    print("pod", c, v["packets"])'
+	node_exec nft -j list table netdev "$(pod_host_table "$1")" | "$PY" -c '
+import json, sys
+for o in json.load(sys.stdin)["nftables"]:
+    if "counter" in o:
+        print("node", o["counter"]["name"], o["counter"]["packets"])'
+}
+idle_zero() { # POD...
+	local c p bad
+	for p in "$@"; do
+		c=$(deny_counters "$p") || return 1
+		if ! grep -q '^pod egress ' <<<"$c" || ! grep -q '^pod raw ' <<<"$c" || ! grep -q '^node host_denied ' <<<"$c"; then
+			echo "$p: not every table's counters: $(tr '\n' ' ' <<<"$c")"
+			return 1
+		fi
+		bad=$(grep -v ' 0$' <<<"$c" || true)
+		[[ -z $bad ]] || { echo "$p: $(tr '\n' ' ' <<<"$bad")" && return 1; }
+	done
+	echo "$(wc -l <<<"$c") counters each, all 0 after ${IDLE_S} s"
+}
+out=$(idle_zero idle idle0) && rc=0 || rc=$?
+t_row "idle pods (DAD on, as a runtime's; and off), left alone: every deny counter 0 (pod, guard, node side)" \
+	"$(tr '\n' ' ' <<<"$out")" "$rc"
+pod_del idle0 >/dev/null
+# A process without privileges joins a group of its choosing: the kernel's
+# report of those 16 bytes (and its retransmission, within 1 s) is refused
+# and counted by the pod's table; it never reached the node side.
+SR=$(world_public "$E2E_DIR/srcroute.py")
+pod_exec idle setpriv --reuid=65534 --regid=65534 --clear-groups --bounding-set=-all \
+	"$PY" "$SR" join ff0e::6e67:6c65:616b:2121 eth0 >/dev/null
+join_counted() {
+	local c
+	c=$(deny_counters idle) || return 1
+	grep -q '^node host_denied 0$' <<<"$c" || { echo "node side: $(grep '^node' <<<"$c")" && return 1; }
+	grep -q '^pod egress [1-9]' <<<"$c" || { echo "pod egress: $(grep '^pod egress' <<<"$c")" && return 1; }
+}
+# (5 s: a correctness bound; the reports leave within 1 s of the join)
+timed_row "idle: a process joins ff0e::6e67:6c65:616b:2121: its reports refused and counted" 5000 join_counted
+idle_alert() { # what an operator's increase(denied) > 0 sees: the agent's series for idle
+	local m n
+	m=$(get /metrics | grep '^boxxkite_netguard_denied_packets_total{pod_namespace="sandboxes",pod_name="idle",')
+	n=$(grep 'table="inet",side="pod",category="egress"' <<<"$m" | awk '{print $NF}')
+	[[ ${n:-0} -ge 1 ]] || { echo "idle's series: $(tr '\n' ' ' <<<"$m")" && return 1; }
+}
+timed_row "... and /metrics counts it for idle (pod egress)" 7000 idle_alert
+pod_del idle >/dev/null
 
 # ---- DEL: the pod leaves the view ---------------------------------------------------
 before=$(repairs_logged d1)

@@ -23,9 +23,10 @@ for e2e/packet.sh.
       "sent" or "send failed: ERRNO" (a frame dropped by the egress hook
       fails the send with ENOBUFS); exit 0 either way.
 
-  rawframe.py mld --ifname IF --src IP GROUP...
+  rawframe.py mld --ifname IF --src IP [--type N] GROUP...
       writes an MLDv2 report exactly as the kernel writes one (to ff02::16,
-      hop-by-hop router alert, one record per GROUP); prints as send does.
+      hop-by-hop router alert, one record per GROUP, of record type N:
+      4, CHANGE_TO_EXCLUDE, by default); prints as send does.
 
   rawframe.py mcsniff --ifname IF --out FILE
       prints "ready", then appends to FILE one line "SRCMAC mld|igmp GROUP"
@@ -147,7 +148,7 @@ def transmit(s, frame):
 def mld(args):
     src = ipaddress.ip_address(args.src).packed
     dst = ipaddress.ip_address("ff02::16").packed
-    recs = b"".join(struct.pack("!BBH16s", 4, 0, 0, ipaddress.ip_address(g).packed) for g in args.groups)
+    recs = b"".join(struct.pack("!BBH16s", args.type, 0, 0, ipaddress.ip_address(g).packed) for g in args.groups)
     icmp = struct.pack("!BBHHH", 143, 0, 0, 0, len(args.groups)) + recs
     pseudo = src + dst + struct.pack("!I3xB", len(icmp), 58)
     icmp = icmp[:2] + struct.pack("!H", checksum(pseudo + icmp)) + icmp[4:]
@@ -247,6 +248,7 @@ def main():
     m = sub.add_parser("mld")
     m.add_argument("--ifname", required=True)
     m.add_argument("--src", required=True)
+    m.add_argument("--type", type=int, default=4)
     m.add_argument("groups", nargs="+")
     c = sub.add_parser("mcsniff")
     c.add_argument("--ifname", required=True)

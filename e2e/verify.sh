@@ -267,8 +267,10 @@ run_verify mdacc --netns "$(pod_netns_path mdacc)" --config "$CONF" --denied-pro
 t_check "exit 1" rc_is mdacc 1
 t_check "...metadata $MD4:80 FAIL: CONNECTED" vrow mdacc "metadata $MD4:80" FAIL CONNECTED
 t_check "...metadata [::ffff:$MD4]:80 FAIL: CONNECTED" vrow mdacc "metadata [::ffff:$MD4]:80" FAIL CONNECTED
-t_check "...rules match policy FAIL naming the replacing rule (position 10)" \
-	vrow mdacc "layer 2: rules match policy" FAIL "(2 differences)" "unexpected rule at position 10 of chain egress:" accept
+# (position 11: loopback, the two source checks, ND and MLD from ::, the
+# source routes, established, invalid, then metadata)
+t_check "...rules match policy FAIL naming the replacing rule (position 11)" \
+	vrow mdacc "layer 2: rules match policy" FAIL "(2 differences)" "unexpected rule at position 11 of chain egress:" accept
 
 section "an enforced pod whose metadata rule was removed (the default deny still refuses)"
 t_check "ADD mdrm" pod_add mdrm
@@ -278,7 +280,7 @@ pod_exec mdrm nft delete rule inet boxxkite_netguard egress handle "$h"
 run_verify mdrm --netns "$(pod_netns_path mdrm)" --config "$CONF" --denied-probe "$DENIED"
 t_check "exit 1" rc_is mdrm 1
 t_check "...rules match policy FAIL naming the missing metadata_v4 rule" \
-	vrow mdrm "layer 2: rules match policy" FAIL "missing rule 10 of chain egress" metadata_v4
+	vrow mdrm "layer 2: rules match policy" FAIL "missing rule 11 of chain egress" metadata_v4
 t_check "...metadata $MD4:80 still PASS (refused by the default deny)" vrow mdrm "metadata $MD4:80" PASS refused
 t_check "...metadata [$MD6]:80 PASS, by the metadata counter" \
 	vrow mdrm "metadata [$MD6]:80" PASS refused "metadata_denied +1"

@@ -140,9 +140,24 @@ mutant source-routes-let-out plugin/nft/render_guard.c \
 	's/if (fam \&\& fam != (rules\[i\].fam == NG_V4 ? 4 : 6))/if (fam || 1)/' hardening.sh \
 	"unprivileged: routing header via the resolver to fd00:50::9: refused" \
 	"packet socket: with a routing header: dropped by the guard"
-# MLD reports naming any group.
-mutant mld-any-group plugin/nft/render_guard.c 's/nh_is(&rb, 60, groups->v\[i\].a, 16);//' hardening.sh \
-	"the same report naming ff0e::6e67:6c65:616b:2121: dropped"
+# MLD reports naming any group: the records' groups not looked up.
+mutant mld-any-group plugin/nft/render_mld.c 's/^\tng_rb_lookup(\&rb, set->name, set->id);/\t(void)set;/' hardening.sh \
+	"the same report naming ff0e::6e67:6c65:616b:2121: dropped" "a chosen group from ::: dropped"
+# Issue 22: an idle pod denies nothing. MLD reports of one record only (as
+# before): the kernel's reports of a new pod's two groups are denied.
+mutant mld-one-record plugin/nft/render_mld.c 's/if (n < groups)/if (n < 1)/' ops.sh \
+	"idle pods (DAD on, as a runtime's; and off), left alone: every deny counter 0 (pod, guard, node side)"
+# The host side counts the Ethernet header in meta len, as the guard must
+# (but the device pulled it before the ingress hook): it denies them all.
+mutant mld-host-link-header plugin/nft/render_raw.c 's/m->hook == NF_NETDEV_INGRESS ? 0 : ETH_HLEN_BYTES/ETH_HLEN_BYTES/' \
+	ops.sh "idle pods (DAD on, as a runtime's; and off), left alone: every deny counter 0 (pod, guard, node side)"
+mutant mld-host-link-header-hardening plugin/nft/render_raw.c \
+	's/m->hook == NF_NETDEV_INGRESS ? 0 : ETH_HLEN_BYTES/ETH_HLEN_BYTES/' hardening.sh \
+	"... all three reached the node's bridge, none counted by its host-side table"
+# Reports from :: (the kernel's while its link-local address is tentative)
+# refused by the source check.
+mutant mld-unspecified-refused plugin/nft/render_objs.c 's/sets\[NG_S_MLD6\].ips->n, true);/0, true);/' hardening.sh \
+	"its own group from :: (the kernel's report while its address is tentative): let out"
 # The gateways are not pinned.
 mutant gateways-not-pinned plugin/cni/cni_add.c 's/if (pin_gateways(v) < 0) {/if (0 \&\& pin_gateways(v) < 0) {/' hardening.sh \
 	"enforced: gateway 10.244.1.1 is PERMANENT at the bridge's MAC"

@@ -47,8 +47,8 @@ struct nlmsghdr *ng_batch_msg(struct ng_batch *b, uint16_t type, uint16_t flags,
 struct nlmsghdr *ng_batch_msg_sized(struct ng_batch *b, size_t max_len, uint16_t type, uint16_t flags,
 				    const char *what_fmt, ...) __attribute__((format(printf, 5, 6)));
 
-/* The largest ordinary message: the largest rule (an MLD rule of
- * nft/render_guard.c, ~25 expressions) is under 1.5 KiB. A message larger
+/* The largest ordinary message: the largest rule (~20 expressions: the MLD
+ * report header of nft/render_mld.c, a metadata form, ARP) is under 1.5 KiB. A message larger
  * than the size it was given fails the batch (an internal error the unit
  * tests would show). */
 #define NG_BATCH_MSG_MAX   2048

@@ -4,7 +4,8 @@
  *   chain egress {   type filter hook output priority filter; policy drop;
  *     oif "lo" accept
  *     ip saddr != @source_v4 jump refuse_source
- *     ip6 saddr :: ip6 daddr . icmpv6 type @nd_v6 accept  (DAD, MLD)
+ *     ip6 saddr :: ip6 daddr . icmpv6 type @nd_v6 accept  (DAD)
+ *     ip6 saddr :: <MLDv2 report header> jump mld_report  (MLD while tentative)
  *     ip6 saddr != @source_v6 jump refuse_source
  *     exthdr rt exists jump refuse_egress; ip option lsrr|ssrr exists jump refuse_egress
  *     [learn] ct state related ct original proto-src 53 drop
@@ -17,9 +18,11 @@
  *     ip daddr . meta l4proto . th dport @allow_v4 accept
  *     ip daddr . meta l4proto . th dport @names_v4 ... @names_v4_ttl accept
  *     ip6 daddr . icmpv6 type @nd_v6 accept
- *     MLDv2 reports of the pod's solicited-node groups accept  (nft/render_guard.h)
+ *     <MLDv2 report header> jump mld_report
  *     jump refuse_egress
  *   }
+ *   chain mld_report, mld_report_1 ...: the records, each naming one of the
+ *     pod's solicited-node groups (@mld_v6): accept  (nft/render_mld.h)
  *   chain ingress {  type filter hook input priority filter; policy drop;
  *     iif "lo" accept
  *     exthdr rt exists jump refuse_ingress; ip option lsrr|ssrr exists jump refuse_ingress
@@ -55,6 +58,7 @@
 #include <string.h>
 
 #include "nft/render_guard.h"
+#include "nft/render_mld.h"
 #include "nft/render_objs.h"
 #include "nft/render_raw.h"
 #include "nft/rulebuild.h"
@@ -206,7 +210,8 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b, struct ng_
 	    ng_render_chain(b, NG_CHAIN_REFUSE_INGRESS, -1, NULL) < 0 ||
 	    ng_render_chain(b, NG_CHAIN_REFUSE_SOURCE, -1, NULL) < 0 ||
 	    ng_render_chain(b, eg, NF_INET_LOCAL_OUT, NULL) < 0 ||
-	    ng_render_chain(b, in, NF_INET_LOCAL_IN, NULL) < 0)
+	    ng_render_chain(b, in, NF_INET_LOCAL_IN, NULL) < 0 ||
+	    ng_render_mld_chains(b, sets[NG_S_MLD6].ips->n) < 0)
 		return -1;
 	if (p->learn && render_dns_answers(b, sets) < 0)
 		return -1;
@@ -236,7 +241,7 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b, struct ng_
 					    .dst = true,
 					    .nfproto = true,
 					    .comment = "IPv6 neighbour discovery, on-link only"});
-	rc |= ng_render_mld(b, &(struct ng_guard_ctx){.chain = eg, .nfproto = true}, &p->mld6, 0);
+	rc |= ng_render_mld_jump(b, &(struct ng_guard_ctx){.chain = eg, .nfproto = true}, p->mld6.n, false);
 	ng_rb_begin(&rb, b, eg);
 	ng_rb_verdict(&rb, NFT_JUMP, NG_CHAIN_REFUSE_EGRESS);
 	rc |= ng_rb_end(&rb, b, "default deny");
@@ -283,6 +288,8 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b, struct ng_
 	ng_rb_begin(&rb, b, in);
 	ng_rb_verdict(&rb, NFT_JUMP, NG_CHAIN_REFUSE_INGRESS);
 	rc |= ng_rb_end(&rb, b, "default deny");
+	/* meta len at the output hook: the IPv6 packet, no link header. */
+	rc |= ng_render_mld(b, &sets[NG_S_MLD6], 0);
 	return rc ? -1 : 0;
 }
 

@@ -2,9 +2,7 @@
 
 #include <arpa/inet.h>
 #include <libnftnl/expr.h>
-#include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
-#include <netinet/in.h>
 #include <stdio.h>
 
 #include "nft/rulebuild.h"
@@ -14,7 +12,7 @@
 #define IPOPT_LSRR_TYPE 131 /* loose source and record route */
 #define IPOPT_SSRR_TYPE 137 /* strict source and record route */
 
-static void family_is(struct ng_rb *rb, const struct ng_guard_ctx *c, uint8_t fam)
+void ng_guard_family_is(struct ng_rb *rb, const struct ng_guard_ctx *c, uint8_t fam)
 {
 	if (c->nfproto)
 		ng_rb_nfproto(rb, fam);
@@ -84,7 +82,7 @@ int ng_render_no_source_route(struct ng_batch *b, const struct ng_guard_ctx *c, 
 			if (rules[i].type != IPOPT_LSRR_TYPE)
 				continue;
 			ng_rb_begin(&rb, b, c->chain);
-			family_is(&rb, c, NG_V4);
+			ng_guard_family_is(&rb, c, NG_V4);
 			ng_rb_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, 0, 1, NG_W0);
 			ng_rb_masked_cmp(&rb, NFT_CMP_NEQ, &mask, &five, 1);
 			ng_rb_verdict(&rb, NFT_JUMP, c->refuse);
@@ -94,7 +92,7 @@ int ng_render_no_source_route(struct ng_batch *b, const struct ng_guard_ctx *c, 
 			continue;
 		}
 		ng_rb_begin(&rb, b, c->chain);
-		family_is(&rb, c, rules[i].fam);
+		ng_guard_family_is(&rb, c, rules[i].fam);
 		exthdr_present(&rb, rules[i].op, rules[i].type);
 		ng_rb_verdict(&rb, NFT_JUMP, c->refuse);
 		rc |= ng_rb_end(&rb, b, rules[i].what);
@@ -120,66 +118,13 @@ int ng_render_metadata_forms(struct ng_batch *b, const struct ng_guard_ctx *c,
 		for (int k = 0; k < 4; k++)
 			mask[form->pos[k]] = 0xff;
 		ng_rb_begin(&rb, b, c->chain);
-		family_is(&rb, c, NG_V6);
+		ng_guard_family_is(&rb, c, NG_V6);
 		ng_rb_addr(&rb, NG_V6, true, NG_W0);
 		ng_rb_mask(&rb, mask, 16);
 		ng_rb_lookup(&rb, embedded->name, embedded->id);
 		ng_rb_verdict(&rb, NFT_JUMP, c->refuse);
 		snprintf(comment, sizeof(comment), "cloud metadata in its %s form: always refused",
 			 form->name);
-		rc |= ng_rb_end(&rb, b, comment);
-	}
-	return rc ? -1 : 0;
-}
-
-/* The network header bytes at `off` equal `v` (`len` bytes). */
-static void nh_is(struct ng_rb *rb, uint32_t off, const void *v, uint32_t len)
-{
-	ng_rb_payload(rb, NFT_PAYLOAD_NETWORK_HEADER, off, len, NG_W0);
-	ng_rb_cmp(rb, NFT_CMP_EQ, v, len);
-}
-
-int ng_render_mld(struct ng_batch *b, const struct ng_guard_ctx *c, const ng_ip_vec *groups,
-		  unsigned link_hdr)
-{
-	/* The kernel's MLD packet (net/ipv6/mcast.c: ip6_mc_hdr, mld_newpack):
-	 * flow 0, next header 0, hop limit 1, router alert then PadN. */
-	static const uint8_t head[4] = {0x60, 0, 0, 0};
-	static const uint8_t hbh[8] = {IPPROTO_ICMPV6, 0, 5, 2, 0, 0, 1, 0};
-	static const uint8_t icmp[2] = {143, 0}, zero3[3] = {0};
-	static const uint8_t ff02_16[16] = {0xff, 0x02, [15] = 0x16};
-	uint8_t nh_hop[2] = {0, 1};     /* next header 0 (hop-by-hop), hop limit 1 */
-	uint8_t rest[4] = {0, 0, 0, 1}; /* reserved 0, one record */
-	uint16_t plen = htons(8 + 8 + 20);
-	uint32_t len = link_hdr + 40 + 16 + 20;
-	uint8_t lo = 1, hi = 6;
-	int rc = 0;
-
-	/* One rule per group, each inline: a raw payload lookup into an
-	 * ipv6_addr set would not read back through `nft -f`. */
-	for (size_t i = 0; i < groups->n; i++) {
-		char comment[128], g[NG_IP_STRLEN];
-		struct ng_rb rb;
-
-		ng_rb_begin(&rb, b, c->chain);
-		family_is(&rb, c, NG_V6);
-		nh_is(&rb, 0, head, 4);
-		nh_is(&rb, 4, &plen, 2);
-		nh_is(&rb, 6, nh_hop, 2);
-		nh_is(&rb, 24, ff02_16, 16);
-		nh_is(&rb, 40, hbh, 8);
-		nh_is(&rb, 48, icmp, 2);
-		nh_is(&rb, 52, rest, 4);
-		ng_rb_meta(&rb, NFT_META_LEN, NG_W0);
-		ng_rb_cmp(&rb, NFT_CMP_EQ, &len, 4);
-		ng_rb_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, 56, 1, NG_W0);
-		ng_rb_cmp(&rb, NFT_CMP_GTE, &lo, 1);
-		ng_rb_cmp(&rb, NFT_CMP_LTE, &hi, 1);
-		nh_is(&rb, 57, zero3, 3);
-		nh_is(&rb, 60, groups->v[i].a, 16);
-		ng_rb_verdict(&rb, NF_ACCEPT, NULL);
-		ng_ip_format(&groups->v[i], g, sizeof(g));
-		snprintf(comment, sizeof(comment), "MLDv2 report of the pod's solicited-node group %s", g);
 		rc |= ng_rb_end(&rb, b, comment);
 	}
 	return rc ? -1 : 0;

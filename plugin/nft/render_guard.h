@@ -1,11 +1,12 @@
 /* Refusals every table makes, as small builders shared by the inet policy
  * table, the netdev packet-socket guard and the host-side table: metadata
- * in IPv6 forms with free bits, packets that name their own route, MLD
- * reports carrying anything but the pod's own groups. */
+ * in IPv6 forms with free bits, packets that name their own route (the
+ * MLD reports every table lets out: nft/render_mld.h). */
 #ifndef NG_RENDER_GUARD_H
 #define NG_RENDER_GUARD_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "nft/batch.h"
 #include "nft/render_sets.h"
@@ -32,17 +33,8 @@ int ng_render_no_source_route(struct ng_batch *b, const struct ng_guard_ctx *c, 
 int ng_render_metadata_forms(struct ng_batch *b, const struct ng_guard_ctx *c,
 			     const struct ng_set_spec *embedded);
 
-/* MLDv2 reports as the kernel writes them, one record naming one of the
- * pod's own solicited-node groups (`groups`), nothing else; one rule each:
- *   ip6 version/class/flow 0x60000000, payload length 36, next header
- *   hop-by-hop, hop limit 1, daddr ff02::16, the hop-by-hop header exactly
- *   the kernel's router alert, ICMPv6 143 code 0, reserved 0, 1 record of
- *   type 1-6 with no aux data and no sources, its group GROUP, and (meta
- *   len) no byte more: accept.
- * The kernel joins each solicited-node group alone (one record); reports
- * of several records answer queries, which the ingress chain drops.
- * `link_hdr`: bytes before the IPv6 header in meta len (14 in netdev). */
-int ng_render_mld(struct ng_batch *b, const struct ng_guard_ctx *c, const ng_ip_vec *groups,
-		  unsigned link_hdr);
+/* The packet is of family `fam` (NG_V4, NG_V6), checked as c says. */
+struct ng_rb;
+void ng_guard_family_is(struct ng_rb *rb, const struct ng_guard_ctx *c, uint8_t fam);
 
 #endif

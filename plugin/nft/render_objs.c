@@ -13,6 +13,7 @@
 
 #include "nft/render.h"
 #include "nft/render_guard.h"
+#include "nft/render_mld.h"
 #include "nft/rulebuild.h"
 
 void ng_render_set_specs(const struct ng_policy *p, struct ng_set_spec sets[NG_S_COUNT])
@@ -44,6 +45,8 @@ void ng_render_set_specs(const struct ng_policy *p, struct ng_set_spec sets[NG_S
 	sets[NG_S_NODE6] = ADDR_SET("node_v6", NG_V6, &p->node[1]);
 	sets[NG_S_SRC4] = ADDR_SET("source_v4", NG_V4, &p->source[0]);
 	sets[NG_S_SRC6] = ADDR_SET("source_v6", NG_V6, &p->source[1]);
+	sets[NG_S_MLD6] = ADDR_SET("mld_v6", NG_V6, &p->mld6);
+	sets[NG_S_MLD6].nh_bits = NG_MLD_GROUP_BITS;
 #undef SET
 #undef ADDR_SET
 	for (int i = NG_S_NAMES4; i <= NG_S_TTL6; i++)
@@ -340,7 +343,7 @@ int ng_render_source_rules(struct ng_batch *b, struct ng_lookup_rule r, const st
 	nd.set = &sets[NG_S_ND6];
 	nd.dst = true;
 	nd.from_unspecified = true;
-	nd.comment = "neighbour discovery and MLD from ::, as duplicate address detection sends them";
+	nd.comment = "neighbour discovery from ::, as duplicate address detection sends it";
 	v4.set = &sets[NG_S_SRC4];
 	v4.invert = true;
 	v4.jump = refuse;
@@ -353,6 +356,11 @@ int ng_render_source_rules(struct ng_batch *b, struct ng_lookup_rule r, const st
 		rc |= ng_render_lookup_rule(b, &v4);
 	if (f != 0) {
 		rc |= ng_render_lookup_rule(b, &nd);
+		rc |= ng_render_mld_jump(b,
+					 &(struct ng_guard_ctx){.chain = r.chain,
+								.nfproto = r.nfproto,
+								.protocol = r.protocol},
+					 sets[NG_S_MLD6].ips->n, true);
 		rc |= ng_render_lookup_rule(b, &v6);
 	}
 	return rc;

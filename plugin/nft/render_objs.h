@@ -32,6 +32,7 @@ enum {
 	NG_S_NODE6,
 	NG_S_SRC4, /* the pod's own addresses: the only sources it may send from */
 	NG_S_SRC6,
+	NG_S_MLD6, /* the groups an MLDv2 report may name (nft/render_mld.h) */
 	NG_S_COUNT
 };
 
@@ -89,8 +90,10 @@ struct ng_lookup_rule {
 int ng_render_lookup_rule(struct ng_batch *b, const struct ng_lookup_rule *r);
 
 /* The source checks every table makes, from the template `r` (chain and
- * family check): neighbour discovery and MLD from `::` accepted (duplicate
- * address detection sends from it), then `ip saddr != @source_v4` and
+ * family check): neighbour discovery from `::` accepted (duplicate address
+ * detection sends from it) and MLD reports from `::` handed to the MLD
+ * chains (the kernel reports while its address is tentative), then
+ * `ip saddr != @source_v4` and
  * `ip6 saddr != @source_v6` jump `refuse`. A spoofed source never leaves,
  * whatever its destination: a resolver's answer to it would carry data to
  * a stranger. */

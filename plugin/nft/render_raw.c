@@ -33,9 +33,12 @@
  *     meta l4proto tcp tcp flags & (syn|ack) != syn ip daddr @node_v4 accept
  *     jump refuse_raw
  *   }
- *   chain raw_v6 { ip6 saddr :: ip6 daddr . icmpv6 type @nd_v6 accept (DAD); the same (exthdr rt exists; ip6 daddr & MASK @metadata_v6_embedded
- *     for each IPv6 form), ip6 daddr . icmpv6 type @nd_v6 accept, and the
- *     MLDv2 reports of the pod's own solicited-node groups accept }
+ *   chain raw_v6 { ip6 saddr :: ip6 daddr . icmpv6 type @nd_v6 accept (DAD); ip6 saddr ::
+ *     <MLDv2 report header> jump mld_report; the same (exthdr rt exists; ip6 daddr & MASK
+ *     @metadata_v6_embedded for each IPv6 form), ip6 daddr . icmpv6 type @nd_v6 accept, and
+ *     <MLDv2 report header> jump mld_report }
+ *   chain mld_report, mld_report_1 ...: the records of the pod's own
+ *     solicited-node groups (nft/render_mld.h)
  *   chain refuse_raw { counter name "raw_denied"; [log]; drop }
  *
  * Audited: refuse_raw counts into raw_would_deny and accepts; the metadata
@@ -66,11 +69,13 @@
 
 #include "nft/render.h"
 #include "nft/render_guard.h"
+#include "nft/render_mld.h"
 #include "nft/render_objs.h"
 #include "nft/render_raw.h"
 #include "nft/rulebuild.h"
 
 #define ETHERTYPE_OFFSET 12 /* in the Ethernet header */
+#define ETH_HLEN_BYTES   14 /* the Ethernet header (no VLAN tag: the guard refuses those) */
 
 /* The frame's own EtherType is `type` and skb->protocol (what nftables
  * parses the frame as; a packet socket chooses it) says the same. */
@@ -166,8 +171,8 @@ static int family_chain(const struct ng_policy *p, struct ng_batch *b, const cha
 	for (size_t i = 0; i < n; i++)
 		rc |= ng_render_lookup_rule(b, &rules[i]);
 	if (f == 1)
-		rc |= ng_render_mld(b, &(struct ng_guard_ctx){.chain = chain, .protocol = true}, &p->mld6,
-				    14);
+		rc |= ng_render_mld_jump(b, &(struct ng_guard_ctx){.chain = chain, .protocol = true},
+					 p->mld6.n, false);
 	ng_rb_begin(&rb, b, chain);
 	ng_rb_verdict(&rb, NFT_JUMP, refuse);
 	rc |= ng_rb_end(&rb, b, "default deny");
@@ -225,6 +230,7 @@ int ng_render_mirror_body(const struct ng_policy *p, struct ng_batch *b, const s
 	    (p->audit && ng_render_chain(b, m->refuse_metadata, -1, NULL) < 0) ||
 	    ng_render_chain(b, NG_RAW_CHAIN_V4, -1, NULL) < 0 ||
 	    ng_render_chain(b, NG_RAW_CHAIN_V6, -1, NULL) < 0 ||
+	    ng_render_mld_chains(b, sets[NG_S_MLD6].ips->n) < 0 ||
 	    ng_render_chain(b, m->base, m->hook, m->device) < 0)
 		return -1;
 	rc |= ng_render_refuse_chain(p, b, m->refuse, m->counter, m->category, false, "frame not allowed");
@@ -248,6 +254,9 @@ int ng_render_mirror_body(const struct ng_policy *p, struct ng_batch *b, const s
 	ng_rb_begin(&rb, b, m->base);
 	ng_rb_verdict(&rb, NFT_JUMP, m->refuse);
 	rc |= ng_rb_end(&rb, b, "default deny: any other frame (VLAN tags included)");
+	/* meta len is skb->len: on the egress hook the frame with its
+	 * Ethernet header; on ingress the device has pulled that header. */
+	rc |= ng_render_mld(b, &sets[NG_S_MLD6], m->hook == NF_NETDEV_INGRESS ? 0 : ETH_HLEN_BYTES);
 	return rc ? -1 : 0;
 }
 

@@ -11,6 +11,7 @@
 
 /* nft's datatype numbers (include/datatype.h), 6 bits per concat field, and
  * its byte-order tag, stored in set userdata so nft can print elements. */
+#define DT_INTEGER        4
 #define DT_IPADDR         7
 #define DT_IP6ADDR        8
 #define DT_INET_PROTO     12
@@ -50,6 +51,9 @@ static int key_fields(const struct ng_set_spec *s, uint8_t len[3])
 static uint32_t key_type(const struct ng_set_spec *s)
 {
 	uint32_t a = s->fam == NG_V4 ? DT_IPADDR : DT_IP6ADDR;
+
+	if (s->nh_bits)
+		return DT_INTEGER;
 
 	switch (s->kind) {
 	case NG_SK_ADDR: return a;
@@ -236,10 +240,38 @@ int ng_set_elems_render(struct ng_batch *b, const struct ng_set_spec *s, const n
 	return elems_render(b, s, elems, elems->n, type, false);
 }
 
+/* nft's set userdata for `typeof @nh,BITS,128` (nft 1.0's src/payload.c,
+ * payload_expr_build_udata): the expression kind (payload), then its
+ * description, base (network header), offset and length in bits. Written
+ * as nft writes it, so that `nft list` prints the typeof line and reads it
+ * back. */
+#define NFT_EXPR_PAYLOAD_KIND 7 /* nft's EXPR_PAYLOAD */
+#define NFT_PROTO_BASE_NH     2 /* nft's PROTO_BASE_NETWORK_HDR */
+enum { UD_PAYLOAD_DESC, UD_PAYLOAD_TYPE, UD_PAYLOAD_BASE, UD_PAYLOAD_OFFSET, UD_PAYLOAD_LEN };
+
+static bool put_typeof_nh(struct nftnl_udata_buf *ud, uint32_t bits, uint32_t len)
+{
+	struct nftnl_udata *typeof_nest, *data;
+	bool ok;
+
+	typeof_nest = nftnl_udata_nest_start(ud, NFTNL_UDATA_SET_KEY_TYPEOF);
+	ok = typeof_nest && nftnl_udata_put_u32(ud, NFTNL_UDATA_SET_TYPEOF_EXPR, NFT_EXPR_PAYLOAD_KIND);
+	data = ok ? nftnl_udata_nest_start(ud, NFTNL_UDATA_SET_TYPEOF_DATA) : NULL;
+	ok = data && nftnl_udata_put_u32(ud, UD_PAYLOAD_DESC, 0) &&
+	     nftnl_udata_put_u32(ud, UD_PAYLOAD_TYPE, 0) &&
+	     nftnl_udata_put_u32(ud, UD_PAYLOAD_BASE, NFT_PROTO_BASE_NH) &&
+	     nftnl_udata_put_u32(ud, UD_PAYLOAD_OFFSET, bits) && nftnl_udata_put_u32(ud, UD_PAYLOAD_LEN, len);
+	if (!ok)
+		return false;
+	nftnl_udata_nest_end(ud, data);
+	nftnl_udata_nest_end(ud, typeof_nest);
+	return true;
+}
+
 int ng_set_render(struct ng_batch *b, struct ng_set_spec *s)
 {
 	struct nftnl_set *set = nftnl_set_alloc();
-	struct nftnl_udata_buf *ud = nftnl_udata_buf_alloc(64);
+	struct nftnl_udata_buf *ud = nftnl_udata_buf_alloc(128);
 	uint8_t fields[3];
 	int nfields = key_fields(s, fields);
 	uint32_t flags = 0;
@@ -274,6 +306,11 @@ int ng_set_render(struct ng_batch *b, struct ng_set_spec *s)
 	if ((flags & NFT_SET_CONSTANT) && n > 0 && !s->from_dns)
 		nftnl_set_set_u32(set, NFTNL_SET_DESC_SIZE, (uint32_t)n);
 	nftnl_udata_put_u32(ud, NFTNL_UDATA_SET_KEYBYTEORDER, s->kind == NG_SK_ADDR ? NFT_BYTEORDER_BIG : 0);
+	if (s->nh_bits && !put_typeof_nh(ud, s->nh_bits, 8 * key_len(s))) {
+		nftnl_set_free(set);
+		nftnl_udata_buf_free(ud);
+		return -1;
+	}
 	nftnl_set_set_data(set, NFTNL_SET_USERDATA, nftnl_udata_buf_data(ud), nftnl_udata_buf_len(ud));
 	nftnl_udata_buf_free(ud);
 

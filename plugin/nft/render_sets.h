@@ -32,6 +32,12 @@ struct ng_set_spec {
 	/* egress.names "learn": a name set the agent fills (hash or interval,
 	 * with timeouts, no elements at ADD). */
 	bool learned;
+	/* NG_SK_ADDR (IPv6) only, when set: the keys are 16 raw bytes of the
+	 * network header, `typeof @nh,<nh_bits>,128` (an integer key), for
+	 * rules that look them up at offsets no address field has (MLD's
+	 * groups, nft/render_mld.h): nft reads such a rule back through
+	 * `nft -f` only against a key of that type. */
+	uint16_t nh_bits;
 	/* When set, each element carries the comment "until <UTC>" of
 	 * expires_base + its timeout (the pinned name sets). */
 	time_t expires_base;

@@ -171,8 +171,10 @@ static int add_nd(struct ng_policy *p, const struct ng_prev *prev)
 /* The groups an MLDv2 report may name (issue 13): the solicited-node
  * groups ff02::1:ffXX:XXXX of the pod's own IPv6 addresses and of the
  * EUI-64 link-local address of each interface in the sandbox (its low 24
- * bits are the MAC's last three bytes), which ND needs. A group any process
- * joins (16 bytes of its choosing, reported to every neighbour) is not. */
+ * bits are the MAC's last three bytes), which ND needs. The kernel reports
+ * them by itself, several in one report (issue 22; nft/render_mld.h says
+ * how the rules read them). A group any process joins (16 bytes of its
+ * choosing, reported to every neighbour) is not one. */
 static int add_mld(struct ng_policy *p, const struct ng_prev *prev)
 {
 	struct ng_ip g = {.fam = NG_V6, .a = {0xff, 0x02, [11] = 1, [12] = 0xff}};

@@ -2,12 +2,15 @@
  * exact encoding of set elements. */
 #include "render_fixtures.h"
 
+#include "nft/render_mld.h"
+
 static void test_raw_guard(void **state)
 {
 	(void)state;
 	struct chain_rules eg = {.chain = NG_RAW_CHAIN_EGRESS, .family = NFPROTO_NETDEV},
 			   v4 = {.chain = NG_RAW_CHAIN_V4, .family = NFPROTO_NETDEV},
-			   v6 = {.chain = NG_RAW_CHAIN_V6, .family = NFPROTO_NETDEV};
+			   v6 = {.chain = NG_RAW_CHAIN_V6, .family = NFPROTO_NETDEV},
+			   mld1 = {.chain = NG_MLD_CHAIN "_1", .family = NFPROTO_NETDEV};
 	static const char *const want_eg[] = {"ARP request or reply from the pod's 10.244.1.5", "IPv4",
 					      "IPv6", "default deny"};
 	static const char *const want_v4[] = {"IPv4 options (source routes among them)",
@@ -28,6 +31,7 @@ static void test_raw_guard(void **state)
 	render_chain(NG_DENY_REJECT, &eg);
 	render_chain(NG_DENY_REJECT, &v4);
 	render_chain(NG_DENY_REJECT, &v6);
+	render_chain(NG_DENY_REJECT, &mld1);
 	assert_int_equal(eg.n, 4);
 	for (int i = 0; i < 4; i++)
 		assert_contains(eg.comments[i], want_eg[i]);
@@ -57,10 +61,10 @@ static void test_raw_guard(void **state)
 	assert_contains(v6.exprs[0], "[ exthdr load ipv6 1b @ 43 + 0 present => reg 1 ]");
 	assert_contains(v4.exprs[2], "[ payload load 4b @ network header + 16 => reg 1 ] [ lookup reg 1 set "
 				     "metadata_v4 0x0 ] [ immediate reg 0 jump -> refuse_raw ]");
-	assert_contains(v6.exprs[3],
+	assert_contains(v6.exprs[4],
 			"[ lookup reg 1 set metadata_v6 0x0 ] [ immediate reg 0 jump -> refuse_raw ]");
 	/* The IPv6 forms with free bits, in the guard too. */
-	for (int i = 4; i < 4 + NG_V6_FORMS; i++)
+	for (int i = 5; i < 5 + NG_V6_FORMS; i++)
 		assert_contains(v6.exprs[i],
 				"set metadata_v6_embedded 0x0 ] [ immediate reg 0 jump -> refuse_raw ]");
 	for (int i = 3; i < v4.n; i++)
@@ -71,17 +75,20 @@ static void test_raw_guard(void **state)
 			"& 0x00000012 ) ^ 0x00000000 ] [ cmp neq reg 1 0x00000002 ]");
 	assert_contains(v4.exprs[6], "[ payload load 2b @ transport header + 0 => reg 9 ]");
 	assert_contains(v4.exprs[7], "[ cmp neq reg 1 0x00000002 ]");
-	/* The pod's own sources in each family chain, and :: only for ND. */
+	/* The pod's own sources in each family chain, and :: only for ND and
+	 * the MLD chains. */
 	assert_contains(v4.exprs[1],
 			"[ lookup reg 1 set source_v4 0x1 ] [ immediate reg 0 jump -> refuse_raw ]");
-	assert_contains(v6.comments[1], "from ::");
-	assert_contains(v6.exprs[2],
+	assert_contains(v6.comments[1], "neighbour discovery from ::");
+	assert_contains(v6.comments[2], "MLDv2 report from ::");
+	assert_contains(v6.exprs[3],
 			"[ lookup reg 1 set source_v6 0x1 ] [ immediate reg 0 jump -> refuse_raw ]");
-	assert_int_equal(v6.n, 10 + 1 + NG_V6_FORMS + 1);
+	assert_int_equal(v6.n, 11 + 1 + NG_V6_FORMS + 1);
+	assert_contains(v6.comments[9 + 1 + NG_V6_FORMS], "neighbour discovery");
+	assert_contains(v6.exprs[10 + 1 + NG_V6_FORMS], "[ immediate reg 0 jump -> mld_report ]");
 	/* MLD in the guard: meta len counts the Ethernet header (14 + 76). */
-	assert_contains(v6.exprs[9 + 1 + NG_V6_FORMS],
-			"[ meta load len => reg 1 ] [ cmp eq reg 1 0x0000005a ]");
-	assert_contains(v6.comments[8 + 1 + NG_V6_FORMS], "neighbour discovery");
+	assert_int_equal(mld1.n, 1);
+	assert_contains(mld1.exprs[0], "[ meta load len => reg 1 ] [ cmp eq reg 1 0x0000005a ]");
 
 	/* The base chain: netdev egress hook on CNI_IFNAME, policy drop. */
 	sample_policy(&p, NG_DENY_REJECT);
