@@ -170,6 +170,11 @@ POD_CONFLIST=$NOGUARD t_check "  CHECK passes (no guard wanted, none there)" pod
 NOGUARD_HOST=$(conf_variant noguard-host 'e["rawPacketGuard"] = False')
 POD_CONFLIST=$NOGUARD_HOST t_check "ADD p3 without the guard, host side on" pod_add p3
 COUNTER=host_denied blocked "  raw UDP to forbidden $FORBID4: held on the host side" p3 --dst "$FORBID4"
+# ARP as a packet socket may pad it (60 bytes on the wire) leaves; 62 bytes
+# is refused on the host side, whose ingress hook sees the frame without its
+# Ethernet header (a limit of 64 there would have passed 77 bytes).
+passes "  ARP of 60 bytes on the wire arrives through the host side" p3 --dst "$POD_GW4" --arp 1 --frame-len 60
+COUNTER=host_denied blocked "  ARP of 62 bytes on the wire: held on the host side" p3 --dst "$POD_GW4" --arp 1 --frame-len 62
 POD_CONFLIST=$NOGUARD_HOST t_check "  DEL p3" pod_del p3
 
 echo "== the guard under CHECK, replace and DEL"

@@ -4,7 +4,7 @@ for e2e/packet.sh.
 
   rawframe.py send --ifname IF --dst-mac MAC --src IP --dst IP --marker M
                    [--proto tcp|udp] [--sport N] [--dport N] [--flags S|SA|A]
-                   [--bypass] [--vlan ID] [--skb-protocol HEX] [--arp OP [--pad N]]
+                   [--bypass] [--vlan ID] [--skb-protocol HEX] [--arp OP [--pad N | --frame-len N]]
                    [--source-route VIA]
       writes one hand-made Ethernet frame (IPv4 or IPv6 by the addresses)
       carrying the text M to interface IF. --bypass sets PACKET_QDISC_BYPASS
@@ -12,7 +12,8 @@ for e2e/packet.sh.
       802.1Q tag; --skb-protocol binds the socket to another EtherType than
       the frame's own (what the kernel then parses the frame as). --arp
       sends an ARP frame instead (operation OP, sender --src, target --dst,
-      the marker after the ARP body, plus N more bytes with --pad).
+      the marker after the ARP body, plus N more bytes with --pad, or
+      zeros up to a frame of exactly N bytes with --frame-len).
       --src-mac sets the frame's source MAC (default: the interface's).
       --ip-socket sends the IP packet (no Ethernet header) through a raw IP
       socket (IPPROTO_RAW: the header as written, source included) instead:
@@ -99,7 +100,12 @@ def packet(args):
 def arp(args, src_mac):
     spa, tpa = ipaddress.ip_address(args.src).packed, ipaddress.ip_address(args.dst).packed
     body = struct.pack("!HHBBH6s4s6s4s", 1, 0x0800, 6, 4, args.arp, src_mac, spa, b"\0" * 6, tpa)
-    return body + args.marker.encode() + b"\0" * args.pad
+    body += args.marker.encode()
+    if args.frame_len:  # the whole frame, Ethernet header (14 bytes) included
+        if args.frame_len < 14 + len(body):
+            raise SystemExit("--frame-len %d: the ARP body and marker alone take %d" % (args.frame_len, 14 + len(body)))
+        return body + b"\0" * (args.frame_len - 14 - len(body))
+    return body + b"\0" * args.pad
 
 
 def send_ip(args):
@@ -241,6 +247,7 @@ def main():
     a.add_argument("--src-mac")
     a.add_argument("--ip-socket", action="store_true")
     a.add_argument("--pad", type=int, default=0)
+    a.add_argument("--frame-len", type=int, default=0)
     a.add_argument("--source-route")
     b = sub.add_parser("sniff")
     b.add_argument("--ifname", required=True)

@@ -94,7 +94,10 @@ static void frame_is(struct ng_rb *rb, uint16_t type, bool and_protocol)
 /* ARP as the pod's stack sends it, nothing more: Ethernet/IPv4 (htype 1,
  * ptype 0x0800, hlen 6, plen 4), a request or a reply, from one of the
  * pod's own addresses (and, on the host side, its own MAC), at most 63
- * bytes on the wire (the stack's are 42; a packet socket may pad to 60).
+ * bytes on the wire in the guard and 61 on the host side (the stack's are
+ * 42; a packet socket may pad to 60). meta len is skb->len: the whole frame
+ * on the guard's egress hook, without the 14-byte Ethernet header on the
+ * host side's ingress, where "< 64" alone would let 77 bytes through.
  * Without this, ARP would carry ~1.5 KB of anything per frame to the node's
  * segment, and a packet socket could claim the gateway's address there (ARP
  * spoofing the pod's neighbours). */
@@ -121,9 +124,18 @@ static int arp_rule(struct ng_batch *b, const struct ng_mirror *m, const struct 
 	ng_rb_cmp(&rb, NFT_CMP_EQ, pod->a, 4);
 	ng_rb_meta(&rb, NFT_META_LEN, NG_W0);
 	ng_rb_masked_cmp(&rb, NFT_CMP_EQ, &len_mask, &zero, 4);
+	if (m->hook == NF_NETDEV_INGRESS) {
+		/* Below 48 after the header (len & 0x30 != 0x30 given < 64):
+		 * at most 61 bytes on the wire. */
+		uint32_t hi_mask = 0x30;
+
+		ng_rb_meta(&rb, NFT_META_LEN, NG_W0);
+		ng_rb_masked_cmp(&rb, NFT_CMP_NEQ, &hi_mask, &hi_mask, 4);
+	}
 	ng_rb_verdict(&rb, NF_ACCEPT, NULL);
 	ng_ip_format(pod, ip, sizeof(ip));
-	snprintf(c, sizeof(c), "ARP request or reply from the pod's %s, no more than 63 bytes", ip);
+	snprintf(c, sizeof(c), "ARP request or reply from the pod's %s, no more than %d bytes", ip,
+		 m->hook == NF_NETDEV_INGRESS ? 61 : 63);
 	return ng_rb_end(&rb, b, c);
 }
 
