@@ -3,16 +3,20 @@
 # A case passes when valgrind reports 0 errors and 0 bytes definitely lost
 # (--errors-for-leak-kinds=definite makes a definite leak an error) and the
 # plugin exits as expected. As root, ADD/CHECK/DEL/verify/stats also run
-# against a real pod namespace the script creates (and removes).
+# against a real pod namespace the script creates (and removes), and the node
+# agent runs under memcheck too, in a node namespace of the script's own,
+# serving a learn-mode pod through ADD, CHECK, status and DEL until SIGTERM.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 
 BIN=${NG_BIN:-build/boxxkite-netguard}
 tmp=$(mktemp -d /tmp/ng-valgrind.XXXXXX)
-netns=""
+netns="" nodens="" agent_pid=""
 passed=0 failed=0
 cleanup() {
+	[ -n "$agent_pid" ] && kill -KILL "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
 	[ -n "$netns" ] && ip netns del "$netns" 2>/dev/null
+	[ -n "$nodens" ] && ip netns del "$nodens" 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -20,13 +24,17 @@ trap cleanup EXIT
 VG=(valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite
 	--show-leak-kinds=definite --track-origins=yes)
 
-conf() { # conf [extra json members]: the plugin entry on stdin, with prevResult
+# conf [extra json members]: the plugin entry on stdin, with prevResult;
+# NAMES: egress.names ("resolve" unless said; "learn" needs the agent, and
+# adds a name entry for it to serve).
+conf() {
 	cat <<JSON
 {"cniVersion":"1.0.0","name":"vg","type":"boxxkite-netguard",
  "capabilities":{"io.kubernetes.cri.pod-annotations":true},"logFile":"$tmp/log",
  "enforce":{"namespaces":["sandboxes"],"optInAnnotation":true},
  "dns":{"servers":["10.96.0.10"]},
- "egress":{"allow":["10.20.0.0/16:443","udp://[fd00:20::/64]:53"],"envelope":["10.0.0.0/8:443"]},
+ "egress":{"allow":["10.20.0.0/16:443","udp://[fd00:20::/64]:53"${NAMES:+,\"storage.vg.test:443\"}],
+           "envelope":["10.0.0.0/8:443"],"names":"${NAMES:-resolve}"},
  "ingress":{"ports":[8080],"sources":["10.244.0.0/16"],"allowNode":true},
  "log":{"nflogGroup":5},"hostMirror":"off"${1:-},
  "prevResult":{"cniVersion":"1.0.0","ips":[{"address":"10.244.1.5/24","gateway":"10.244.1.1"}]}}
@@ -116,6 +124,47 @@ if [ "$(id -u)" -eq 0 ]; then
 	run "verify (fails: tampered, no routes)" 1 cli "" "$tmp/empty" verify --netns "$p" --config "$tmp/good" --timeout 200
 	run "DEL" 0 DEL "$p" "$tmp/good"
 	run "DEL again" 0 DEL "$p" "$tmp/good"
+
+	# The node agent under memcheck: its own node namespace (nothing of it
+	# in the machine's), its state dir in the temp dir; the plugin runs
+	# there too. A learn-mode pod through ADD (a runtime's retries: the
+	# agent is many times slower under valgrind than its 3 s pickup
+	# bound), CHECK, status from the agent's view, DEL; then SIGTERM, and
+	# the agent must exit 0 with no error and no definite leak.
+	nodens=ngvgn-$$-$RANDOM
+	ip netns add "$nodens"
+	ip -n "$nodens" link set lo up
+	mkdir -p "$tmp/astate"
+	NAMES=learn conf ",\"stateDir\":\"$tmp/astate\"" >"$tmp/learn.json"
+	ip netns exec "$nodens" "${VG[@]}" --log-file="$tmp/agent.vg" "$BIN" agent --state-dir "$tmp/astate" \
+		--listen 127.0.0.1:9617 2>"$tmp/agent.err" &
+	agent_pid=$!
+	for _ in $(seq 600); do # a correctness bound (60 s): valgrind's start on a loaded machine
+		[ -e "$tmp/astate/agent.lock" ] && ip netns exec "$nodens" bash -c 'exec 3<>/dev/tcp/127.0.0.1/9617' 2>/dev/null && break
+		kill -0 "$agent_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	for try in 1 2 3 4 5; do
+		IN_NS=$nodens run "ADD, learn mode, the agent under memcheck (try $try)" 0 ADD "$p" "$tmp/learn.json"
+		grep -q '"code":11' "$tmp/out" || break
+		failed=$((failed - 1)) # code 11 is "try again": a runtime retries
+	done
+	IN_NS=$nodens run "CHECK, learn mode" 0 CHECK "$p" "$tmp/learn.json"
+	run "status, from the agent" 0 cli "" "$tmp/empty" status --state-dir "$tmp/astate"
+	IN_NS=$nodens run "DEL, learn mode" 0 DEL "$p" "$tmp/learn.json"
+	kill -TERM "$agent_pid" 2>/dev/null
+	rc=0
+	wait "$agent_pid" || rc=$?
+	agent_pid=""
+	# --error-exitcode: any memcheck error or definite leak exits 99.
+	if [ "$rc" -eq 0 ]; then
+		passed=$((passed + 1))
+		printf '%-50s ok\n' "agent: SIGTERM, exit 0, no error, no definite leak"
+	else
+		failed=$((failed + 1))
+		printf '%-50s FAIL (exit %d)\n' "agent: SIGTERM, exit 0, no error, no definite leak" "$rc"
+		head -40 "$tmp/agent.vg" "$tmp/agent.err"
+	fi
 else
 	echo "valgrind: the netns cases are SKIPPED (need root)"
 fi
