@@ -205,7 +205,8 @@ static void exempt_agent(const struct run *r, struct ng_sockholders *h, char *no
 		const struct ng_sockholder *x = &h->v.v[i];
 
 		if (x->pid == agent && !x->in_ns && x->listed &&
-		    (x->sock.kind == NG_SOCK_RAW || x->sock.kind == NG_SOCK_RAW6) && x->sock.proto == IPPROTO_RAW) {
+		    (x->sock.kind == NG_SOCK_RAW || x->sock.kind == NG_SOCK_RAW6) &&
+		    x->sock.proto == IPPROTO_RAW) {
 			exempt++;
 			continue;
 		}
@@ -213,8 +214,9 @@ static void exempt_agent(const struct run *r, struct ng_sockholders *h, char *no
 	}
 	h->v.n = kept;
 	if (exempt)
-		snprintf(note, len, "; not counted: %d (the node agent: %zu send-only IPPROTO_RAW socket%s that "
-				    "answer refused DNS queries)",
+		snprintf(note, len,
+			 "; not counted: %d (the node agent: %zu send-only IPPROTO_RAW socket%s that "
+			 "answer refused DNS queries)",
 			 agent, exempt, exempt == 1 ? "" : "s");
 }
 

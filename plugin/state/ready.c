@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,21 +155,64 @@ int ng_agent_serving(const char *state_dir)
 	return rc;
 }
 
+/* The next blank-separated word of *p, advancing *p past it; its length. */
+static size_t word(const char **p, const char **w)
+{
+	size_t n;
+
+	*p += strspn(*p, " \t");
+	*w = *p;
+	n = strcspn(*p, " \t\n");
+	*p += n;
+	return n;
+}
+
+static bool is_word(const char *w, size_t n, const char *s)
+{
+	return n == strlen(s) && !memcmp(w, s, n);
+}
+
+/* A number of `base` taking the whole of [w, w + n). */
+static bool number(const char *w, size_t n, int base, unsigned long long *out)
+{
+	char buf[32], *end;
+
+	if (n == 0 || n >= sizeof(buf) || w[0] == '-' || w[0] == '+')
+		return false;
+	memcpy(buf, w, n);
+	buf[n] = '\0';
+	errno = 0;
+	*out = strtoull(buf, &end, base);
+	return errno == 0 && *end == '\0';
+}
+
 /* A line of /proc/locks (fs/locks.c: lock_get_status):
  *   "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF"
  * a blocked waiter's line reads "1: -> FLOCK ..." and holds nothing. */
 int ng_locks_flock_holder(const char *line, unsigned maj, unsigned min, unsigned long long ino)
 {
-	char kind[16], mode[16], rw[16];
-	unsigned long long i;
-	unsigned ma, mi;
-	int pid;
+	const char *p = line, *w, *c1, *c2;
+	unsigned long long pid, ma, mi, i;
+	size_t n;
 
-	if (sscanf(line, "%*d: %15s %15s %15s %d %x:%x:%llu", kind, mode, rw, &pid, &ma, &mi, &i) != 7)
+	word(&p, &w); /* "1:" */
+	n = word(&p, &w);
+	if (!is_word(w, n, "FLOCK"))
 		return 0;
-	return !strcmp(kind, "FLOCK") && !strcmp(rw, "WRITE") && pid > 0 && ma == maj && mi == min && i == ino
-		       ? pid
-		       : 0;
+	word(&p, &w); /* ADVISORY / MANDATORY */
+	n = word(&p, &w);
+	if (!is_word(w, n, "WRITE"))
+		return 0;
+	n = word(&p, &w);
+	if (!number(w, n, 10, &pid) || pid == 0 || pid > INT32_MAX)
+		return 0;
+	n = word(&p, &w); /* maj:min:ino */
+	c1 = memchr(w, ':', n);
+	c2 = c1 ? memchr(c1 + 1, ':', n - (size_t)(c1 + 1 - w)) : NULL;
+	if (!c2 || !number(w, (size_t)(c1 - w), 16, &ma) || !number(c1 + 1, (size_t)(c2 - c1 - 1), 16, &mi) ||
+	    !number(c2 + 1, n - (size_t)(c2 + 1 - w), 10, &i))
+		return 0;
+	return ma == maj && mi == min && i == ino ? (int)pid : 0;
 }
 
 int ng_agent_pid(const char *state_dir)
@@ -186,7 +230,8 @@ int ng_agent_pid(const char *state_dir)
 	if (!f)
 		return 0;
 	while (!pid && getline(&line, &cap, f) > 0)
-		pid = ng_locks_flock_holder(line, major(st.st_dev), minor(st.st_dev), (unsigned long long)st.st_ino);
+		pid = ng_locks_flock_holder(line, major(st.st_dev), minor(st.st_dev),
+					    (unsigned long long)st.st_ino);
 	free(line);
 	fclose(f);
 	return pid;

@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "state/ready.h"
@@ -17,22 +16,31 @@ static void test_lock_lines(void **state)
 {
 	(void)state;
 	/* fs/locks.c's layout: id, class, mode, access, pid, maj:min:ino (hex:hex:dec). */
-	assert_int_equal(ng_locks_flock_holder("1: FLOCK  ADVISORY  WRITE 4242 00:1a:5678 0 EOF\n", 0, 0x1a, 5678),
-			 4242);
+	assert_int_equal(
+		ng_locks_flock_holder("1: FLOCK  ADVISORY  WRITE 4242 00:1a:5678 0 EOF\n", 0, 0x1a, 5678),
+		4242);
 	/* Another inode, another device, a shared lock, a POSIX lock, a waiter: none. */
-	assert_int_equal(ng_locks_flock_holder("1: FLOCK  ADVISORY  WRITE 4242 00:1a:5679 0 EOF\n", 0, 0x1a, 5678),
-			 0);
-	assert_int_equal(ng_locks_flock_holder("1: FLOCK  ADVISORY  WRITE 4242 08:01:5678 0 EOF\n", 0, 0x1a, 5678),
-			 0);
-	assert_int_equal(ng_locks_flock_holder("1: FLOCK  ADVISORY  READ 4242 00:1a:5678 0 EOF\n", 0, 0x1a, 5678),
-			 0);
-	assert_int_equal(ng_locks_flock_holder("2: POSIX  ADVISORY  WRITE 4242 00:1a:5678 0 EOF\n", 0, 0x1a, 5678),
-			 0);
-	assert_int_equal(ng_locks_flock_holder("1: -> FLOCK  ADVISORY  WRITE 77 00:1a:5678 0 EOF\n", 0, 0x1a, 5678),
-			 0);
+	assert_int_equal(
+		ng_locks_flock_holder("1: FLOCK  ADVISORY  WRITE 4242 00:1a:5679 0 EOF\n", 0, 0x1a, 5678), 0);
+	assert_int_equal(
+		ng_locks_flock_holder("1: FLOCK  ADVISORY  WRITE 4242 08:01:5678 0 EOF\n", 0, 0x1a, 5678), 0);
+	assert_int_equal(
+		ng_locks_flock_holder("1: FLOCK  ADVISORY  READ 4242 00:1a:5678 0 EOF\n", 0, 0x1a, 5678), 0);
+	assert_int_equal(
+		ng_locks_flock_holder("2: POSIX  ADVISORY  WRITE 4242 00:1a:5678 0 EOF\n", 0, 0x1a, 5678), 0);
+	assert_int_equal(
+		ng_locks_flock_holder("1: -> FLOCK  ADVISORY  WRITE 77 00:1a:5678 0 EOF\n", 0, 0x1a, 5678),
+		0);
 	/* A pid the reader's pid namespace cannot see is printed as 0. */
-	assert_int_equal(ng_locks_flock_holder("1: FLOCK  ADVISORY  WRITE 0 00:1a:5678 0 EOF\n", 0, 0x1a, 5678), 0);
+	assert_int_equal(
+		ng_locks_flock_holder("1: FLOCK  ADVISORY  WRITE 0 00:1a:5678 0 EOF\n", 0, 0x1a, 5678), 0);
 	assert_int_equal(ng_locks_flock_holder("garbage", 0, 0x1a, 5678), 0);
+	assert_int_equal(
+		ng_locks_flock_holder("1: FLOCK  ADVISORY  WRITE -5 00:1a:5678 0 EOF\n", 0, 0x1a, 5678), 0);
+	assert_int_equal(
+		ng_locks_flock_holder("1: FLOCK  ADVISORY  WRITE 12 00:1a:5678x 0 EOF\n", 0, 0x1a, 5678), 0);
+	assert_int_equal(ng_locks_flock_holder("1: FLOCK  ADVISORY  WRITE 12 00:1a 0 EOF\n", 0, 0x1a, 5678),
+			 0);
 	assert_int_equal(ng_locks_flock_holder("", 0, 0x1a, 5678), 0);
 }
 
