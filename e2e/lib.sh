@@ -26,6 +26,9 @@
 
 E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_DIR=$(cd "$E2E_DIR/.." && pwd)
+# The machine's own state dir is never written by a test (see the script):
+# the sourcing script runs again under it, once.
+[[ -n ${NG_STATE_SHADOWED:-} ]] || exec "$REPO_DIR/scripts/shadow-state.sh" /bin/bash "$0" "$@"
 NG_BIN=${NG_BIN:-$REPO_DIR/build/boxxkite-netguard}
 NPROBE=${NPROBE:-$REPO_DIR/build/nprobe}
 # Debian's python3, not a user's pyenv shim: cnirun.py needs only the stdlib.

@@ -53,6 +53,10 @@ settle() {
 # world_down trap cleans up), wait for it, and start no other.
 trap 'STOP=1; [[ -n $CHILD ]] && kill -TERM "$CHILD" 2>/dev/null' INT TERM
 
+# The machine's own state dir: the scripts run with it shadowed when it
+# exists (scripts/shadow-state.sh); when it does not, none may create it (a
+# learn-mode ADD whose config names no stateDir of the test's would).
+STATE_BEFORE=$([[ -e /run/boxxkite-netguard ]] && echo there || echo absent)
 SUMMARY=$(mktemp /tmp/nge-summary.XXXXXX)
 ROWS=$(mktemp /tmp/nge-rows.XXXXXX)
 RESULTS=()
@@ -107,6 +111,11 @@ for r in "${FAILED_ROWS[@]}"; do echo "failed row: $r"; done
 if [[ -n $STOP ]]; then
 	echo "e2e: INTERRUPTED"
 	exit 130
+fi
+if [[ $STATE_BEFORE == absent && -e /run/boxxkite-netguard ]]; then
+	echo "e2e: FAILED: the suite made the machine's /run/boxxkite-netguard (a test's plugin or agent used the default stateDir):"
+	find /run/boxxkite-netguard | head -20
+	failed=$((failed + 1))
 fi
 ((failed == 0)) || { echo "e2e: $failed script(s) FAILED" && exit 1; }
 echo "e2e: all ${#RESULTS[@]} script(s) passed"
