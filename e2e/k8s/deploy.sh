@@ -17,6 +17,11 @@
 #     not; the kubelet's probes pass (allowNode); the gateway reaches :8080, a
 #     stranger does not; a pod of another namespace is untouched; `verify`,
 #     run as the README says, passes; `kubectl delete pod` leaves nothing.
+#     Per-session grants (issue 25, deploygrants.sh and deployapi.sh): a
+#     warm pod with the readiness gate, grants annotated and withdrawn (a
+#     live connection cut), refused outside the envelope, drift (not Ready
+#     until repaired), kube-apiserver stopped (nothing widens) and back
+#     (caught up).
 #  4. The uninstall path of deploy/README.md: the node as before.
 #  5. The control: the same checks with the plugin out of the chain connect.
 #  6. deploy/helm/: renders what the kustomizations render; installed and
@@ -41,6 +46,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/deployhelm.sh"
 # shellcheck source=e2e/k8s/deploygrants.sh
 . "$HERE/deploygrants.sh"
+# shellcheck source=e2e/k8s/deployapi.sh
+. "$HERE/deployapi.sh"
 T_PASS=0
 T_FAIL=0
 T_START=$(kc_ms)
@@ -88,6 +95,7 @@ l1_stop() {
 }
 dp_exit() {
 	l1_stop
+	dp_grants_stop
 	kc_down
 	rm -rf "$W_TMP"
 }
@@ -269,7 +277,7 @@ PY
 t_check "verify --pid PAUSE --sandbox-pid PAUSE --process EXEC (README): every row PASS" verify_rows
 l1_stop
 
-# --- per-session grants (issue 25: e2e/k8s/deploygrants.sh) ---------------------------------
+# --- per-session grants, the API down and back (issue 25: deploygrants.sh, deployapi.sh) ---------
 dp_grants_rows
 
 # --- kubectl delete pod: DEL leaves nothing ---------------------------------------------
