@@ -44,6 +44,10 @@ kc_apiserver_stop() {
 	local pid
 	pid=$(kc_pid_of kube-apiserver) || return 1
 	kc_stop_pid "$pid"
+	# KILLed, a process of this size takes a moment to exit on a loaded
+	# machine (it answered kill -0 100 ms later): it is this shell's child,
+	# wait reaps it.
+	wait "$pid" 2>/dev/null
 	! kc_alive "$pid"
 }
 # kc_apiserver_restart: started again with the same flags, in the same
