@@ -12,8 +12,9 @@
 #   - a grant outside the envelope: refused, the pod keeps its grant, an
 #     Event and the log say why; annotations that are not strings: kept;
 #   - Events (NetguardEnforced, NetguardGrantsUpdated, NetguardGrantRefused,
-#     NetguardDrift), the condition netguard.boxxkite.io/enforced True once
-#     verified, False on drift (no --repair), True again after a repair;
+#     NetguardDrift, NetguardRepaired), the condition
+#     netguard.boxxkite.io/enforced True once verified, False on drift (no
+#     --repair), True again after a repair; with --repair False then True;
 #   - the API down: nothing changes, /readyz and /metrics say stale; back
 #     (a restarted API: 410 Gone, a new list): the change made meanwhile is
 #     applied; the token rotated: the agent reads the new one.
@@ -229,6 +230,15 @@ agent_stop
 t_check "the agent again, with --repair" agent_start --repair
 timed "repaired: condition True again" 10000 cond_is warm True
 t_check "after the restart the recorded grant holds" reach warm "$STRANGER4" "$STRANGER_PORT"
+# With --repair the drift is undone within milliseconds: the API still sees
+# the condition False (reason Drift) first, then True (agent/kpost.h: a
+# False not sent yet is never folded into the True behind it).
+np=$(kube GET /_test/state | "$PY" -c 'import json,sys; print(len(json.load(sys.stdin)["patches"]))')
+pod_exec warm nft delete table inet boxxkite_netguard
+timed "drift with --repair: the API saw the condition False (Drift), then True" 30000 state_has \
+	"(lambda l: ('False', 'Drift') in l and ('True', 'Enforced') in l[l.index(('False', 'Drift')):])([(p['status'], p['reason']) for p in s['patches'][$np:] if p['pod'] == '$ENFORCED_NS/warm'])"
+timed "Event NetguardRepaired" 5000 event_seen warm NetguardRepaired
+t_check "... the pod's table is back" pod_exec warm nft list table inet boxxkite_netguard
 
 # ---- nothing leaks into the events ----------------------------------------------
 tok=$(cat "$KUBE/token")

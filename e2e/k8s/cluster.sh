@@ -80,8 +80,20 @@ kc_wait() {
 # kc_kubectl ARGS...: the cluster's kubectl as cluster admin, run in the
 # node's network namespace (the only place the apiserver can be reached).
 kc_kubectl() {
-	nsenter --net="/run/netns/$KC_NODE" -- "$KC_BIN/kubectl" --kubeconfig="$KC_PKI/admin.kubeconfig" \
+	${KC_EXEC:+exec} nsenter --net="/run/netns/$KC_NODE" -- "$KC_BIN/kubectl" --kubeconfig="$KC_PKI/admin.kubeconfig" \
 		--cache-dir="$KC_T/kube-cache" --request-timeout="${KC_KUBECTL_TIMEOUT:-30s}" "$@"
+}
+# kc_kubectl_bg IN OUT ARGS...: kc_kubectl in the background, reading IN
+# (a file or a FIFO), writing OUT; exec'd all the way down, so that
+# KC_KUBECTL_PID is kubectl's own PID (stopped by it; kc_down's sweep by
+# namespace catches it too). A watch (-w) also ends after
+# KC_KUBECTL_TIMEOUT.
+kc_kubectl_bg() {
+	local in=$1 out=$2
+	shift 2
+	(KC_EXEC=1 kc_kubectl "$@") <"$in" >"$out" 2>&1 &
+	# shellcheck disable=SC2034 # for the caller
+	KC_KUBECTL_PID=$!
 }
 
 kc_init() {

@@ -37,6 +37,34 @@ kc_apiserver_start() {
 }
 _kc_api_ok() { [ "$(kc_kubectl get --raw /readyz 2>/dev/null)" = ok ]; }
 
+# kc_apiserver_stop: the apiserver ended by its PID (TERM, as a control
+# plane restart ends it; KILL after 10 s). Until kc_apiserver_restart,
+# kc_wait fails at once (a spawned process has exited): wait otherwise.
+kc_apiserver_stop() {
+	local pid
+	pid=$(kc_pid_of kube-apiserver) || return 1
+	kc_stop_pid "$pid"
+	# KILLed, a process of this size takes a moment to exit on a loaded
+	# machine (it answered kill -0 100 ms later): it is this shell's child,
+	# wait reaps it.
+	wait "$pid" 2>/dev/null
+	! kc_alive "$pid"
+}
+# kc_apiserver_restart: started again with the same flags, in the same
+# place of KC_PIDS (kc_down stops it in the same order), and waited for.
+kc_apiserver_restart() {
+	local i last
+	for i in "${!KC_NAMES[@]}"; do
+		[ "${KC_NAMES[$i]}" = kube-apiserver ] && break
+	done
+	[ "${KC_NAMES[$i]}" = kube-apiserver ] && ! kc_alive "${KC_PIDS[$i]}" || return 1
+	kc_apiserver_start
+	last=$((${#KC_PIDS[@]} - 1))
+	KC_PIDS[i]=${KC_PIDS[last]}
+	unset "KC_PIDS[last]" "KC_NAMES[last]"
+	kc_wait 90 _kc_api_ok
+}
+
 # The controller manager signs nothing but ServiceAccount tokens and
 # publishes kube-root-ca.crt (the CA in-cluster clients trust); leader
 # election is off (one instance, and it starts at once).

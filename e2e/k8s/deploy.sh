@@ -17,6 +17,11 @@
 #     not; the kubelet's probes pass (allowNode); the gateway reaches :8080, a
 #     stranger does not; a pod of another namespace is untouched; `verify`,
 #     run as the README says, passes; `kubectl delete pod` leaves nothing.
+#     Per-session grants (issue 25, deploygrants.sh and deployapi.sh): a
+#     warm pod with the readiness gate, grants annotated and withdrawn (a
+#     live connection cut), refused outside the envelope, drift (not Ready
+#     until repaired), kube-apiserver stopped (nothing widens) and back
+#     (caught up).
 #  4. The uninstall path of deploy/README.md: the node as before.
 #  5. The control: the same checks with the plugin out of the chain connect.
 #  6. deploy/helm/: renders what the kustomizations render; installed and
@@ -41,6 +46,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/deployhelm.sh"
 # shellcheck source=e2e/k8s/deploygrants.sh
 . "$HERE/deploygrants.sh"
+# shellcheck source=e2e/k8s/deployapi.sh
+. "$HERE/deployapi.sh"
 T_PASS=0
 T_FAIL=0
 T_START=$(kc_ms)
@@ -65,19 +72,39 @@ t_check "prerequisites: root, containerd, CNI plugins, curl, the static binary (
 
 # --- the machine, before: nothing here may change it ---------------------------
 root_netns() { { ip -o addr; ip -o route; nft list ruleset; } 2>&1 | sha256sum; }
-# The machine's own CNI dirs and state dir: the installer, the agent and the
-# kubelet must never write there (the overlay points them elsewhere).
+# The machine's own CNI dirs: the installer, the agent and the kubelet must
+# never write there (the overlay points them elsewhere).
 machine_dirs() {
 	local d
-	for d in /etc/cni/net.d /opt/cni/bin /run/boxxkite-netguard /var/log/boxxkite-netguard.log; do
+	for d in /etc/cni/net.d /opt/cni/bin; do
 		if [ -e "$d" ]; then find "$d" -maxdepth 1 -printf '%p %s %m %T@\n' | sort; else echo "$d absent"; fi
 	done | sha256sum
+}
+# The plugin's default stateDir and log on the machine are not compared
+# whole: other suites write there (a config that does not parse falls back
+# to the default stateDir, in whatever mount namespace the plugin runs),
+# and on a shared machine they run now. What shows that ours never reach
+# them: the node's /run and /var/log are tmpfs of its own (checked while
+# the cluster is up), and nothing written there since the start names a
+# pod of this cluster (its records and decision lines name the pod).
+node_tmpfs_own() {
+	local d
+	for d in /run /var/log; do
+		if [ "$(stat -c %d "$(nodef "$d")")" = "$(stat -c %d "$d")" ] || [ "$(stat -f -c %T "$(nodef "$d")")" != tmpfs ]; then
+			echo "the node's $d is not a tmpfs of its own" && return 1
+		fi
+	done
+}
+ours_on_machine() {
+	find /run/boxxkite-netguard /var/log/boxxkite-netguard.log -type f -newer "$W_TMP/start" \
+		-exec grep -l -e boxxkite-sandboxes -e '"outsider"' {} + 2>/dev/null | grep .
 }
 ROOT_BEFORE=$(root_netns)
 DIRS_BEFORE=$(machine_dirs)
 
 kc_init || exit 1
 W_TMP=$(mktemp -d /tmp/ngk-deploy.XXXXXX)
+touch "$W_TMP/start"
 # l1_stop: the layer-one exec (the child first: nsenter does not pass the
 # signal on).
 l1_stop() {
@@ -88,6 +115,7 @@ l1_stop() {
 }
 dp_exit() {
 	l1_stop
+	dp_grants_stop
 	kc_down
 	rm -rf "$W_TMP"
 }
@@ -131,6 +159,8 @@ else
 	t_summary
 	exit 1
 fi
+t_check "the node's /run and /var/log are tmpfs of its own (the plugin's stateDir and log, the agent's: never the machine's)" \
+	node_tmpfs_own
 t_check "the image deploy/Dockerfile describes (FROM scratch + the static binary), imported as $OUR_IMAGE" \
 	kc_image_dockerfile "$KC_ROOT/deploy/Dockerfile" "$OUR_IMAGE"
 
@@ -269,7 +299,7 @@ PY
 t_check "verify --pid PAUSE --sandbox-pid PAUSE --process EXEC (README): every row PASS" verify_rows
 l1_stop
 
-# --- per-session grants (issue 25: e2e/k8s/deploygrants.sh) ---------------------------------
+# --- per-session grants, the API down and back (issue 25: deploygrants.sh, deployapi.sh) ---------
 dp_grants_rows
 
 # --- kubectl delete pod: DEL leaves nothing ---------------------------------------------
@@ -341,7 +371,7 @@ kc_down
 t_check "cluster down in $(($(kc_ms) - t0)) ms: no namespace, cgroup, process, mount or temp dir left" kc_leftovers
 t_check "the machine's network namespace unchanged (addresses, routes, nftables ruleset)" \
 	test "$(root_netns)" = "$ROOT_BEFORE"
-t_check "the machine's /etc/cni/net.d, /opt/cni/bin, /run/boxxkite-netguard, plugin log untouched" \
-	test "$(machine_dirs)" = "$DIRS_BEFORE"
+t_check "the machine's /etc/cni/net.d and /opt/cni/bin untouched" test "$(machine_dirs)" = "$DIRS_BEFORE"
+t_check_not "... and nothing in its /run/boxxkite-netguard or plugin log names a pod of this cluster" ours_on_machine
 kc_say "wall time $(($(kc_ms) - T_START)) ms"
 t_summary

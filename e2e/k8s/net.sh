@@ -9,7 +9,8 @@
 #   $KC_DNS   dnsmasq on 192.168.252.2:53, the backend of the kube-dns
 #             Service (10.96.0.10), as CoreDNS would be
 #   $KC_META  a fake cloud metadata server, 169.254.169.254:80
-#   $KC_STOR  storage: 10.20.0.5 and 10.30.0.5, :443 and :80
+#   $KC_STOR  storage: 10.20.0.5 and 10.30.0.5, :443 and :80; 10.30.0.6:443
+#             an echo server (a connection that stays open until cut)
 #   $KC_GW    the node's default gateway, where the world ends: it forwards
 #             nothing and has no default route, so a packet for anywhere
 #             else dies there (ICMP unreachable). A node needs a default
@@ -32,6 +33,7 @@ KC_DNS_IP=192.168.252.2
 KC_META_IP=169.254.169.254
 KC_STOR_IP=10.20.0.5
 KC_STOR_GRANT_IP=10.30.0.5
+KC_STOR_ECHO_IP=10.30.0.6
 
 # kc_in NS CMD...: CMD in network namespace NS (nsenter, not `ip netns exec`,
 # which remounts /sys and hides the cgroup tree).
@@ -81,7 +83,8 @@ kc_net_up() {
 	ip -n "$KC_NODE" addr add "$KC_NODE_IP/32" dev lo || return 1
 	_kc_peer "$KC_DNS" vdns 192.168.252.1 "$KC_DNS_IP" || return 1
 	_kc_peer "$KC_META" vmeta 192.168.250.1 192.168.250.2 "$KC_META_IP" || return 1
-	_kc_peer "$KC_STOR" vstor 192.168.251.1 192.168.251.2 "$KC_STOR_IP" "$KC_STOR_GRANT_IP" || return 1
+	_kc_peer "$KC_STOR" vstor 192.168.251.1 192.168.251.2 "$KC_STOR_IP" "$KC_STOR_GRANT_IP" "$KC_STOR_ECHO_IP" ||
+		return 1
 	_kc_peer "$KC_GW" vgw 192.168.253.1 192.168.253.2 &&
 		ip -n "$KC_NODE" route add default via 192.168.253.2 &&
 		kc_in "$KC_GW" sysctl -qw net.ipv4.ip_forward=0 || return 1
@@ -116,7 +119,11 @@ EOF
 		printf 'HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n%s\n' $((${#w} + 1)) "$w" >"$KC_T/http/$w"
 	done
 	_kc_serve "$KC_META" metadata socat "TCP-LISTEN:80,bind=$KC_META_IP,$l" SYSTEM:"$(_kc_http metadata-ok)"
-	_kc_serve "$KC_STOR" storage socat "TCP-LISTEN:443,$l" SYSTEM:"$(_kc_http storage-ok)"
+	# :443 by address: the echo server has 10.30.0.6:443 (a listener on
+	# the wildcard address would take its connections).
+	_kc_serve "$KC_STOR" storage socat "TCP-LISTEN:443,bind=$KC_STOR_IP,$l" SYSTEM:"$(_kc_http storage-ok)"
+	_kc_serve "$KC_STOR" storage socat "TCP-LISTEN:443,bind=$KC_STOR_GRANT_IP,$l" SYSTEM:"$(_kc_http storage-ok)"
+	_kc_serve "$KC_STOR" echo socat "TCP-LISTEN:443,bind=$KC_STOR_ECHO_IP,$l" EXEC:cat
 	_kc_serve "$KC_STOR" storage socat "TCP-LISTEN:80,$l" SYSTEM:"$(_kc_http storage-80)"
 	kc_peers_answer
 }
@@ -125,13 +132,16 @@ EOF
 # sends nothing and half-closes at once: the server need not wait).
 kc_node_get() { kc_in "$KC_NODE" socat -T 2 - "TCP:$1:$2,connect-timeout=2" </dev/null 2>/dev/null; }
 
+# kc_node_echo: what the echo server sends back of a line from the node.
+kc_node_echo() { echo echo-ok | kc_in "$KC_NODE" socat -T 2 - "TCP:$KC_STOR_ECHO_IP:443,connect-timeout=2" 2>/dev/null; }
+
 # kc_peers_answer: every fake peer answers from the node, within 60 s (a
 # correctness bound: they answer in ms on an idle machine).
 kc_peers_answer() {
 	local t0=$SECONDS
 	while ((SECONDS - t0 < 60)); do
-		case "$(kc_node_get "$KC_META_IP" 80)$(kc_node_get "$KC_STOR_IP" 443)" in
-		*metadata-ok*storage-ok*) kc_in "$KC_NODE" busybox nslookup storage.test "$KC_DNS_IP" 2>/dev/null |
+		case "$(kc_node_get "$KC_META_IP" 80)$(kc_node_get "$KC_STOR_IP" 443)$(kc_node_echo)" in
+		*metadata-ok*storage-ok*echo-ok*) kc_in "$KC_NODE" busybox nslookup storage.test "$KC_DNS_IP" 2>/dev/null |
 			grep -q "^Address: $KC_STOR_IP\$" && return 0 ;;
 		esac
 		sleep 0.1

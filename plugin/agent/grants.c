@@ -25,6 +25,7 @@ struct gpod {
 	int cond;   /* -1 not posted, 0 False, 1 True */
 	bool known; /* the API's table has the pod (a condition can be patched) */
 	uint64_t drift_seen, repairs_seen;
+	char drift_diff[256]; /* what the last CHECK that failed saw, for its event */
 	char uid[128];
 	bool seen;
 };
@@ -280,10 +281,14 @@ static void report(struct ng_grants *g, struct ng_opod *p, struct gpod *gp, cons
 		gp->drift_seen = v->drift_events;
 		gp->repairs_seen = v->repairs;
 	}
-	if (v->drift_events > gp->drift_seen)
+	if (v->drift_events > gp->drift_seen) {
+		/* (a repaired pod's view differs no more: what its CHECK saw) */
+		const char *diff = v->diff[0] ? v->diff : gp->drift_diff;
+
 		event(g, p, gp, true, "NetguardDrift",
-		      "the pod's tables were changed by someone else%s%.300s", v->diff[0] ? ": " : "",
-		      v->diff);
+		      "the pod's tables were changed by someone else%s%.300s", diff[0] ? ": " : "", diff);
+		gp->drift_diff[0] = '\0';
+	}
 	if (v->repairs > gp->repairs_seen)
 		event(g, p, gp, false, "NetguardRepaired",
 		      "the recorded policy was re-applied (one transaction)");
@@ -356,6 +361,19 @@ void ng_grants_run(struct ng_grants *g, struct ng_opod *const *pods, size_t n, c
 			gpod_free(&g->pods.v[i]);
 			g->pods.v[i] = g->pods.v[--g->pods.n];
 		}
+}
+
+void ng_grants_unverified(struct ng_grants *g, const struct ng_opod *p, const char *diff)
+{
+	struct gpod *gp;
+
+	if (!g || !g->kube || !(gp = gpod_of(g, p->d.key)))
+		return;
+	snprintf(gp->drift_diff, sizeof(gp->drift_diff), "%s", diff);
+	if (!gp->known)
+		return; /* not in the API's table (yet): its first condition comes with it */
+	ng_kube_condition(g->kube, p->d.pod.ns, p->d.pod.name, false, "Drift", diff);
+	gp->cond = 0;
 }
 
 void ng_grants_metrics(struct ng_grants *g, FILE *out)

@@ -18,8 +18,9 @@
  *     ADD refused), NetguardGrantsUpdated, NetguardGrantRefused,
  *     NetguardDrift, NetguardRepaired;
  *   - the condition netguard.boxxkite.io/enforced: True once a CHECK of
- *     both sides passed, False while the pod differs from its policy or
- *     its grants are being changed.
+ *     both sides passed, False while the pod differs from its policy
+ *     (also for a drift the repair undid at once) or its grants are being
+ *     changed.
  * Without a Kubernetes API (kube NULL) nothing of this runs. */
 #ifndef NG_AGENT_GRANTS_H
 #define NG_AGENT_GRANTS_H
@@ -39,6 +40,12 @@ void ng_grants_free(struct ng_grants *g);
 int ng_grants_fd(const struct ng_grants *g);
 /* One pass over the ops thread's pods: re-plans, events, conditions. */
 void ng_grants_run(struct ng_grants *g, struct ng_opod *const *pods, size_t n, const struct ng_opod_env *env);
+
+/* A CHECK found pod `p`'s tables not as recorded (`diff`), before any
+ * repair (agent/opspod.h's drift_seen): its condition goes False now
+ * (reason Drift), True again only once a CHECK passes (ng_grants_run), so
+ * a repair that is over within milliseconds still shows in the API. */
+void ng_grants_unverified(struct ng_grants *g, const struct ng_opod *p, const char *diff);
 
 /* /metrics lines (any thread). */
 void ng_grants_metrics(struct ng_grants *g, FILE *out);

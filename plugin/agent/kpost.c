@@ -268,16 +268,35 @@ void ng_kpost_condition(struct ng_kpost *p, const char *ns, const char *name, bo
 	snprintf(it.reason, sizeof(it.reason), "%s", reason);
 	ng_kobj_clean(msg, it.msg, sizeof(it.msg));
 	pthread_mutex_lock(&p->mu);
-	/* One slot per pod: its newest state replaces a queued one. */
-	for (size_t i = 0; i < p->q.n; i++)
+	/* The pod's queued states (ng_kpost_fold keeps them at two). */
+	size_t at[2], n = 0, keep;
+	bool held[2];
+
+	for (size_t i = 0; i < p->q.n && n < 2; i++)
 		if (p->q.v[i].condition && !strcmp(p->q.v[i].ns, ns) && !strcmp(p->q.v[i].name, name)) {
-			p->q.v[i] = it;
-			pthread_cond_signal(&p->cv);
-			pthread_mutex_unlock(&p->mu);
-			return;
+			held[n] = !p->q.v[i].status && !p->q.v[i].not_before_ms;
+			at[n++] = i;
 		}
-	enqueue(p, &it);
+	keep = ng_kpost_fold(held, n, status);
+	if (keep < n) {
+		p->q.v[at[keep]] = it;
+		for (size_t j = n; j-- > keep + 1;) {
+			memmove(&p->q.v[at[j]], &p->q.v[at[j] + 1], (p->q.n - at[j] - 1) * sizeof(it));
+			p->q.n--;
+		}
+		pthread_cond_signal(&p->cv);
+	} else {
+		enqueue(p, &it);
+	}
 	pthread_mutex_unlock(&p->mu);
+}
+
+size_t ng_kpost_fold(const bool *held, size_t n, bool status)
+{
+	if (!n || !status)
+		return 0; /* False now: whatever was queued is past */
+	/* True: behind a False not tried yet, else in place of the last. */
+	return held[n - 1] ? n : n - 1;
 }
 
 void ng_kpost_counts(struct ng_kpost *p, struct ng_kpost_counts *out)

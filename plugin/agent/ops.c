@@ -67,6 +67,12 @@ struct ng_ops {
 	bool agent_published;
 };
 
+/* env.drift_seen: the pod's condition goes False before the repair. */
+static void drift_seen(void *data, const struct ng_opod *p, const char *diff)
+{
+	ng_grants_unverified(data, p, diff);
+}
+
 /* env.learner_owns: the port ids the learner published. */
 static bool learner_owns(void *data, const char *key, bool node, uint32_t portid)
 {
@@ -291,6 +297,8 @@ int ng_ops_start(const struct ng_ops_config *c, struct ng_ops **out, struct ng_e
 		ng_fail(err, NG_E_INTERNAL, "out of memory");
 		goto fail;
 	}
+	o->env.drift_seen = drift_seen;
+	o->env.drift_data = o->grants;
 	if (pthread_create(&o->thread, NULL, thread_main, o) != 0) {
 		ng_fail(err, NG_E_INTERNAL, "cannot start the ops thread");
 		goto fail;

@@ -407,6 +407,8 @@ bool ng_opod_check(struct ng_opod *p, const struct ng_opod_env *env, const char 
 		env->local->drift_events++;
 	}
 	ng_opod_log("warning", "drift_check", p, "CHECK (%s): %s", why, diff);
+	if (env->drift_seen)
+		env->drift_seen(env->drift_data, p, diff);
 	if (!env->repair)
 		return false;
 	repaired = repair(p, env);

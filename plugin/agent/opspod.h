@@ -40,6 +40,10 @@ struct ng_opod {
  * pod of record `key` (node: in the node's)? Changes it makes are not
  * drift. */
 typedef bool (*ng_opod_learner_fn)(void *data, const char *key, bool node, uint32_t portid);
+/* A CHECK found the pod's tables not as recorded (`diff`), before any
+ * repair: what Kubernetes sees of the pod goes unverified first
+ * (agent/grants.h). */
+typedef void (*ng_opod_drift_fn)(void *data, const struct ng_opod *p, const char *diff);
 
 struct ng_opod_env {
 	const char *state_dir;
@@ -49,6 +53,8 @@ struct ng_opod_env {
 	int check_ms;              /* between periodic CHECKs */
 	ng_opod_learner_fn learner_owns;
 	void *learner_data;
+	ng_opod_drift_fn drift_seen; /* NULL: nobody is told */
+	void *drift_data;
 	struct ng_view *local; /* the node-wide counters a pod's work adds to */
 };
 
