@@ -15,6 +15,7 @@
 #include "kernel/resolve.h"
 #include "kernel/ruleset.h"
 #include "nft/render.h"
+#include "nft/render_log.h"
 #include "nft/render_objs.h"
 #include "state/recpolicy.h"
 
@@ -89,7 +90,8 @@ static bool read_counters(struct ng_nl *nl, const struct ng_record_table *t, str
 		bool raw = strncmp(c.v[i].name, "raw", 3) == 0;
 		struct ng_view_counter vc = {.in_node = t->in_node, .netdev = t->family == NFPROTO_NETDEV};
 
-		if (!t->in_node && raw != (t->family == NFPROTO_NETDEV))
+		if ((!t->in_node && raw != (t->family == NFPROTO_NETDEV)) ||
+		    ng_counter_is_log_skipped(c.v[i].name))
 			continue;
 		snprintf(vc.table, sizeof(vc.table), "%s", t->name);
 		ng_counter_category(c.v[i].name, vc.category, sizeof(vc.category), &vc.would_deny);
