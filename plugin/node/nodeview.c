@@ -71,6 +71,8 @@ void ng_view_pod_free(struct ng_view_pod *p)
 {
 	ng_vec_free(&p->counters);
 	ng_vec_free(&p->names);
+	ng_vec_free(&p->taught_names);
+	ng_vec_free(&p->taught);
 }
 
 void ng_view_free(struct ng_view *v)
