@@ -24,8 +24,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <jansson.h>
 #include <stdio.h>
 
+#include "agent/flow.h"
 #include "agent/opsview.h"
 #include "base/err.h"
 #include "node/nodeview.h"
@@ -41,6 +43,7 @@ struct ng_ops_config {
 	bool repair;
 	int check_ms;
 	struct ng_kube *kube; /* the API's view of the node's pods (agent/kube.h); NULL: off */
+	struct ng_flow *flow; /* the flow thread (agent/flow.h): told the enforced pods; NULL: none */
 	/* Per-pod series while at most this many pods are recorded (-1: always,
 	 * 0: never); node totals always (--pod-metrics). */
 	int pod_metrics_limit;
@@ -65,5 +68,8 @@ void ng_ops_publish(struct ng_ops *o, bool serving, uint32_t node_portid, const 
 uint64_t ng_ops_metrics(struct ng_ops *o, FILE *out);
 uint64_t ng_ops_view_gen(struct ng_ops *o);
 bool ng_ops_readyz(struct ng_ops *o, FILE *out);
+/* The flow thread's `names` answer (agent/flow.h: ng_flow_names_fn; data
+ * is the struct ng_ops): from the last view, under its lock. */
+json_t *ng_ops_names(void *data, const struct ng_flow_filter *f);
 
 #endif
