@@ -21,6 +21,9 @@
  * copies under a mutex held for a copy (pods) or through a lock-free
  * queue that drops when full (refused queries).
  *
+ * The thread runs at nice +10, as the keep-alive thread does: a flood it
+ * reads competes with the learner's answers for the CPU and loses.
+ *
  * Why a thread of its own and one socket per pod: NFLOG delivers in the
  * namespace where the packet was logged, and a group binding belongs to
  * the namespace its socket was made in (the observer's facts, agent

@@ -1,5 +1,5 @@
 /* The agent's flow log history: the last NG_FLOW_RING events of the node
- * (a fixed array, overwritten oldest first: ~2.3 MiB whatever happens),
+ * (a fixed array, overwritten oldest first: 2.5 MiB whatever happens),
  * each with a sequence number. A reader is a cursor into it: `--since`
  * starts the cursor at the first event of the time asked, `--follow`
  * keeps reading as events come, and a reader that falls behind finds its

@@ -96,7 +96,7 @@ static void flow_refusal(struct ng_pod *p, const struct ng_pkt *k, const struct 
 	struct ng_flow_ev ev = {.kind = NG_FLOW_REFUSAL, .table = NG_LOG_POD};
 	char shown[NAME_SHOWN + 4];
 
-	if (!p->flowq)
+	if (!p->flowq || !p->policy.nflog) /* "log": false: the tables log nothing either */
 		return;
 	if (!ng_tokens_take(&p->flow_tokens, p->policy.log_rate, p->policy.log_burst, ng_mono_ms())) {
 		p->flow_skipped++;

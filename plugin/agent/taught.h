@@ -8,7 +8,7 @@
  * lock, agent/podlock.h) needs nothing else of the learner's pod.
  *
  * Bounded: at most NG_TRACK_MAX pairs (an open-addressing table of at most
- * 2 * NG_TRACK_MAX slots of 32 bytes); past it a pair is not noted
+ * 2 * NG_TRACK_MAX slots of 22 bytes); past it a pair is not noted
  * (counted) and its address is shown under no name. A pair goes when no
  * element it names is tracked on either side any more. */
 #ifndef NG_AGENT_TAUGHT_H
