@@ -238,16 +238,9 @@ int ng_taught_rows(const struct ng_taught *t, const struct ng_tracker *tr, const
 	out->taught.n = out->taught_names.n = 0;
 	out->taught_more = 0;
 	for (size_t i = 0; i < t->entries.n; i++) {
-		const struct ng_name_entry *e = &t->entries.v[i];
-		struct ng_view_name vn = {0};
+		struct ng_view_name vn;
 
-		snprintf(vn.name, sizeof(vn.name), "%s%s", e->wildcard ? "*." : "", e->name);
-		if (e->p_lo == e->p_hi)
-			snprintf(vn.proto_ports, sizeof(vn.proto_ports), "%s/%u",
-				 e->proto == 17 ? "udp" : "tcp", e->p_lo);
-		else
-			snprintf(vn.proto_ports, sizeof(vn.proto_ports), "%s/%u-%u",
-				 e->proto == 17 ? "udp" : "tcp", e->p_lo, e->p_hi);
+		ng_view_name_set(&vn, &t->entries.v[i]);
 		if (ng_vec_push(&out->taught_names, &vn) < 0)
 			return -1;
 	}

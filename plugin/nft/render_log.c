@@ -60,7 +60,6 @@ void ng_log_prefix(const struct ng_policy *p, const char *category, bool would_d
 int ng_render_log_objects(const struct ng_policy *p, struct ng_batch *b, enum ng_log_table t)
 {
 	struct nftnl_obj *o;
-	struct nlmsghdr *nlh;
 
 	if (!p->nflog)
 		return 0;
@@ -69,20 +68,14 @@ int ng_render_log_objects(const struct ng_policy *p, struct ng_batch *b, enum ng
 	/* limit log_limit { rate over R/second burst B packets }: it matches
 	 * what is over the rate, so the rule that refers to it counts and
 	 * returns exactly the packets the log does not get. */
-	nftnl_obj_set_str(o, NFTNL_OBJ_TABLE, b->table);
-	nftnl_obj_set_str(o, NFTNL_OBJ_NAME, NG_LOG_LIMIT);
-	nftnl_obj_set_u32(o, NFTNL_OBJ_FAMILY, b->family);
+	/* The type first: libnftnl takes a type's attributes only once it knows it. */
 	nftnl_obj_set_u32(o, NFTNL_OBJ_TYPE, NFT_OBJECT_LIMIT);
 	nftnl_obj_set_u64(o, NFTNL_OBJ_LIMIT_RATE, p->log_rate);
 	nftnl_obj_set_u64(o, NFTNL_OBJ_LIMIT_UNIT, 1); /* per second */
 	nftnl_obj_set_u32(o, NFTNL_OBJ_LIMIT_BURST, p->log_burst);
 	nftnl_obj_set_u32(o, NFTNL_OBJ_LIMIT_TYPE, NFT_LIMIT_PKTS);
 	nftnl_obj_set_u32(o, NFTNL_OBJ_LIMIT_FLAGS, NFT_LIMIT_F_INV);
-	nlh = ng_batch_msg(b, NFT_MSG_NEWOBJ, NLM_F_CREATE, "limit %s", NG_LOG_LIMIT);
-	nftnl_obj_nlmsg_build_payload(nlh, o);
-	ng_batch_commit_msg(b);
-	nftnl_obj_free(o);
-	return 0;
+	return ng_render_object(b, o, NFT_OBJECT_LIMIT, NG_LOG_LIMIT, "limit");
 }
 
 int ng_render_log_chain(const struct ng_policy *p, struct ng_batch *b, enum ng_log_table t,

@@ -129,9 +129,9 @@ int ng_render_base_chain(struct ng_batch *b, const char *name, int hook, const c
 	return 0;
 }
 
-int ng_render_counter(struct ng_batch *b, const char *name)
+int ng_render_object(struct ng_batch *b, struct nftnl_obj *o, uint32_t type, const char *name,
+		     const char *what)
 {
-	struct nftnl_obj *o = nftnl_obj_alloc();
 	struct nlmsghdr *nlh;
 
 	if (!o)
@@ -139,12 +139,17 @@ int ng_render_counter(struct ng_batch *b, const char *name)
 	nftnl_obj_set_str(o, NFTNL_OBJ_TABLE, b->table);
 	nftnl_obj_set_str(o, NFTNL_OBJ_NAME, name);
 	nftnl_obj_set_u32(o, NFTNL_OBJ_FAMILY, b->family);
-	nftnl_obj_set_u32(o, NFTNL_OBJ_TYPE, NFT_OBJECT_COUNTER);
-	nlh = ng_batch_msg(b, NFT_MSG_NEWOBJ, NLM_F_CREATE, "counter %s", name);
+	nftnl_obj_set_u32(o, NFTNL_OBJ_TYPE, type);
+	nlh = ng_batch_msg(b, NFT_MSG_NEWOBJ, NLM_F_CREATE, "%s %s", what, name);
 	nftnl_obj_nlmsg_build_payload(nlh, o);
 	ng_batch_commit_msg(b);
 	nftnl_obj_free(o);
 	return 0;
+}
+
+int ng_render_counter(struct ng_batch *b, const char *name)
+{
+	return ng_render_object(b, nftnl_obj_alloc(), NFT_OBJECT_COUNTER, name, "counter");
 }
 
 const char *ng_refuse_counter(const struct ng_policy *p, const char *counter, bool metadata, char *buf,

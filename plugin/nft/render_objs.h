@@ -47,6 +47,11 @@ int ng_render_chain(struct ng_batch *b, const char *name, int hook, const char *
 int ng_render_base_chain(struct ng_batch *b, const char *name, int hook, const char *device, int prio,
 			 uint32_t policy);
 int ng_render_counter(struct ng_batch *b, const char *name);
+/* Object `o` (its own attributes set; type NFT_OBJECT_*) as `name` of
+ * b's table, into the batch; o is freed. -1 when o is NULL. */
+struct nftnl_obj;
+int ng_render_object(struct ng_batch *b, struct nftnl_obj *o, uint32_t type, const char *name,
+		     const char *what);
 
 /* The counter a refuse chain counts into: `counter` ("egress_denied"), or
  * in an audited table "egress_would_deny" (metadata's never changes). */

@@ -13,6 +13,7 @@
 #include "base/addr.h"
 #include "base/histogram.h"
 #include "base/vec.h"
+#include "policy/policy.h"
 #include "state/invstats.h"
 
 /* The agent's DNS-learning counters (agent/agent.h's struct ng_counters),
@@ -144,5 +145,7 @@ struct ng_view {
 void ng_view_pod_free(struct ng_view_pod *p);
 void ng_view_free(struct ng_view *v);
 struct ng_view_pod *ng_view_find(struct ng_view *v, const char *key);
+/* A name entry as the view shows it: "*.suffix" for a wildcard, "tcp/443". */
+void ng_view_name_set(struct ng_view_name *vn, const struct ng_name_entry *e);
 
 #endif

@@ -139,16 +139,9 @@ static void read_learned(struct ng_nl *nl, const struct ng_policy *pol, struct n
 	struct ng_err err = {0};
 
 	for (size_t k = 0; k < pol->name_entries.n && k < 32; k++) {
-		const struct ng_name_entry *ne = &pol->name_entries.v[k];
-		struct ng_view_name vn = {0};
+		struct ng_view_name vn;
 
-		snprintf(vn.name, sizeof(vn.name), "%s%s", ne->wildcard ? "*." : "", ne->name);
-		if (ne->p_lo == ne->p_hi)
-			snprintf(vn.proto_ports, sizeof(vn.proto_ports), "%s/%u",
-				 ne->proto == 17 ? "udp" : "tcp", ne->p_lo);
-		else
-			snprintf(vn.proto_ports, sizeof(vn.proto_ports), "%s/%u-%u",
-				 ne->proto == 17 ? "udp" : "tcp", ne->p_lo, ne->p_hi);
+		ng_view_name_set(&vn, &pol->name_entries.v[k]);
 		if (ng_vec_push(&v->names, &vn) < 0)
 			return;
 	}
