@@ -341,16 +341,25 @@ well_formed() {
 import json, re, sys
 n = 0
 for l in open(sys.argv[1]):
-    n += 1
     o = json.loads(l)
+    if o["event"] != "refusal":  # the table's limit held some back: said so, no packet
+        assert o["event"] == "skipped" and o["skipped"] > 0, o
+        continue
+    n += 1
     assert set(o) >= {"ts", "group", "prefix", "src", "dst", "proto"}, o
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", o["ts"]), o
     assert o["group"] == int(sys.argv[2]), o
     assert re.fullmatch(r"netguard (metadata|egress|ingress) sandboxes/lg: ", o["prefix"]), o
-print(n, "lines, all JSON with ts/group/prefix/src/dst/proto")
+print(n, "refusal lines, all JSON with ts/group/prefix/src/dst/proto")
 PY
 }
-t_check "every line: JSON, ts, group $GROUP, prefix naming category and pod" well_formed
+t_check "every refusal line: JSON, ts, group $GROUP, prefix naming category and pod" well_formed
+t_check "logs: a skipped line says how many the table's limit held back" "$PY" -c '
+import json, sys
+s = [json.loads(l) for l in open(sys.argv[1])]
+s = [o for o in s if o["event"] == "skipped"]
+print(s[:2])
+sys.exit(0 if s and all(o["table"] == "pod" and "log.ratePerSecond" in o["why"] for o in s) else 1)' "$W_TMP/nflog.out"
 t_check "egress tcp $LG4:40443 -> $FORBID4:443" log_line \
 	'{"prefix":"netguard egress sandboxes/lg: ","src":"'"$LG4"'","dst":"'"$FORBID4"'","proto":"tcp","sport":40443,"dport":443}'
 t_check "egress tcp [$LG6]:40446 -> [$FORBID6]:443" log_line \
@@ -366,7 +375,7 @@ within() { # N MIN MAX
 UDP='{"prefix":"netguard egress sandboxes/lg: ","src":"'"$LG4"'","dst":"'"$FORBID4"'","proto":"udp","dport":9999'
 N_FLOOD=$(log_count "$UDP"',"sport":40999}')
 N_TRICKLE=$(log_count "$UDP"',"sport":40998}')
-N_ALL=$(wc -l <"$W_TMP/nflog.out")
+N_ALL=$(grep -c '"event":"refusal"' "$W_TMP/nflog.out")
 # At most BURST + RATE x elapsed (+1 for rounding); the bucket never holds
 # more than BURST. Elapsed: the sender's wall time, an over-estimate.
 max_f=$((BURST + (RATE * F_WALL + 999) / 1000 + 1))

@@ -100,12 +100,13 @@ no_history() {
 }
 t_check "observe --pod without --follow and no agent: exit 2, no history" no_history
 logs_same() {
-	bg_start "$NG_BIN" logs --netns "$(pod_netns_path solo)" --duration 30 --count 1 >"$W_TMP/logs.out"
-	local p=$BG_PID
+	bg_start "$NG_BIN" logs --netns "$(pod_netns_path solo)" --state-dir "$STATE" --duration 30 >"$W_TMP/logs.out"
+	local p=$BG_PID rc=0
 	poll 30000 bound solo 65054 || return 1
 	pod_exec solo "$NPROBE" tcp "$MD4" 80 1000 >/dev/null || true
-	wait "$p" || return 1
-	lines "$W_TMP/logs.out" 'o["category"] == "metadata" and o["group"] == 65054 and o["prefix"] == "netguard metadata sandboxes/solo: " and o["src"] == "'"$SOLO4"'" and o["dst"] == "'"$MD4"'" and o["table"] == "pod" and o["comment"] == "cloud metadata: TCP reset, so connect() fails at once"'
+	within 10000 lines "$W_TMP/logs.out" 'o["category"] == "metadata" and o["group"] == 65054 and o["prefix"] == "netguard metadata sandboxes/solo: " and o["pod_name"] == "solo" and o["src"] == "'"$SOLO4"'" and o["dst"] == "'"$MD4"'" and o["table"] == "pod" and o["comment"] == "cloud metadata: TCP reset, so connect() fails at once"' || rc=1
+	bg_stop "$p"
+	return "$rc"
 }
 t_check "logs --netns (the per-pod view, same code): observe's line + group and prefix" logs_same
 
