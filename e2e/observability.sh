@@ -201,8 +201,9 @@ log_rules() {
 	local t
 	t=$(table_of lg)
 	for c in metadata egress ingress source; do
-		grep -q "chain log_$c {" <<<"$t" && grep -q "jump log_$c" <<<"$t" ||
-			{ echo "no log chain for $c" && return 1; }
+		if ! grep -q "chain log_$c {" <<<"$t" || ! grep -q "jump log_$c" <<<"$t"; then
+			echo "no log chain for $c" && return 1
+		fi
 		grep -q "log prefix \"netguard $c sandboxes/lg: \" group $GROUP" <<<"$t" ||
 			{ echo "no log rule for $c" && return 1; }
 	done
@@ -213,9 +214,12 @@ t_check "a log chain per refuse chain, prefix naming category and pod, group $GR
 one_limit() {
 	local t
 	t=$(table_of lg)
-	[[ $(grep -c "limit log_limit {" <<<"$t") == 1 ]] &&
-		grep -q "rate over $RATE/second burst $BURST packets" <<<"$t" &&
-		grep -q "counter log_skipped {" <<<"$t" || { echo "$t" | grep -A3 -E "limit|log_skipped" && return 1; }
+	if [[ $(grep -c "limit log_limit {" <<<"$t") != 1 ]] ||
+		! grep -q "rate over $RATE/second burst $BURST packets" <<<"$t" ||
+		! grep -q "counter log_skipped {" <<<"$t"; then
+		echo "$t" | grep -A3 -E "limit|log_skipped"
+		return 1
+	fi
 }
 t_check "one limit for the whole table: rate over $RATE/second burst $BURST, and log_skipped" one_limit
 t_check "no log key (pod web): refusals logged to group 65054, the default" \

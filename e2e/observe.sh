@@ -118,7 +118,7 @@ export POD_CONFLIST=$LEARN
 t_check "ADD web (learn)" pod_add web
 t_check "ADD aud (learn, staging: audited)" pod_add aud staging
 t_check "ADD bare (learn; will delete its own tables)" pod_add bare
-WEB4=$(pod_ip web 4) AUD4=$(pod_ip aud 4) BARE4=$(pod_ip bare 4)
+WEB4=$(pod_ip web 4) BARE4=$(pod_ip bare 4)
 watched() { # N: the agent watches N pods
 	ob --json --count 1 --duration 5 2>/dev/null | head -1 | "$PY" -c '
 import json, sys

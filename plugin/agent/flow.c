@@ -14,6 +14,7 @@
 
 #include "agent/alog.h"
 #include "agent/flowclient.h"
+#include "agent/flowq.h"
 #include "agent/flowring.h"
 #include "base/clock.h"
 #include "base/decision_log.h"
@@ -30,7 +31,7 @@ struct flow_pod {
 	struct ng_flow_pod info;
 	struct ng_flowsrc src;
 	bool open, seen;
-	bool shared; /* another attachment of the pod reads its namespace (Multus) */
+	bool shared;   /* another attachment of the pod reads its namespace (Multus) */
 	char why[256]; /* why it is not open ("": it is) */
 	int64_t retry_ms;
 };

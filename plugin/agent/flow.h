@@ -35,7 +35,6 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "agent/flowq.h"
 #include "base/err.h"
 #include "node/flowev.h"
 #include "node/flowsrc.h"

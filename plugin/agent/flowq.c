@@ -1,6 +1,7 @@
 /* From the learner to the flow thread. See flowq.h. */
 #include "agent/flowq.h"
 
+#include <stdatomic.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 

@@ -11,7 +11,6 @@
 #ifndef NG_FLOWQ_H
 #define NG_FLOWQ_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 

@@ -27,7 +27,6 @@
 #include <jansson.h>
 #include <stdio.h>
 
-#include "agent/flow.h"
 #include "agent/opsview.h"
 #include "base/err.h"
 #include "node/nodeview.h"
@@ -51,6 +50,7 @@ struct ng_ops_config {
 #define NG_POD_METRICS_DEFAULT 500
 
 struct ng_ops;
+struct ng_flow_filter;
 
 int ng_ops_start(const struct ng_ops_config *c, struct ng_ops **out, struct ng_err *err);
 void ng_ops_stop(struct ng_ops *o);

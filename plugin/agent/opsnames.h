@@ -9,7 +9,6 @@
 #define NG_OPSNAMES_H
 
 #include <stddef.h>
-#include <stdint.h>
 
 #include "agent/opspod.h"
 #include "agent/opsview.h"

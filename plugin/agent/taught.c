@@ -1,7 +1,6 @@
 /* What each name entry taught. See taught.h. */
 #include "agent/taught.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

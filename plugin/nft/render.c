@@ -217,7 +217,8 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b, struct ng_
 	rc |= ng_render_refuse_chain(p, b, NG_CHAIN_REFUSE_METADATA, NG_COUNTER_METADATA, "metadata",
 				     NG_LOG_POD);
 	rc |= ng_render_refuse_chain(p, b, NG_CHAIN_REFUSE_EGRESS, NG_COUNTER_EGRESS, "egress", NG_LOG_POD);
-	rc |= ng_render_refuse_chain(p, b, NG_CHAIN_REFUSE_INGRESS, NG_COUNTER_INGRESS, "ingress", NG_LOG_POD);
+	rc |= ng_render_refuse_chain(p, b, NG_CHAIN_REFUSE_INGRESS, NG_COUNTER_INGRESS, "ingress",
+				     NG_LOG_POD);
 	/* Dropped, never rejected: a reset or ICMP error would go to the
 	 * address the pod claimed, a stranger (ng_refuse_rejects). */
 	rc |= ng_render_refuse_chain(p, b, NG_CHAIN_REFUSE_SOURCE, NG_COUNTER_SOURCE, "source", NG_LOG_POD);

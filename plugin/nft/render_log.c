@@ -4,7 +4,6 @@
 #include <netinet/in.h> /* before linux/netfilter.h, which would define in_addr */
 #include <libnftnl/object.h>
 #include <libnftnl/udata.h>
-#include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 #include <stdio.h>
 #include <string.h>

@@ -213,7 +213,8 @@ int ng_render_mirror_body(const struct ng_policy *p, struct ng_batch *b, const s
 	int rc = 0;
 
 	if (ng_render_refuse_counter(p, b, m->counter) < 0 ||
-	    (p->audit && ng_render_counter(b, m->counter) < 0) || ng_render_log_objects(p, b, m->log_table) < 0)
+	    (p->audit && ng_render_counter(b, m->counter) < 0) ||
+	    ng_render_log_objects(p, b, m->log_table) < 0)
 		return -1;
 	/* The same sets and elements, in this table (sets are per table). */
 	for (int i = 0; i < NG_S_COUNT; i++) {

@@ -31,7 +31,7 @@ struct ng_mirror {
 	const char *counter;
 	const char *category; /* log prefix word */
 	enum ng_log_table log_table;
-	bool observe;         /* the DNS rule copies each query to NG_OBSERVE_GROUP (host side, learning) */
+	bool observe; /* the DNS rule copies each query to NG_OBSERVE_GROUP (host side, learning) */
 };
 int ng_render_mirror_body(const struct ng_policy *p, struct ng_batch *b, const struct ng_set_spec *inet_sets,
 			  const struct ng_mirror *m);

@@ -100,7 +100,8 @@ static void snap_obj(struct ng_snapshot *s, const struct nlmsghdr *nlh)
 			 nftnl_obj_get_str(o, NFTNL_OBJ_NAME), NFT_OBJECT_LIMIT,
 			 (unsigned long long)nftnl_obj_get_u64(o, NFTNL_OBJ_LIMIT_RATE),
 			 (unsigned long long)nftnl_obj_get_u64(o, NFTNL_OBJ_LIMIT_UNIT),
-			 nftnl_obj_get_u32(o, NFTNL_OBJ_LIMIT_BURST), nftnl_obj_get_u32(o, NFTNL_OBJ_LIMIT_TYPE),
+			 nftnl_obj_get_u32(o, NFTNL_OBJ_LIMIT_BURST),
+			 nftnl_obj_get_u32(o, NFTNL_OBJ_LIMIT_TYPE),
 			 nftnl_obj_get_u32(o, NFTNL_OBJ_LIMIT_FLAGS));
 	else
 		add_line(s, "object %s type %u", nftnl_obj_get_str(o, NFTNL_OBJ_NAME),

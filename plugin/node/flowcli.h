@@ -7,7 +7,6 @@
 #define NG_FLOWCLI_H
 
 #include <stdbool.h>
-#include <stdint.h>
 
 #include "node/flowev.h"
 

@@ -246,8 +246,8 @@ static int64_t parse_ts(const char *s)
 	tm.tm_min = digits(s, 14, 2);
 	tm.tm_sec = digits(s, 17, 2);
 	ms = digits(s, 20, 3);
-	if (tm.tm_year < 0 || tm.tm_mon < 0 || tm.tm_mday < 0 || tm.tm_hour < 0 || tm.tm_min < 0 || tm.tm_sec < 0 ||
-	    ms < 0)
+	if (tm.tm_year < 0 || tm.tm_mon < 0 || tm.tm_mday < 0 || tm.tm_hour < 0 || tm.tm_min < 0 ||
+	    tm.tm_sec < 0 || ms < 0)
 		return -1;
 	return (int64_t)timegm(&tm) * 1000 + ms;
 }

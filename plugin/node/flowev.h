@@ -28,7 +28,6 @@
 #include "base/err.h"
 #include "kernel/nflog.h"
 #include "nft/render_log.h"
-#include "policy/policy.h"
 
 enum ng_flow_kind { NG_FLOW_REFUSAL, NG_FLOW_SKIPPED, NG_FLOW_LOST, NG_FLOW_DROPPED, NG_FLOW_UNWATCHED };
 

@@ -1,8 +1,6 @@
 /* Where the flow log comes from. See flowsrc.h. */
 #include "node/flowsrc.h"
 
-#include <netinet/in.h> /* before linux/netfilter.h, which would define in_addr */
-#include <linux/netfilter.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>

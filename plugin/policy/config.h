@@ -86,8 +86,8 @@ struct ng_config {
 	NG_VEC(struct ng_ip) metadata; /* built-in list + metadata.extra */
 	enum ng_deny_action deny;
 
-	int nflog_group;   /* log.nflogGroup (default NG_DEFAULT_LOG_GROUP), -1 for "log": false; never NG_OBSERVE_GROUP */
-	unsigned log_rate; /* log.ratePerSecond */
+	int nflog_group; /* log.nflogGroup (default NG_DEFAULT_LOG_GROUP), -1 for "log": false; never NG_OBSERVE_GROUP */
+	unsigned log_rate;  /* log.ratePerSecond */
 	unsigned log_burst; /* log.burst */
 };
 

@@ -202,7 +202,8 @@ static int objs_cb(const struct nlmsghdr *nlh, void *data)
 			 nftnl_obj_get_str(obj, NFTNL_OBJ_NAME),
 			 (unsigned long long)nftnl_obj_get_u64(obj, NFTNL_OBJ_LIMIT_RATE),
 			 (unsigned long long)nftnl_obj_get_u64(obj, NFTNL_OBJ_LIMIT_UNIT),
-			 nftnl_obj_get_u32(obj, NFTNL_OBJ_LIMIT_BURST), nftnl_obj_get_u32(obj, NFTNL_OBJ_LIMIT_TYPE),
+			 nftnl_obj_get_u32(obj, NFTNL_OBJ_LIMIT_BURST),
+			 nftnl_obj_get_u32(obj, NFTNL_OBJ_LIMIT_TYPE),
 			 nftnl_obj_get_u32(obj, NFTNL_OBJ_LIMIT_FLAGS));
 	else
 		snprintf(o->line[o->n++], 128, "counter %s", nftnl_obj_get_str(obj, NFTNL_OBJ_NAME));
@@ -570,12 +571,17 @@ static void test_learn_queues_queries(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_message_sequence), cmocka_unit_test(test_egress_order),
-		cmocka_unit_test(test_ingress_order),    cmocka_unit_test(test_logging_rules),
+		cmocka_unit_test(test_message_sequence),
+		cmocka_unit_test(test_egress_order),
+		cmocka_unit_test(test_ingress_order),
+		cmocka_unit_test(test_logging_rules),
 		cmocka_unit_test(test_logging_off),
-		cmocka_unit_test(test_deny_actions),     cmocka_unit_test(test_audit),
-		cmocka_unit_test(test_create_batch),     cmocka_unit_test(test_message_bound),
-		cmocka_unit_test(test_delete_batch),     cmocka_unit_test(test_large_set_splits),
+		cmocka_unit_test(test_deny_actions),
+		cmocka_unit_test(test_audit),
+		cmocka_unit_test(test_create_batch),
+		cmocka_unit_test(test_message_bound),
+		cmocka_unit_test(test_delete_batch),
+		cmocka_unit_test(test_large_set_splits),
 		cmocka_unit_test(test_learn_queues_queries),
 	};
 
