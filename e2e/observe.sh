@@ -412,7 +412,14 @@ t_row "the live connection lasted across the renewal" "$(cat "$W_TMP/live.out")"
 
 # ---------------------------------------------------------------------------
 section "the agent gone"
+bg_start "$NG_BIN" observe --state-dir "$STATE" --follow >/dev/null 2>"$W_TMP/gone.err"
+GONE_PID=$BG_PID
+t_check "a follower is connected" within 30000 grep -q "the agent watches" "$W_TMP/gone.err"
 bg_stop "$AGENT_PID"
+gone_rc=0
+wait "$GONE_PID" || gone_rc=$?
+t_row "... its stream ends with the agent: exit 1, says so" "exit $gone_rc: $(tail -1 "$W_TMP/gone.err")" \
+	"$( ((gone_rc == 1)) && grep -q "the agent closed the stream" "$W_TMP/gone.err" && echo 0 || echo 1)"
 t_check_not "agent.sock removed with the agent" test -e "$STATE/agent.sock"
 nonames() {
 	local rc=0

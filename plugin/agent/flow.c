@@ -166,16 +166,19 @@ static void reconcile(struct ng_flow *f)
 	struct ng_flow_pod *list = NULL;
 	size_t n = 0;
 	int64_t now = ng_mono_ms();
+	bool have;
 
 	pthread_mutex_lock(&f->mu);
-	if (f->have_pending) {
+	have = f->have_pending;
+	if (have) {
+		/* An empty list is a list: every pod gone (its array is NULL). */
 		list = f->pending.v;
 		n = f->pending.n;
 		memset(&f->pending, 0, sizeof(f->pending));
 		f->have_pending = false;
 	}
 	pthread_mutex_unlock(&f->mu);
-	if (!list)
+	if (!have)
 		return;
 	for (size_t i = 0; i < f->pods.n; i++)
 		f->pods.v[i]->seen = false;

@@ -45,7 +45,8 @@ static void usage(FILE *f)
 		"(--group N: its log.nflogGroup when no record says; default %d).\n"
 		"On a cluster: kubectl exec -n NS AGENT-POD -c agent -- boxxkite-netguard\n"
 		"observe --follow\n"
-		"Exit status: 0 done, 1 cannot read, 2 usage (or no agent and no pod given).\n"
+		"Exit status: 0 done, 1 cannot read (or the agent ended a --follow stream:\n"
+		"it stopped), 2 usage (or no agent and no pod given).\n"
 		"Needs root.\n",
 		NG_DEFAULT_STATE_DIR, NG_DEFAULT_LOG_GROUP);
 }

@@ -192,8 +192,16 @@ int ng_flowcli_agent(const struct ng_flowcli *o)
 		got = read(fd, buf + have, sizeof(buf) - have);
 		if (got < 0 && errno == EINTR)
 			continue;
-		if (got <= 0)
-			break; /* the agent finished (no --follow) or went away */
+		if (got <= 0) {
+			/* Without --follow the agent ends the answer; with it, only
+			 * by stopping (a restart): said, and not a success. */
+			if (o->follow && !stop) {
+				fprintf(stderr, "%s: the agent closed the stream (it stopped or restarted)\n",
+					o->cmd);
+				rc = 1;
+			}
+			break;
+		}
 		have += (size_t)got;
 		while (!done(&w) && (nl = memchr(buf, '\n', have))) {
 			size_t len = (size_t)(nl - buf);
