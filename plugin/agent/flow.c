@@ -554,9 +554,14 @@ int ng_flow_start(const char *state_dir, struct ng_flow **out, struct ng_err *er
 		ng_fail(err, NG_E_INTERNAL, "flow thread setup: %s", strerror(errno));
 		goto fail;
 	}
+	/* Without its socket the agent still learns and watches: observe and
+	 * status --names say no agent serves, and the log says why. */
 	f->listen_fd = ng_unix_listen(f->sock_path, err);
-	if (f->listen_fd < 0)
-		goto fail;
+	if (f->listen_fd < 0) {
+		ng_alog("error", "flow_socket", NULL, NULL,
+			"observe and status --names will not be served: %s", err->msg);
+		memset(err, 0, sizeof(*err));
+	}
 	/* The node side's refusals: without this socket the pods' own still come. */
 	if (ng_flownode_open(&f->node, err) < 0) {
 		ng_alog("error", "flow_node", NULL, NULL, "the node side's refusals will not be read: %s",
@@ -564,7 +569,8 @@ int ng_flow_start(const char *state_dir, struct ng_flow **out, struct ng_err *er
 		memset(err, 0, sizeof(*err));
 	}
 	if (watch(f, f->stop_fd, &f->tag_stop) < 0 || watch(f, f->pods_fd, &f->tag_pods) < 0 ||
-	    watch(f, f->q.wake_fd, &f->tag_queue) < 0 || watch(f, f->listen_fd, &f->tag_listen) < 0 ||
+	    watch(f, f->q.wake_fd, &f->tag_queue) < 0 ||
+	    (f->listen_fd >= 0 && watch(f, f->listen_fd, &f->tag_listen) < 0) ||
 	    (f->node.open && watch(f, f->node.log.nl.fd, &f->tag_node) < 0)) {
 		ng_fail(err, NG_E_INTERNAL, "flow thread setup: %s", strerror(errno));
 		goto fail;
