@@ -19,6 +19,7 @@
 #include "base/clock.h"
 #include "base/decision_log.h"
 #include "base/vec.h"
+#include "kernel/netns.h"
 #include "kernel/unixsock.h"
 
 #define TICK_MS  1000
@@ -254,6 +255,12 @@ static void tick(struct ng_flow *f)
 	for (size_t i = 0; i < f->pods.n; i++) {
 		struct flow_pod *p = f->pods.v[i];
 
+		/* Its namespace gone (DEL may come late, or never): its sockets
+		 * go now, not when the ops thread's next view says so. */
+		if (p->open && !ng_netns_still_pods(&p->info.pod)) {
+			pod_close(f, p);
+			unwatched(f, p, "its network namespace is gone");
+		}
 		if (p->open)
 			ng_flowsrc_skipped(&p->src, f->node.nl_open ? &f->node.nl : NULL, now, false, emit,
 					   f);
