@@ -84,8 +84,9 @@ static void unwatched(struct ng_flow *f, struct flow_pod *p, const char *why)
 		       ng_wall_ms());
 	ng_flowring_push(&f->ring, &ev);
 	snprintf(pod, sizeof(pod), "%s/%s", p->info.pod.ns, p->info.pod.name);
-	ng_alog("warning", "flow_unwatched", pod, p->info.key, "its refusals are not in the flow log: %s",
-		why);
+	/* A namespace that went is the pod's end, not a fault. */
+	ng_alog(strstr(why, "namespace is gone") ? "info" : "warning", "flow_unwatched", pod, p->info.key,
+		"its refusals are not in the flow log: %s", why);
 }
 
 /* ---- pods -------------------------------------------------------------------- */
