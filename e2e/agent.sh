@@ -317,8 +317,10 @@ out=$(race m1 "$DNSL" udp 1 h0.p0.world.test 443)
 t_row "a pod never learns another pod's name (m1 asks m0's)" "$out" "$([[ $out == *"refused 1 "* || $out == *"answers 0 connects 0 refused 0 timeouts 0 noanswer 1 "* ]] && echo 0 || echo 1)"
 expect "... and m0's learned address stays closed to m1" refused 1000 pod:m1 -- tcp 10.21.20.1 443 1000
 # Per pod: the learner's queue and netfilter sockets and its two raw
-# sockets (the answers to refused queries: kernel/rawsend.h), and the ops
-# thread's event and query sockets (drift watch, metrics: agent/ops.h).
+# sockets (the answers to refused queries: kernel/rawsend.h), the ops
+# thread's event and query sockets (drift watch, metrics: agent/ops.h), and
+# the flow thread's NFLOG reader and netfilter socket (the pod's refusals
+# and its tables' log_skipped: agent/flow.h).
 # The ops thread takes pods on from their decision records on its own
 # schedule (inotify, then a scan): give it up to 5 s on a loaded machine.
 # The keep-alive thread (agent/keepalive.h) holds two more while a lookup
@@ -332,7 +334,7 @@ fds_are() { # WANT [SLACK]: the agent holds WANT fds (at most SLACK more)
 	grep -v '"level":"info"' "$W_TMP/log/agent.log" | tail -5
 	return 1
 }
-t_check "the agent holds six sockets per pod" within 10000 fds_are $((base + 6 * N)) 2
+t_check "the agent holds eight sockets per pod" within 10000 fds_are $((base + 8 * N)) 2
 for ((p = 0; p < N; p += 10)); do
 	pids=()
 	for ((q = p; q < p + 10; q++)); do POD_NO_LOOPBACK=1 pod_del "m$q" >/dev/null 2>&1 & pids+=("$!"); done

@@ -46,11 +46,13 @@ t_check "uninstall --help: uninstall's own" help_of uninstall 6 --conf-dir --bin
 # shellcheck disable=SC2016 # $1 belongs to the inner bash
 t_check "...and not install's options" bash -c '! "$1" uninstall --help | grep -q -- "--entry"' _ "$NG_BIN"
 t_check "stats --help: more than a usage line" help_of stats 8 --netns --pid --prometheus
-t_check "status --help: more than a usage line" help_of status 8 --json --state-dir
+t_check "status --help: more than a usage line" help_of status 8 --json --state-dir --names
 t_check "logs --help: more than a usage line" help_of logs 8 --netns --pid --group --duration --count
+t_check "observe --help: more than a usage line" \
+	help_of observe 12 --pod --category --json --since --follow --count --duration --state-dir
 # shellcheck disable=SC2016
 t_check "help lists every command and points to COMMAND --help" bash -c '
-	out=$("$1" help) && for c in version verify stats logs install uninstall; do
+	out=$("$1" help) && for c in version verify stats logs observe install uninstall; do
 		grep -q "^  $c " <<<"$out" || exit 1
 	done && grep -q "COMMAND --help" <<<"$out"' _ "$NG_BIN"
 
@@ -73,7 +75,7 @@ target_error() {
 	ran "$cmd" "${extra[@]}" "$@"
 	((RC == 2)) && says "boxxkite-netguard $cmd: $want" && no_cni_netns
 }
-for cmd in stats logs verify; do
+for cmd in stats logs observe verify; do
 	for pid in "${PIDS[@]}"; do
 		t_check "$cmd --pid $pid: no such process" target_error "$cmd" "--pid $pid: no such process" --pid "$pid"
 	done

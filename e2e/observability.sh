@@ -6,8 +6,9 @@
 #     per category, and carry the pod's labels;
 #   - NFLOG (a conflist with log.nflogGroup): `logs` prints one JSON line per
 #     logged packet naming category, pod, addresses and ports; under a flood
-#     the lines stay within the rate limit while the counter counts every
-#     packet; no log rule exists without log configured;
+#     the lines stay within the table's rate limit while the counter counts
+#     every packet, and what was not logged is counted in log_skipped;
+#     logging is on by default (group 65054), off with "log": false;
 #   - the decision log: one JSON line per CNI call, with the documented
 #     fields, for enforced, skipped, refused, verified, differs and deleted.
 # Every denied packet targets a namespace of the world. Ends with
@@ -195,20 +196,43 @@ lg_cni() { POD_CONFLIST=$LOGCONF ng "$@"; }
 t_check "ADD lg with the nflog conflist" lg_cni pod_add lg
 LG=$(pod_netns_path lg)
 LG4=$(pod_ip lg 4) LG6=$(pod_ip lg 6)
-nft_json_count() { pod_exec "$1" nft -j list table inet boxxkite_netguard | grep -o "\"$2\": *{" | wc -l; }
-t_check "4 log rules (one per refuse chain), each rate-limited" \
-	test "$(nft_json_count lg log)/$(nft_json_count lg limit)" = 4/4
+table_of() { pod_exec "$1" nft list table inet boxxkite_netguard; }
 log_rules() {
 	local t
-	t=$(pod_exec lg nft list table inet boxxkite_netguard)
+	t=$(table_of lg)
 	for c in metadata egress ingress source; do
-		grep -q "limit rate $RATE/second burst $BURST packets log prefix \"netguard $c sandboxes/lg: \" group $GROUP" <<<"$t" ||
+		if ! grep -q "chain log_$c {" <<<"$t" || ! grep -q "jump log_$c" <<<"$t"; then
+			echo "no log chain for $c" && return 1
+		fi
+		grep -q "log prefix \"netguard $c sandboxes/lg: \" group $GROUP" <<<"$t" ||
 			{ echo "no log rule for $c" && return 1; }
 	done
+	[[ $(grep -c 'limit name "log_limit" counter name "log_skipped" return' <<<"$t") == 4 ]] ||
+		{ echo "not 4 rules returning over the limit" && return 1; }
 }
-t_check "...prefix naming category and pod, group $GROUP, $RATE/s burst $BURST" log_rules
-t_check "without log configured (pod web): no log or limit rule" \
-	test "$(nft_json_count web log)/$(nft_json_count web limit)" = 0/0
+t_check "a log chain per refuse chain, prefix naming category and pod, group $GROUP" log_rules
+one_limit() {
+	local t
+	t=$(table_of lg)
+	if [[ $(grep -c "limit log_limit {" <<<"$t") != 1 ]] ||
+		! grep -q "rate over $RATE/second burst $BURST packets" <<<"$t" ||
+		! grep -q "counter log_skipped {" <<<"$t"; then
+		echo "$t" | grep -A3 -E "limit|log_skipped"
+		return 1
+	fi
+}
+t_check "one limit for the whole table: rate over $RATE/second burst $BURST, and log_skipped" one_limit
+t_check "no log key (pod web): refusals logged to group 65054, the default" \
+	grep -q 'log prefix "netguard egress sandboxes/web: " group 65054' <(table_of web)
+NOLOG=$(conf_variant nolog 'e["log"] = False')
+POD_CONFLIST=$NOLOG ng pod_add quiet >/dev/null
+no_log() {
+	local t
+	t=$(table_of quiet)
+	! grep -qE "log prefix|log_limit|log_skipped|chain log_" <<<"$t" || { echo "$t" | grep -E "log" && return 1; }
+}
+t_check '"log": false (pod quiet): no log chain, limit or counter' no_log
+POD_CONFLIST=$NOLOG ng pod_del quiet >/dev/null
 
 # The reader binds the group in the pod's namespace (NFLOG delivers there).
 # nfnetlink_log sends its queue to the reader after up to 1 s: the reader is
@@ -283,6 +307,8 @@ stats_to f1 --netns "$LG"
 b=$(jget f0 'd["denied"]["egress"]["packets"]') a=$(jget f1 'd["denied"]["egress"]["packets"]')
 t_check "flood: every one of $FLOOD sends failed with EPERM ($F_EPERM)" test "$F_EPERM" = "$FLOOD"
 t_check "flood: egress_denied counted every packet (+$((a - b)))" ge $((a - b)) "$FLOOD"
+F_DENIED=$((a - b))
+F_SKIPPED=$(($(jget f1 'd["log_skipped"]') - $(jget f0 'd["log_skipped"]')))
 # Then a trickle of 1 s at 200/s: the limiter refills at RATE per second.
 t_t0=$(now_ms)
 read -r _ _ T_EL < <(flood 40998 200 0.005)
@@ -319,16 +345,25 @@ well_formed() {
 import json, re, sys
 n = 0
 for l in open(sys.argv[1]):
-    n += 1
     o = json.loads(l)
+    if o["event"] != "refusal":  # the table's limit held some back: said so, no packet
+        assert o["event"] == "skipped" and o["skipped"] > 0, o
+        continue
+    n += 1
     assert set(o) >= {"ts", "group", "prefix", "src", "dst", "proto"}, o
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", o["ts"]), o
     assert o["group"] == int(sys.argv[2]), o
     assert re.fullmatch(r"netguard (metadata|egress|ingress) sandboxes/lg: ", o["prefix"]), o
-print(n, "lines, all JSON with ts/group/prefix/src/dst/proto")
+print(n, "refusal lines, all JSON with ts/group/prefix/src/dst/proto")
 PY
 }
-t_check "every line: JSON, ts, group $GROUP, prefix naming category and pod" well_formed
+t_check "every refusal line: JSON, ts, group $GROUP, prefix naming category and pod" well_formed
+t_check "logs: a skipped line says how many the table's limit held back" "$PY" -c '
+import json, sys
+s = [json.loads(l) for l in open(sys.argv[1])]
+s = [o for o in s if o["event"] == "skipped"]
+print(s[:2])
+sys.exit(0 if s and all(o["table"] == "pod" and "log.ratePerSecond" in o["why"] for o in s) else 1)' "$W_TMP/nflog.out"
 t_check "egress tcp $LG4:40443 -> $FORBID4:443" log_line \
 	'{"prefix":"netguard egress sandboxes/lg: ","src":"'"$LG4"'","dst":"'"$FORBID4"'","proto":"tcp","sport":40443,"dport":443}'
 t_check "egress tcp [$LG6]:40446 -> [$FORBID6]:443" log_line \
@@ -344,11 +379,15 @@ within() { # N MIN MAX
 UDP='{"prefix":"netguard egress sandboxes/lg: ","src":"'"$LG4"'","dst":"'"$FORBID4"'","proto":"udp","dport":9999'
 N_FLOOD=$(log_count "$UDP"',"sport":40999}')
 N_TRICKLE=$(log_count "$UDP"',"sport":40998}')
-N_ALL=$(wc -l <"$W_TMP/nflog.out")
+N_ALL=$(grep -c '"event":"refusal"' "$W_TMP/nflog.out")
 # At most BURST + RATE x elapsed (+1 for rounding); the bucket never holds
 # more than BURST. Elapsed: the sender's wall time, an over-estimate.
 max_f=$((BURST + (RATE * F_WALL + 999) / 1000 + 1))
 t_check "flood of $FLOOD: $N_FLOOD lines, within 1..$max_f (${F_WALL} ms)" within "$N_FLOOD" 1 "$max_f"
+# One limit object evaluated once per packet: what it let through was
+# logged, the rest counted in log_skipped, exactly (the kernel's arithmetic).
+t_check "flood: egress_denied +$F_DENIED = $N_FLOOD logged + $F_SKIPPED in log_skipped" \
+	test "$F_DENIED" = $((N_FLOOD + F_SKIPPED))
 max_t=$((BURST + (RATE * T_WALL + 999) / 1000 + 1))
 min_t=$("$PY" -c "import math; print(max(1, math.floor($RATE * $T_EL) - 2))")
 t_check "trickle of 200 over ${T_EL}s: $N_TRICKLE lines, within $min_t..$max_t" within "$N_TRICKLE" "$min_t" "$max_t"
@@ -370,7 +409,8 @@ t_check "a second reader of the group: exit 1, says another reader has it" secon
 
 # A packet denied well inside a --duration window must be printed before the
 # window ends (the kernel queues log messages up to 1 s unless told not to).
-# The metadata chain has its own limiter, nearly untouched: it logs this one.
+# The table's one limiter has refilled since the flood (the rows between
+# take seconds, at RATE/s): it logs this one.
 short_window() {
 	local rc=0 n
 	bg_start "$NG_BIN" logs --netns "$LG" --group "$GROUP" --duration 1 >"$W_TMP/short.out" 2>&1

@@ -154,7 +154,8 @@ refuse "logFile relative" 7 "logFile" 'e["logFile"] = "netguard.log"'
 refuse "dns.servers not-an-ip" 7 "dns.servers[0]" 'e["dns"]["servers"] = ["not-an-ip"]'
 refuse "metadata.extra a CIDR" 7 "metadata.extra[0]" 'e["metadata"] = {"extra": ["10.99.0.0/24"]}'
 refuse "ingress.ports without sources" 7 "ingress.sources" 'del e["ingress"]["sources"]'
-refuse "log without nflogGroup" 7 "log.nflogGroup" 'e["log"] = {"ratePerSecond": 5}'
+refuse "log true (an object or false)" 7 "log: must be an object" 'e["log"] = True'
+refuse "log.nflogGroup 65053 (the observer's)" 7 "log.nflogGroup" 'e["log"] = {"nflogGroup": 65053}'
 refuse "allowNode \"yes\" (not a bool)" 7 "ingress.allowNode" 'e["ingress"]["allowNode"] = "yes"'
 refuse "allow name that does not resolve: 11 (retry)" 11 "nothere.world.test" "$A = [\"nothere.world.test:443\"]"
 refuse "allow name resolving to metadata" 7 "$MD4 (an address of $IMDS_NAME): covers the cloud metadata" \

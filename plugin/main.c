@@ -10,6 +10,7 @@
 #include "install/help.h"
 #include "install/install.h"
 #include "node/cmd_logs.h"
+#include "node/cmd_observe.h"
 #include "node/cmd_stats.h"
 #include "node/cmd_status.h"
 #include "node/verify.h"
@@ -25,7 +26,8 @@ static int usage(FILE *f, int status)
 		"  version    print the version and the supported CNI versions\n"
 		"  verify     check a live pod: table, policy, metadata refused, DNS, layer one\n"
 		"  stats      a pod's deny counters, as JSON or Prometheus text (--prometheus)\n"
-		"  logs       the packets a pod's table denied, from its NFLOG group\n"
+		"  logs       the packets a pod's tables refused, from its NFLOG group\n"
+		"  observe    every refusal on this node, one line per packet (the flow log)\n"
 		"  agent      the node agent: learns pods' DNS names from their own answers\n"
 		"  status     every pod on this node: decision, tables, last check, denies, names\n",
 		NG_VERSION);
@@ -53,6 +55,8 @@ int main(int argc, char **argv)
 		return ng_stats_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "logs"))
 		return ng_logs_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "observe"))
+		return ng_observe_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "status"))
 		return ng_status_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "agent"))

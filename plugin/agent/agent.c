@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "agent/alog.h"
+#include "agent/flow.h"
 #include "agent/http.h"
 #include "agent/kubeopt.h"
 #include "agent/keepalive.h"
@@ -45,6 +46,7 @@ struct ng_agent {
 	struct ng_ops *ops;      /* the ops thread (agent/ops.h) */
 	struct ng_http *http;    /* the HTTP thread (agent/http.h), NULL: --listen none */
 	struct ng_keepalive *ka; /* the keep-alive thread (agent/keepalive.h) */
+	struct ng_flow *flow;    /* the flow thread (agent/flow.h): observe, agent.sock */
 	bool stop;
 };
 
@@ -326,12 +328,22 @@ int ng_agent_main(int argc, char **argv)
 	/* The API's watch first: the ops thread follows its table. */
 	if (ng_kubeopt_start(&ko, &oc.kube) < 0)
 		return 1;
+	/* The flow thread before the ops thread, which tells it the pods;
+	 * the learner hands it the queries it refuses. */
+	if (ng_flow_start(a.state_dir, &a.flow, &err) < 0) {
+		ng_alog("error", "start", NULL, NULL, "%s", err.msg);
+		ng_kubeopt_stop(oc.kube);
+		return 1;
+	}
+	a.learner.sh.flowq = ng_flow_queue(a.flow);
 	/* The ops thread before the first scan, so its view knows the
 	 * learner's sockets from the first publish. */
 	oc.state_dir = a.state_dir;
 	oc.locks = &a.learner.locks;
+	oc.flow = a.flow;
 	if (ng_ops_start(&oc, &a.ops, &err) < 0) {
 		ng_alog("error", "start", NULL, NULL, "%s", err.msg);
+		ng_flow_stop(a.flow);
 		ng_kubeopt_stop(oc.kube);
 		return 1;
 	}
@@ -340,12 +352,14 @@ int ng_agent_main(int argc, char **argv)
 	if (listen_addr && ng_http_start(listen_addr, a.ops, &a.http, &err) < 0) {
 		ng_alog("error", "start", NULL, NULL, "%s", err.msg);
 		ng_ops_stop(a.ops);
+		ng_flow_stop(a.flow);
 		return 1;
 	}
 	if (ng_ka_start(&a.ka, &err) < 0) {
 		ng_alog("error", "start", NULL, NULL, "%s", err.msg);
 		ng_http_stop(a.http);
 		ng_ops_stop(a.ops);
+		ng_flow_stop(a.flow);
 		return 1;
 	}
 	a.learner.sh.ka = a.ka;
@@ -355,9 +369,12 @@ int ng_agent_main(int argc, char **argv)
 		ng_ka_stop(a.ka);
 		ng_http_stop(a.http);
 		ng_ops_stop(a.ops);
+		ng_flow_stop(a.flow);
 		ng_kubeopt_stop(oc.kube);
 		return 1;
 	}
+	/* `status --names` reads the ops thread's view through the flow thread. */
+	ng_flow_set_names(a.flow, ng_ops_names, a.ops);
 	scan(&a);
 	a.serving = true;
 	ng_http_set_serving(a.http, true);
@@ -368,12 +385,14 @@ int ng_agent_main(int argc, char **argv)
 	run(&a);
 	ng_http_stop(a.http);
 	a.http = NULL;
+	ng_flow_set_names(a.flow, NULL, NULL); /* before the view it reads goes */
 	ng_ops_stop(a.ops);
 	a.ops = NULL;
 	ng_kubeopt_stop(oc.kube);
 	ng_alog("info", "stopping", NULL, NULL,
 		"signal received; queued answers are dropped until an agent serves");
 	ng_learner_free(&a.learner);
+	ng_flow_stop(a.flow);
 	ng_ka_stop(a.ka);
 	if (a.node_nl_open)
 		ng_nl_close(&a.node_nl);

@@ -30,6 +30,7 @@ void ng_answer_scratch_free(struct ng_answer_scratch *s)
 	free(s->msg);
 	free(s->rx);
 	ng_learn_result_free(&s->lr);
+	ng_vec_free(&s->taught);
 	ng_vec_free(&s->pending);
 	ng_vec_free(&s->pending_node);
 	memset(s, 0, sizeof(*s));
@@ -106,6 +107,11 @@ static void take_message(const uint8_t *msg, size_t len, void *data)
 		c->rc = -1;
 		return;
 	}
+	for (size_t i = 0; i < s->lr.pairs.n; i++)
+		if (ng_vec_push(&s->taught, &s->lr.pairs.v[i]) < 0) {
+			c->rc = -1;
+			return;
+		}
 	/* The node side, for an answer that teaches something (the same
 	 * bound: counted once, on the pod's side). */
 	if (s->lr.single[0].n + s->lr.single[1].n + s->lr.ranges[0].n + s->lr.ranges[1].n && p->node_side) {
@@ -136,12 +142,21 @@ static void take_message(const uint8_t *msg, size_t len, void *data)
  * never claim an element the kernel does not hold). */
 static bool commit_planned(struct ng_pod_shared *sh, const struct msg_ctx *c)
 {
+	struct ng_pod *p = c->p;
+
 	if (c->rc < 0) {
-		ng_tracker_revert(&c->p->tr, &c->s->pending);
-		ng_tracker_revert(&c->p->tr_node, &c->s->pending_node);
+		ng_tracker_revert(&p->tr, &c->s->pending);
+		ng_tracker_revert(&p->tr_node, &c->s->pending_node);
 		return false;
 	}
-	return ng_pod_commit(c->p, sh, &c->s->pending, &c->s->pending_node) == 0;
+	if (ng_pod_commit(p, sh, &c->s->pending, &c->s->pending_node) != 0)
+		return false;
+	/* Committed: which name taught each address (status --names). */
+	for (size_t i = 0; i < c->s->taught.n; i++)
+		if (ng_taught_note(&p->taught, c->s->taught.v[i].entry, &c->s->taught.v[i].ip) > 0)
+			p->learned_gen++;
+	c->s->taught.n = 0;
+	return true;
 }
 
 static uint32_t tcp_verdict(struct ng_pod_shared *sh, const struct ng_pkt *k, struct msg_ctx *c)
@@ -180,6 +195,7 @@ uint32_t ng_answer_packet(struct ng_pod *p, struct ng_pod_shared *sh, struct ng_
 
 	s->pending.n = 0;
 	s->pending_node.n = 0;
+	s->taught.n = 0;
 	s->n_taken = 0;
 	/* Our egress chain queues the pod's queries in the output hook, out
 	 * on the pod's interface (agent/query.h). */

@@ -20,6 +20,7 @@
 struct ng_answer_scratch {
 	struct ng_dns_msg *msg;
 	struct ng_learn_result lr;
+	ng_learn_pair_vec taught;             /* the packet's messages' (entry, address) pairs */
 	ng_pending_vec pending, pending_node; /* the pod's side, the node's */
 	uint8_t *rx;                          /* the queue's receive buffer (ng_answer_serve) */
 	/* The outstanding queries this packet's answers took: given back when

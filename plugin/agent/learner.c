@@ -72,6 +72,7 @@ static void release(struct ng_learner *l, struct ng_pod *p, const char *why)
 	 * rebuild is done, and none reads it after. */
 	ng_podlock_lock(p->lock);
 	ng_podlock_attach(p->lock, NULL, NULL);
+	ng_podlock_attach_taught(p->lock, NULL);
 	ng_podlock_unlock(p->lock);
 	ng_podlock_put(&l->locks, p->lock);
 	/* The sockets go before the ready file: DEL waits for that file. */
@@ -131,6 +132,7 @@ static int take_on(struct ng_learner *l, struct ng_record *r, uint64_t ino)
 	/* From now on a repair of the pod carries what it learned. */
 	ng_podlock_lock(p->lock);
 	ng_podlock_attach(p->lock, &p->tr, p->node_side ? &p->tr_node : NULL);
+	ng_podlock_attach_taught(p->lock, &p->taught);
 	ng_podlock_unlock(p->lock);
 	if (ng_record_set_ready(l->state_dir, p->key, p->nonce, &err) < 0)
 		ng_pod_log("error", "ready_write", p, "%s", err.msg);
@@ -285,6 +287,7 @@ void ng_learner_publish(const struct ng_learner *l, struct ng_ops *ops, bool ser
 		p->c.node_unmatched = p->nodeseen.seen.c.unmatched;
 		snprintf(pods[i].key, sizeof(pods[i].key), "%s", p->key);
 		pods[i].portid = p->nl.portid;
+		pods[i].learned_gen = p->learned_gen;
 		ng_counters_export(&p->c, pods[i].ac);
 		ng_counters_export(&p->c, totals);
 	}

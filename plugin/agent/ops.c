@@ -19,11 +19,14 @@
 #include "agent/metrics.h"
 #include "agent/procmetrics.h"
 #include "agent/opsdir.h"
+#include "agent/opsflow.h"
+#include "agent/opsnames.h"
 #include "agent/opspod.h"
 #include "agent/readyz.h"
 #include "base/clock.h"
 #include "kernel/netns.h"
 #include "kernel/nftevents.h"
+#include "node/statusnames.h"
 #include "state/record.h"
 
 #define TICK_MS    1000
@@ -49,6 +52,7 @@ struct ng_ops {
 	struct ng_view local; /* counters that outlive pods, readiness, totals */
 	bool dirty;
 	int64_t next_tick_ms, last_publish_ms;
+	uint64_t flow_hash; /* the pod list the flow thread was told last (agent/opsflow.h) */
 
 	/* The last complete view (/metrics, /readyz), under its own lock: the
 	 * HTTP thread renders from it while holding view_mu, and only this
@@ -117,6 +121,7 @@ static void publish_view(struct ng_ops *o)
 	ng_view_free(&old);
 	/* This thread alone writes o->shared: reading it unlocked is safe. */
 	ng_opsview_write_status(o->state_dir, &o->shared);
+	ng_opsflow_publish(o->cfg.flow, o->pods.v, o->pods.n, &o->flow_hash);
 	o->dirty = false;
 	o->last_publish_ms = ng_mono_ms();
 	malloc_trim(0);
@@ -148,6 +153,22 @@ static void sweep_gone(struct ng_ops *o)
 	}
 }
 
+/* What each learning pod's names taught, where the learner says it moved. */
+static void collect_names(struct ng_ops *o)
+{
+	struct ng_ops_agent_pod *agent = NULL;
+	size_t n = 0;
+
+	pthread_mutex_lock(&o->mu);
+	if (o->agent_pods.n && (agent = malloc(o->agent_pods.n * sizeof(*agent)))) {
+		memcpy(agent, o->agent_pods.v, o->agent_pods.n * sizeof(*agent));
+		n = o->agent_pods.n;
+	}
+	pthread_mutex_unlock(&o->mu);
+	ng_opsnames_collect(o->pods.v, o->pods.n, agent, n, o->cfg.locks);
+	free(agent);
+}
+
 static void tick(struct ng_ops *o)
 {
 	int64_t now = ng_mono_ms();
@@ -164,6 +185,8 @@ static void tick(struct ng_ops *o)
 		if (p->nl_open && now >= p->next_collect_ms)
 			ng_opod_collect(p, &o->env);
 	}
+	if (o->cfg.locks)
+		collect_names(o);
 	o->local.scans++;
 	o->dirty = true;
 }
@@ -375,6 +398,17 @@ uint64_t ng_ops_metrics(struct ng_ops *o, FILE *out)
 		ng_grants_metrics(o->grants, out);
 	}
 	return gen;
+}
+
+json_t *ng_ops_names(void *data, const struct ng_flow_filter *f)
+{
+	struct ng_ops *o = data;
+	json_t *doc;
+
+	pthread_mutex_lock(&o->view_mu);
+	doc = ng_status_names_json(&o->shared, f->pod ? f->ns : NULL, f->pod ? f->name : NULL);
+	pthread_mutex_unlock(&o->view_mu);
+	return doc;
 }
 
 uint64_t ng_ops_view_gen(struct ng_ops *o)

@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <jansson.h>
 #include <stdio.h>
 
 #include "agent/opsview.h"
@@ -41,6 +42,7 @@ struct ng_ops_config {
 	bool repair;
 	int check_ms;
 	struct ng_kube *kube; /* the API's view of the node's pods (agent/kube.h); NULL: off */
+	struct ng_flow *flow; /* the flow thread (agent/flow.h): told the enforced pods; NULL: none */
 	/* Per-pod series while at most this many pods are recorded (-1: always,
 	 * 0: never); node totals always (--pod-metrics). */
 	int pod_metrics_limit;
@@ -48,6 +50,7 @@ struct ng_ops_config {
 #define NG_POD_METRICS_DEFAULT 500
 
 struct ng_ops;
+struct ng_flow_filter;
 
 int ng_ops_start(const struct ng_ops_config *c, struct ng_ops **out, struct ng_err *err);
 void ng_ops_stop(struct ng_ops *o);
@@ -65,5 +68,8 @@ void ng_ops_publish(struct ng_ops *o, bool serving, uint32_t node_portid, const 
 uint64_t ng_ops_metrics(struct ng_ops *o, FILE *out);
 uint64_t ng_ops_view_gen(struct ng_ops *o);
 bool ng_ops_readyz(struct ng_ops *o, FILE *out);
+/* The flow thread's `names` answer (agent/flow.h: ng_flow_names_fn; data
+ * is the struct ng_ops): from the last view, under its lock. */
+json_t *ng_ops_names(void *data, const struct ng_flow_filter *f);
 
 #endif

@@ -28,12 +28,25 @@ static int copy_pod(const struct ng_view_pod *from, struct ng_view_pod *to)
 {
 	*to = *from;
 	if (dup_array((void **)&to->counters.v, &to->counters.cap, from->counters.v, from->counters.n,
-		      sizeof(*from->counters.v)) < 0) {
-		memset(&to->names, 0, sizeof(to->names));
+		      sizeof(*from->counters.v)) < 0 ||
+	    dup_array((void **)&to->names.v, &to->names.cap, from->names.v, from->names.n,
+		      sizeof(*from->names.v)) < 0 ||
+	    dup_array((void **)&to->taught_names.v, &to->taught_names.cap, from->taught_names.v,
+		      from->taught_names.n, sizeof(*from->taught_names.v)) < 0 ||
+	    dup_array((void **)&to->taught.v, &to->taught.cap, from->taught.v, from->taught.n,
+		      sizeof(*from->taught.v)) < 0) {
+		/* Only what was copied is this view's to free; the rest is not. */
+		if (to->counters.v == from->counters.v)
+			memset(&to->counters, 0, sizeof(to->counters));
+		if (to->names.v == from->names.v)
+			memset(&to->names, 0, sizeof(to->names));
+		if (to->taught_names.v == from->taught_names.v)
+			memset(&to->taught_names, 0, sizeof(to->taught_names));
+		if (to->taught.v == from->taught.v)
+			memset(&to->taught, 0, sizeof(to->taught));
 		return -1;
 	}
-	return dup_array((void **)&to->names.v, &to->names.cap, from->names.v, from->names.n,
-			 sizeof(*from->names.v));
+	return 0;
 }
 
 void ng_opsview_build(const struct ng_view *local, struct ng_opod *const *pods, size_t n,

@@ -15,7 +15,8 @@
 /* What the learner publishes about a pod it learns for. */
 struct ng_ops_agent_pod {
 	char key[256];
-	uint32_t portid; /* its netfilter socket in the pod's namespace */
+	uint32_t portid;      /* its netfilter socket in the pod's namespace */
+	uint64_t learned_gen; /* moves when what it learned changes (agent/pod.h) */
 	uint64_t ac[NG_AC_COUNT];
 };
 

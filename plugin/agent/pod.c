@@ -182,6 +182,7 @@ int ng_pod_open(struct ng_record *r, struct ng_pod_shared *sh, struct ng_pod **o
 	if (!p)
 		return ng_fail(err, NG_E_INTERNAL, "out of memory");
 	p->q.fd = p->nl.fd = p->raw.fd4 = p->raw.fd6 = -1;
+	p->flowq = sh->flowq;
 	snprintf(p->key, sizeof(p->key), "%s", r->key);
 	snprintf(p->nonce, sizeof(p->nonce), "%s", r->nonce);
 	p->ifindex = r->have_link ? (uint32_t)r->link.ifindex : 0;
@@ -191,6 +192,10 @@ int ng_pod_open(struct ng_record *r, struct ng_pod_shared *sh, struct ng_pod **o
 	}
 	if (rebuild_policy(r, &p->policy, err) < 0)
 		goto fail;
+	if (ng_taught_init(&p->taught, &p->policy) < 0) {
+		ng_fail(err, NG_E_INTERNAL, "out of memory");
+		goto fail;
+	}
 	p->pod = r->pod; /* handed over */
 	memset(&r->pod, 0, sizeof(r->pod));
 	if (!p->pod.container_id[0]) {
@@ -233,6 +238,7 @@ void ng_pod_free(struct ng_pod *p, struct ng_pod_shared *sh)
 	}
 	ng_tracker_free(&p->tr);
 	ng_tracker_free(&p->tr_node);
+	ng_taught_free(&p->taught);
 	ng_policy_free(&p->policy);
 	ng_vec_free(&p->tables);
 	ng_podref_free(&p->pod);
@@ -299,6 +305,7 @@ int ng_pod_commit(struct ng_pod *p, struct ng_pod_shared *sh, const ng_pending_v
 	}
 	p->c.commits++;
 	p->c.learned += pend->n; /* counted on the pod's side */
+	p->learned_gen++;
 	return 0;
 }
 
@@ -349,8 +356,14 @@ static void submit_keepalive(struct ng_pod *p, struct ng_pod_shared *sh, const s
 
 void ng_pod_sweep(struct ng_pod *p, struct ng_pod_shared *sh, int64_t now_ms)
 {
-	p->c.expired += ng_tracker_expire(&p->tr, now_ms);
-	ng_tracker_expire(&p->tr_node, now_ms); /* counted once, on the pod's side */
+	unsigned gone = ng_tracker_expire(&p->tr, now_ms);
+
+	p->c.expired += gone;
+	gone += ng_tracker_expire(&p->tr_node, now_ms); /* counted once, on the pod's side */
+	if (gone) {
+		ng_taught_prune(&p->taught, &p->tr, p->node_side ? &p->tr_node : NULL);
+		p->learned_gen++;
+	}
 	ng_seen_expire(&p->nodeseen.seen, now_ms);
 	/* One job in flight at most: a pod whose lookups are slow waits for
 	 * its own, and never queues more. */
@@ -369,6 +382,15 @@ void ng_pod_sweep(struct ng_pod *p, struct ng_pod_shared *sh, int64_t now_ms)
 	for (int i = 0; i < NG_TCP_FLOWS; i++)
 		if (p->tcp.f[i].used && now_ms - p->tcp.f[i].last_ms > NG_TCP_IDLE_MS)
 			ng_tcp_close(&p->tcp.f[i], &sh->tcp_budget);
+	if (p->flow_skipped && p->flowq) {
+		struct ng_flow_ev ev;
+
+		ng_flowev_note(&ev, NG_FLOW_SKIPPED, p->pod.ns, p->pod.name, NG_LOG_POD, p->flow_skipped,
+			       "over log.ratePerSecond: DNS queries the agent refused and did not log",
+			       ng_wall_ms());
+		if (ng_flowq_push(p->flowq, &ev))
+			p->flow_skipped = 0;
+	}
 }
 
 void ng_pod_kept_alive(struct ng_pod *p, struct ng_pod_shared *sh, const struct ng_ka_job *j)

@@ -20,9 +20,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent/flowq.h"
 #include "agent/observer.h"
 #include "agent/keepalive.h"
 #include "agent/outq.h"
+#include "agent/taught.h"
 #include "agent/tcpflow.h"
 #include "agent/tracker.h"
 #include "kernel/learncommit.h"
@@ -89,6 +91,7 @@ struct ng_pod_shared {
 	size_t tcp_budget;
 	struct ng_observer *obs; /* NULL, or not open: the node side learns nothing */
 	struct ng_keepalive *ka; /* the keep-alive thread (agent/keepalive.h); NULL: none */
+	struct ng_flowq *flowq;  /* the flow log's queue (agent/flow.h): refused queries; NULL: none */
 };
 
 struct ng_pod {
@@ -107,6 +110,8 @@ struct ng_pod {
 	 * (nodeseen). Two trackers, so that neither side's view claims an element
 	 * only the other holds. */
 	struct ng_tracker tr, tr_node;
+	struct ng_taught taught; /* which name taught each address (agent/taught.h) */
+	uint64_t learned_gen;    /* moves with every change to the trackers or taught */
 	struct ng_podseen nodeseen;
 	struct ng_tcpflows tcp;
 	/* The pod's queries (agent/query.h): outstanding ones, its
@@ -116,6 +121,11 @@ struct ng_pod {
 	struct ng_tcpflows qtcp;
 	struct ng_rawsend raw;
 	struct ng_refusal_log rlog;
+	/* The flow log (agent/flowq.h): every refused query, within the
+	 * pod's log.ratePerSecond; what that holds back, told once a sweep. */
+	struct ng_flowq *flowq;
+	struct ng_tokens flow_tokens;
+	uint64_t flow_skipped;
 	uint64_t send_errors; /* refusal answers the raw sockets did not take */
 	struct ng_counters c;
 	struct ng_podlock *lock; /* its commit lock (agent/podlock.h): the learner's */

@@ -13,6 +13,7 @@ struct ng_podlock {
 	pthread_mutex_t mu;
 	unsigned refs;                   /* under the list's mutex */
 	struct ng_tracker *tr, *tr_node; /* under mu; tr_node NULL: no node side */
+	struct ng_taught *taught;        /* under mu: what each name entry taught */
 };
 
 void ng_podlocks_init(struct ng_podlocks *r)
@@ -86,6 +87,19 @@ void ng_podlock_attach(struct ng_podlock *l, struct ng_tracker *tr, struct ng_tr
 {
 	l->tr = tr;
 	l->tr_node = tr_node;
+}
+
+void ng_podlock_attach_taught(struct ng_podlock *l, struct ng_taught *t)
+{
+	l->taught = t;
+}
+
+int ng_podlock_rows(struct ng_podlock *l, int64_t now_mono_ms, int64_t now_wall_ms, size_t max,
+		    struct ng_view_pod *out)
+{
+	if (!l->tr || !l->taught)
+		return 0;
+	return ng_taught_rows(l->taught, l->tr, l->tr_node, now_mono_ms, now_wall_ms, max, out) < 0 ? -1 : 1;
 }
 
 /* Does a name entry of `pol` still cover element `e`? */

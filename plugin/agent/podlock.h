@@ -8,8 +8,10 @@
  * old tables): a learned name is never closed by a repair.
  *
  * What may wait on it: the learner, for one rebuild of the pod whose
- * answer it is committing (two transactions, the pod's and the node's);
- * the ops thread, for one serve or sweep of that pod. */
+ * answer it is committing (two transactions, the pod's and the node's)
+ * or for one copy of its rows for `status --names` (no kernel work; only
+ * when the pod's learned state changed, at most once a second); the ops
+ * thread, for one serve or sweep of that pod. */
 #ifndef NG_AGENT_PODLOCK_H
 #define NG_AGENT_PODLOCK_H
 
@@ -17,6 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "agent/taught.h"
 #include "agent/tracker.h"
 #include "base/err.h"
 #include "base/vec.h"
@@ -45,6 +48,15 @@ void ng_podlock_unlock(struct ng_podlock *l);
  * the node side's (NULL: no node side; both NULL: the learner lets the
  * pod go). */
 void ng_podlock_attach(struct ng_podlock *l, struct ng_tracker *tr, struct ng_tracker *tr_node);
+
+/* Under the lock: what each of its name entries taught (agent/taught.h;
+ * NULL: the learner lets the pod go). */
+void ng_podlock_attach_taught(struct ng_podlock *l, struct ng_taught *t);
+/* Under the lock: `status --names`'s rows of the pod into out (taught,
+ * taught_names: ng_taught_rows). 1 filled, 0 no learner serves the pod,
+ * -1 out of memory. */
+int ng_podlock_rows(struct ng_podlock *l, int64_t now_mono_ms, int64_t now_wall_ms, size_t max,
+		    struct ng_view_pod *out);
 
 /* Under the lock: what the learner holds for the pod, every live element
  * with the seconds it has left, into pol->learned (the pod's tables) and

@@ -7,6 +7,7 @@
 
 #include "agent/pktbuild.h"
 #include "base/clock.h"
+#include "node/flowev.h"
 #include "policy/dnsquery.h"
 
 #define NAME_SHOWN 60 /* bytes of a refused name the log shows (it may carry data) */
@@ -86,6 +87,40 @@ static void log_refusal(struct ng_pod *p, const struct ng_dns_query *q, enum ng_
 	l->quiet = 0;
 }
 
+/* Into the flow log (agent/flowq.h): every refusal, within the pod's log
+ * rate; the comment names the rule that queued the query and the answer
+ * the pod got. */
+static void flow_refusal(struct ng_pod *p, const struct ng_pkt *k, const struct ng_dns_query *q,
+			 enum ng_dnsq_verdict v)
+{
+	struct ng_flow_ev ev = {.kind = NG_FLOW_REFUSAL, .table = NG_LOG_POD};
+	char shown[NAME_SHOWN + 4];
+
+	if (!p->flowq || !p->policy.nflog) /* "log": false: the tables log nothing either */
+		return;
+	if (!ng_tokens_take(&p->flow_tokens, p->policy.log_rate, p->policy.log_burst, ng_mono_ms())) {
+		p->flow_skipped++;
+		return;
+	}
+	ev.ts_ms = ng_wall_ms();
+	snprintf(ev.ns, sizeof(ev.ns), "%.*s", (int)sizeof(ev.ns) - 1, p->pod.ns);
+	snprintf(ev.name, sizeof(ev.name), "%.*s", (int)sizeof(ev.name) - 1, p->pod.name);
+	snprintf(ev.category, sizeof(ev.category), NG_FLOW_DNS);
+	ev.proto = k->proto;
+	ev.src = k->src;
+	ev.dst = k->dst;
+	ev.have_ports = true;
+	ev.sport = k->sport;
+	ev.dport = k->dport;
+	ng_dns_name_short(q->name[0] ? q->name : "(no name)", NAME_SHOWN, shown, sizeof(shown));
+	ng_flowev_set_query(&ev, shown, q->qtype);
+	snprintf(ev.comment, sizeof(ev.comment),
+		 "queries to dns.servers, to the agent (%s): refused (%s), answered %s by the agent, never "
+		 "sent",
+		 k->dst.fam == NG_V4 ? "IPv4" : "IPv6", ng_dnsq_verdict_name(v), answer_name(p, v));
+	ng_flowq_push(p->flowq, &ev);
+}
+
 /* Writes a packet into the pod's namespace (kernel/rawsend.h). */
 static void inject(struct ng_pod *p, const struct ng_pktspec *s, const uint8_t *payload, size_t len)
 {
@@ -134,6 +169,7 @@ static uint32_t udp_query(struct ng_pod *p, const struct ng_pkt *k)
 	}
 	p->c.refused++;
 	log_refusal(p, &q, v, false);
+	flow_refusal(p, k, &q, v);
 	n = ng_dns_refusal(k->payload, k->payload_len, &q, v, p->policy.refused_rcode, ans, sizeof(ans));
 	if (n)
 		inject(p,
@@ -364,6 +400,7 @@ static uint32_t tcp_query(struct ng_pod *p, struct ng_pod_shared *sh, const stru
 	if (c.refused) {
 		p->c.refused++;
 		log_refusal(p, &c.q, c.v, true);
+		flow_refusal(p, k, &c.q, c.v);
 		end_refused(p, sh, f, k, &c);
 		return NF_DROP;
 	}

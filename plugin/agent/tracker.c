@@ -8,6 +8,7 @@ struct ng_track {
 	uint8_t proto;
 	bool ranged; /* names_vX_ranges, else names_vX */
 	bool used;
+	bool kept; /* its lease was last renewed by a live connection (keep-alive) */
 	uint16_t p_lo, p_hi;
 	uint32_t lifetime; /* s, the lease the element was last learned for */
 	int64_t expires;   /* ms, CLOCK_MONOTONIC */
@@ -37,7 +38,7 @@ static bool same(const struct ng_track *s, const struct ng_elem *e, bool ranged)
 	       s->p_hi == e->p_hi && ng_ip_eq(&s->ip, &e->lo);
 }
 
-static struct ng_track *find(struct ng_tracker *t, const struct ng_elem *e, bool ranged)
+static struct ng_track *find(const struct ng_tracker *t, const struct ng_elem *e, bool ranged)
 {
 	if (!t->cap)
 		return NULL;
@@ -128,10 +129,12 @@ static int pend(ng_pending_vec *out, struct ng_track *s, const struct ng_elem *e
 			       .old_lifetime = s->lifetime};
 
 	p.e.timeout = life;
+	p.old_kept = s->kept;
 	if (ng_vec_push(out, &p) < 0)
 		return -1;
 	s->expires = now + (int64_t)life * 1000;
 	s->lifetime = life;
+	s->kept = false;
 	return 0;
 }
 
@@ -193,9 +196,12 @@ int ng_tracker_relearn(struct ng_tracker *t, int64_t now_ms, ng_pending_vec *out
 			continue;
 		/* The kernel is sent what is left; the tracker keeps the lease,
 		 * which a live connection renews in full. */
+		bool kept = s->kept;
+
 		if (pend_again(out, s, (uint32_t)(left > 0 ? left : 1), now_ms) < 0)
 			return -1;
 		s->lifetime = lease;
+		s->kept = kept;
 		n++;
 	}
 	return n;
@@ -247,8 +253,10 @@ unsigned ng_tracker_keepalive(struct ng_tracker *t, const struct ng_tracker_due 
 		if (!s->used || s->proto != proto || dport < s->p_lo || dport > s->p_hi ||
 		    !ng_ip_eq(&s->ip, dst) || s->expires - d->now_ms > d->window_ms)
 			continue;
-		if (pend_again(out, s, s->lifetime, d->now_ms) == 0)
+		if (pend_again(out, s, s->lifetime, d->now_ms) == 0) {
+			s->kept = true;
 			planned++;
+		}
 	}
 	return planned;
 }
@@ -266,6 +274,7 @@ void ng_tracker_revert(struct ng_tracker *t, const ng_pending_vec *p)
 		} else {
 			s->expires = q->old_expires;
 			s->lifetime = q->old_lifetime;
+			s->kept = q->old_kept;
 		}
 	}
 }
@@ -295,6 +304,32 @@ int ng_tracker_learned(struct ng_tracker *t, const struct ng_elem *e, bool range
 		s->expires = expires;
 	s->lifetime = e->timeout;
 	return 0;
+}
+
+bool ng_tracker_get(const struct ng_tracker *t, const struct ng_elem *e, bool ranged, int64_t *expires,
+		    bool *kept)
+{
+	const struct ng_track *s = find(t, e, ranged);
+
+	if (!s)
+		return false;
+	*expires = s->expires;
+	*kept = s->kept;
+	return true;
+}
+
+void ng_tracker_each(const struct ng_tracker *t, ng_tracker_each_fn fn, void *data)
+{
+	for (uint32_t i = 0; i < t->cap; i++) {
+		const struct ng_track *s = &t->slot[i];
+		struct ng_elem e;
+
+		if (!s->used)
+			continue;
+		e = (struct ng_elem){
+			.lo = s->ip, .hi = s->ip, .proto = s->proto, .p_lo = s->p_lo, .p_hi = s->p_hi};
+		fn(&e, s->ranged, s->expires, s->kept, data);
+	}
 }
 
 uint32_t ng_tracker_count(const struct ng_tracker *t)

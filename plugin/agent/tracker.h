@@ -34,6 +34,7 @@ struct ng_pending {
 	bool ranged, refresh;
 	int64_t old_expires; /* 0: new to the tracker */
 	uint32_t old_lifetime;
+	bool old_kept;
 };
 typedef NG_VEC(struct ng_pending) ng_pending_vec;
 
@@ -84,6 +85,15 @@ unsigned ng_tracker_expire(struct ng_tracker *t, int64_t now_ms);
 /* Records an element read back from the kernel (restart), never moving a
  * tracked expiry earlier. 0, or -1 (full or out of memory). */
 int ng_tracker_learned(struct ng_tracker *t, const struct ng_elem *e, bool ranged, int64_t expires);
+/* Element e of the single-port (ranged false) or port-range set: its
+ * expiry (ms, CLOCK_MONOTONIC) and whether a live connection renewed its
+ * lease last (an answer since clears that). False when not tracked. */
+bool ng_tracker_get(const struct ng_tracker *t, const struct ng_elem *e, bool ranged, int64_t *expires,
+		    bool *kept);
+/* Every tracked element, in no order. */
+typedef void (*ng_tracker_each_fn)(const struct ng_elem *e, bool ranged, int64_t expires, bool kept,
+				   void *data);
+void ng_tracker_each(const struct ng_tracker *t, ng_tracker_each_fn fn, void *data);
 /* Elements tracked. */
 uint32_t ng_tracker_count(const struct ng_tracker *t);
 void ng_tracker_free(struct ng_tracker *t);

@@ -18,20 +18,20 @@
 
 /* ---- parsing -------------------------------------------------------------- */
 
-/* Addresses, protocol and ports out of the logged bytes (the network
- * header onwards). */
-static void read_payload(struct ng_nflog_record *r)
+#define ETH_HLEN_ 14
+
+/* Addresses, protocol and ports of the IP packet at p[0..len). */
+static void read_ip(struct ng_nflog_record *r, const uint8_t *p, size_t len, int fam)
 {
-	const uint8_t *p = r->payload;
 	size_t l4;
 
-	if (r->family == NFPROTO_IPV4 && r->len >= 20) {
+	if (fam == NG_V4 && len >= 20 && (p[0] >> 4) == 4) {
 		r->src.fam = r->dst.fam = NG_V4;
 		memcpy(r->src.a, p + 12, 4);
 		memcpy(r->dst.a, p + 16, 4);
 		r->proto = p[9];
 		l4 = (size_t)(p[0] & 0x0f) * 4;
-	} else if (r->family == NFPROTO_IPV6 && r->len >= 40) {
+	} else if (fam == NG_V6 && len >= 40 && (p[0] >> 4) == 6) {
 		r->src.fam = r->dst.fam = NG_V6;
 		memcpy(r->src.a, p + 8, 16);
 		memcpy(r->dst.a, p + 24, 16);
@@ -40,11 +40,41 @@ static void read_payload(struct ng_nflog_record *r)
 	} else {
 		return;
 	}
-	if ((r->proto == IPPROTO_TCP || r->proto == IPPROTO_UDP) && r->len >= l4 + 4) {
+	if ((r->proto == IPPROTO_TCP || r->proto == IPPROTO_UDP) && l4 >= 20 && len >= l4 + 4) {
 		r->have_ports = true;
 		r->sport = (uint16_t)(p[l4] << 8 | p[l4 + 1]);
 		r->dport = (uint16_t)(p[l4 + 2] << 8 | p[l4 + 3]);
 	}
+}
+
+/* Addresses, protocol and ports out of the logged bytes. An inet table's
+ * copy starts at the network header; a netdev table's at the Ethernet
+ * header on egress (the frame as it will be sent) and at the network
+ * header on ingress (the stack pulled the Ethernet header already). */
+static void read_payload(struct ng_nflog_record *r)
+{
+	const uint8_t *p = r->payload;
+	size_t len = r->len;
+
+	if (r->family == NFPROTO_IPV4 || r->family == NFPROTO_IPV6) {
+		read_ip(r, p, len, r->family == NFPROTO_IPV4 ? NG_V4 : NG_V6);
+		return;
+	}
+	if (r->family != NFPROTO_NETDEV || !r->have_hook)
+		return;
+	if (r->hook == NF_NETDEV_EGRESS) {
+		if (len < ETH_HLEN_)
+			return;
+		r->ethertype = (uint16_t)(p[12] << 8 | p[13]);
+		p += ETH_HLEN_;
+		len -= ETH_HLEN_;
+	} else {
+		r->ethertype = r->hw_protocol;
+	}
+	if (r->ethertype == 0x0800)
+		read_ip(r, p, len, NG_V4);
+	else if (r->ethertype == 0x86dd)
+		read_ip(r, p, len, NG_V6);
 }
 
 static uint32_t be32_attr(const struct nlattr *a)
@@ -73,6 +103,16 @@ bool ng_nflog_parse(const struct nlmsghdr *nlh, struct ng_nflog_record *r)
 				r->ts_sec = (int64_t)be64toh(t.sec);
 				r->ts_usec = (int64_t)be64toh(t.usec);
 				r->have_ts = r->ts_sec > 0;
+			}
+			break;
+		case NFULA_PACKET_HDR:
+			if (mnl_attr_get_payload_len(a) >= sizeof(struct nfulnl_msg_packet_hdr)) {
+				struct nfulnl_msg_packet_hdr h;
+
+				memcpy(&h, mnl_attr_get_payload(a), sizeof(h));
+				r->have_hook = true;
+				r->hook = h.hook;
+				r->hw_protocol = ntohs(h.hw_protocol);
 			}
 			break;
 		case NFULA_IFINDEX_INDEV: r->indev = be32_attr(a); break;

@@ -32,12 +32,20 @@ struct ng_nflog {
  * callback only). */
 struct ng_nflog_record {
 	uint16_t group;
-	uint8_t family;         /* NFPROTO_IPV4 / NFPROTO_IPV6 for an inet table */
+	uint8_t family;       /* NFPROTO_IPV4 / NFPROTO_IPV6 for an inet table, NFPROTO_NETDEV */
+	bool have_hook;       /* NFULA_PACKET_HDR: the hook and the frame's protocol */
+	uint8_t hook;         /* NF_INET_* / NF_NETDEV_INGRESS, NF_NETDEV_EGRESS */
+	uint16_t hw_protocol; /* skb->protocol, host order */
+	/* netdev: the frame's EtherType (from its Ethernet header on egress,
+	 * where the copy starts there; skb->protocol on ingress); 0 unknown */
+	uint16_t ethertype;
 	const char *prefix;     /* the rule's log prefix; NULL when it gave none */
 	uint32_t indev, outdev; /* ifindexes, 0: none */
 	bool have_ts;           /* when the kernel logged it (Unix time) */
 	int64_t ts_sec, ts_usec;
-	const uint8_t *payload; /* from the network header, up to the copy range */
+	/* From the network header (inet, netdev ingress) or the Ethernet
+	 * header (netdev egress), up to the copy range. */
+	const uint8_t *payload;
 	size_t len;
 	/* Read from the payload: */
 	struct ng_ip src, dst; /* fam 0 when the payload is too short */
@@ -69,7 +77,10 @@ int ng_nflog_read(struct ng_nflog *l, int timeout_ms, size_t max, ng_nflog_fn fn
 /* Unbinds its groups and closes. */
 void ng_nflog_close(struct ng_nflog *l);
 
-/* Pure: one NFULNL_MSG_PACKET message into *r; false when nlh is not one. */
+/* Pure: one NFULNL_MSG_PACKET message into *r; false when nlh is not one.
+ * Every length is checked against the message: the payload is the pod's
+ * packet, the rest the kernel's (a pod with NET_ADMIN in its namespace
+ * may also log to the group with rules of its own). */
 bool ng_nflog_parse(const struct nlmsghdr *nlh, struct ng_nflog_record *r);
 
 #endif

@@ -33,18 +33,19 @@
  *     ip6 hoplimit 255 icmpv6 type 135-136 accept
  *     jump refuse_ingress
  *   }
- *   chain refuse_metadata { counter name "metadata_denied"; [log]
+ *   chain refuse_metadata { counter name "metadata_denied"; [jump log_metadata]
  *     meta l4proto tcp reject with tcp reset; reject with icmpx admin-prohibited }
- *   chain refuse_egress { counter name "egress_denied"; [log]; <denyAction> }
- *   chain refuse_ingress { counter name "ingress_denied"; [log]; drop }
- *   chain refuse_source { counter name "source_denied"; [log]; drop }
+ *   chain refuse_egress { counter name "egress_denied"; [jump log_egress]; <denyAction> }
+ *   chain refuse_ingress { counter name "ingress_denied"; [jump log_ingress]; drop }
+ *   chain refuse_source { counter name "source_denied"; [jump log_source]; drop }
  *
  * Audited (enforce.auditNamespaces): refuse_egress, _ingress and _source
  * count into egress_would_deny, ... log "would_deny" and accept; only
  * refuse_metadata still refuses.
  *
- * [log] is `limit rate R/second burst B packets log prefix "..." group G`,
- * present when the config has log.nflogGroup.
+ * [jump log_<c>]: the log chains, the limit object log_limit and the
+ * counter log_skipped (nft/render_log.h), unless the config says
+ * "log": false.
  * }
  *
  * Expressions are encoded the way nft 1.0 encodes them, so `nft list
@@ -190,7 +191,6 @@ static int render_dns_answers(struct ng_batch *b, const struct ng_set_spec *sets
 static int render_body(const struct ng_policy *p, struct ng_batch *b, struct ng_set_spec *sets)
 {
 	const char *eg = NG_CHAIN_EGRESS, *in = NG_CHAIN_INGRESS;
-	bool reject = p->deny == NG_DENY_REJECT;
 	int rc = 0;
 	struct ng_rb rb;
 	uint8_t v;
@@ -198,7 +198,8 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b, struct ng_
 	if (ng_render_counter(b, NG_COUNTER_METADATA) < 0 ||
 	    ng_render_refuse_counter(p, b, NG_COUNTER_EGRESS) < 0 ||
 	    ng_render_refuse_counter(p, b, NG_COUNTER_INGRESS) < 0 ||
-	    ng_render_refuse_counter(p, b, NG_COUNTER_SOURCE) < 0)
+	    ng_render_refuse_counter(p, b, NG_COUNTER_SOURCE) < 0 ||
+	    ng_render_log_objects(p, b, NG_LOG_POD) < 0)
 		return -1;
 	/* Sets and their elements before any rule binds them: a constant set
 	 * takes no elements once a rule refers to it. */
@@ -218,16 +219,14 @@ static int render_body(const struct ng_policy *p, struct ng_batch *b, struct ng_
 
 	/* Metadata is refused at once, whatever denyAction says: a connect
 	 * that times out is what the seed calls "ambiguous". */
-	rc |= ng_render_refuse_chain(p, b, NG_CHAIN_REFUSE_METADATA, NG_COUNTER_METADATA, "metadata", true,
-				     "cloud metadata");
-	rc |= ng_render_refuse_chain(p, b, NG_CHAIN_REFUSE_EGRESS, NG_COUNTER_EGRESS, "egress", reject,
-				     "egress not allowed");
-	rc |= ng_render_refuse_chain(p, b, NG_CHAIN_REFUSE_INGRESS, NG_COUNTER_INGRESS, "ingress", false,
-				     "ingress not allowed");
+	rc |= ng_render_refuse_chain(p, b, NG_CHAIN_REFUSE_METADATA, NG_COUNTER_METADATA, "metadata",
+				     NG_LOG_POD);
+	rc |= ng_render_refuse_chain(p, b, NG_CHAIN_REFUSE_EGRESS, NG_COUNTER_EGRESS, "egress", NG_LOG_POD);
+	rc |= ng_render_refuse_chain(p, b, NG_CHAIN_REFUSE_INGRESS, NG_COUNTER_INGRESS, "ingress",
+				     NG_LOG_POD);
 	/* Dropped, never rejected: a reset or ICMP error would go to the
-	 * address the pod claimed, a stranger. */
-	rc |= ng_render_refuse_chain(p, b, NG_CHAIN_REFUSE_SOURCE, NG_COUNTER_SOURCE, "source", false,
-				     "source address not the pod's");
+	 * address the pod claimed, a stranger (ng_refuse_rejects). */
+	rc |= ng_render_refuse_chain(p, b, NG_CHAIN_REFUSE_SOURCE, NG_COUNTER_SOURCE, "source", NG_LOG_POD);
 
 	rc |= rule_common_head(p, b, eg, true, sets, NG_CHAIN_REFUSE_EGRESS);
 	for (int i = 0; i < NG_EGRESS_LOOKUPS; i++)

@@ -7,7 +7,7 @@
  *     ... the packet-socket guard's rules (render_raw.c) ...
  *   }
  *   chain raw_v4, raw_v6        (the guard's, source checks first)
- *   chain refuse_host { counter name "host_denied"; [log]; drop }
+ *   chain refuse_host { counter name "host_denied"; [jump log_host]; drop }   (nft/render_log.h)
  *   chain to_pod { type filter hook egress device "<peer>" priority 0; policy accept;   (learning pods)
  *     meta oif != N accept
  *     meta protocol ip ip saddr . meta l4proto . th sport @dns_v4 log group 65053 snaplen 65000 accept
@@ -230,6 +230,7 @@ int ng_render_host(const struct ng_policy *p, bool replace, const char *const *s
 		.refuse_metadata = NG_HOST_CHAIN_REFUSE "_metadata",
 		.counter = NG_COUNTER_HOST,
 		.category = "host",
+		.log_table = NG_LOG_NODE,
 		.observe = p->learn,
 	};
 	int rc = 0;

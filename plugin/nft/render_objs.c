@@ -14,6 +14,7 @@
 #include "nft/render.h"
 #include "nft/render_guard.h"
 #include "nft/render_mld.h"
+#include "nft/render_log.h"
 #include "nft/rulebuild.h"
 
 void ng_render_set_specs(const struct ng_policy *p, struct ng_set_spec sets[NG_S_COUNT])
@@ -131,9 +132,9 @@ int ng_render_base_chain(struct ng_batch *b, const char *name, int hook, const c
 	return 0;
 }
 
-int ng_render_counter(struct ng_batch *b, const char *name)
+int ng_render_object(struct ng_batch *b, struct nftnl_obj *o, uint32_t type, const char *name,
+		     const char *what)
 {
-	struct nftnl_obj *o = nftnl_obj_alloc();
 	struct nlmsghdr *nlh;
 
 	if (!o)
@@ -141,12 +142,17 @@ int ng_render_counter(struct ng_batch *b, const char *name)
 	nftnl_obj_set_str(o, NFTNL_OBJ_TABLE, b->table);
 	nftnl_obj_set_str(o, NFTNL_OBJ_NAME, name);
 	nftnl_obj_set_u32(o, NFTNL_OBJ_FAMILY, b->family);
-	nftnl_obj_set_u32(o, NFTNL_OBJ_TYPE, NFT_OBJECT_COUNTER);
-	nlh = ng_batch_msg(b, NFT_MSG_NEWOBJ, NLM_F_CREATE, "counter %s", name);
+	nftnl_obj_set_u32(o, NFTNL_OBJ_TYPE, type);
+	nlh = ng_batch_msg(b, NFT_MSG_NEWOBJ, NLM_F_CREATE, "%s %s", what, name);
 	nftnl_obj_nlmsg_build_payload(nlh, o);
 	ng_batch_commit_msg(b);
 	nftnl_obj_free(o);
 	return 0;
+}
+
+int ng_render_counter(struct ng_batch *b, const char *name)
+{
+	return ng_render_object(b, nftnl_obj_alloc(), NFT_OBJECT_COUNTER, name, "counter");
 }
 
 const char *ng_refuse_counter(const struct ng_policy *p, const char *counter, bool metadata, char *buf,
@@ -178,13 +184,14 @@ int ng_render_refuse_counter(const struct ng_policy *p, struct ng_batch *b, cons
 }
 
 int ng_render_refuse_chain(const struct ng_policy *p, struct ng_batch *b, const char *chain,
-			   const char *counter, const char *category, bool reject, const char *what)
+			   const char *counter, const char *category, enum ng_log_table t)
 {
 	/* Cloud metadata is refused in every mode: audit never opens it. */
 	bool metadata = strcmp(category, "metadata") == 0;
 	bool audit = p->audit && !metadata;
+	const char *what = ng_refuse_what(t, category);
 	struct ng_rb rb;
-	char c[NFTNL_UDATA_COMMENT_MAXLEN], prefix[NG_LOG_PREFIX_MAX + 1], name[NG_COUNTER_NAME_MAX];
+	char c[NFTNL_UDATA_COMMENT_MAXLEN], name[NG_COUNTER_NAME_MAX], log_chain[64];
 
 	ng_rb_begin(&rb, b, chain);
 	ng_rb_counter(&rb, ng_refuse_counter(p, counter, metadata, name, sizeof(name)));
@@ -193,41 +200,33 @@ int ng_render_refuse_chain(const struct ng_policy *p, struct ng_batch *b, const 
 		return -1;
 
 	if (p->nflog) {
-		/* NF_LOG_PREFIXLEN allows 127 bytes; keep it short for collectors. */
-		snprintf(prefix, sizeof(prefix), "netguard %s%s %.40s: ", audit ? "would_deny " : "",
-			 category, p->pod);
+		ng_log_chain_name(chain, log_chain, sizeof(log_chain));
+		if (ng_render_log_chain(p, b, t, log_chain, category, audit, what) < 0)
+			return -1;
 		ng_rb_begin(&rb, b, chain);
-		ng_rb_limit(&rb, p->log_rate, p->log_burst);
-		ng_rb_log(&rb, prefix, p->nflog_group);
-		snprintf(c, sizeof(c), "%s: log to NFLOG group %u, at most %u/s (burst %u)", what,
+		ng_rb_verdict(&rb, NFT_JUMP, log_chain);
+		snprintf(c, sizeof(c), "%s: log to NFLOG group %u, at most %u/s (burst %u) per table", what,
 			 p->nflog_group, p->log_rate, p->log_burst);
 		if (ng_rb_end(&rb, b, c) < 0)
 			return -1;
 	}
 
-	if (audit) {
+	if (audit || !ng_refuse_rejects(t, category, p->deny)) {
 		ng_rb_begin(&rb, b, chain);
-		ng_rb_verdict(&rb, NF_ACCEPT, NULL);
-		snprintf(c, sizeof(c), "%s: AUDIT (enforce.auditNamespaces): let through, not enforcing",
-			 what);
-		return ng_rb_end(&rb, b, c);
-	}
-	if (!reject) {
-		ng_rb_begin(&rb, b, chain);
-		ng_rb_verdict(&rb, NF_DROP, NULL);
-		snprintf(c, sizeof(c), "%s: drop", what);
+		ng_rb_verdict(&rb, audit ? NF_ACCEPT : NF_DROP, NULL);
+		ng_refuse_verdict_comment(audit, false, false, what, c, sizeof(c));
 		return ng_rb_end(&rb, b, c);
 	}
 	ng_rb_begin(&rb, b, chain);
 	ng_rb_l4proto(&rb, IPPROTO_TCP);
 	ng_rb_reject(&rb, NFT_REJECT_TCP_RST, 0);
-	snprintf(c, sizeof(c), "%s: TCP reset, so connect() fails at once", what);
+	ng_refuse_verdict_comment(false, true, true, what, c, sizeof(c));
 	if (ng_rb_end(&rb, b, c) < 0)
 		return -1;
 
 	ng_rb_begin(&rb, b, chain);
 	ng_rb_reject(&rb, NFT_REJECT_ICMPX_UNREACH, NFT_REJECT_ICMPX_ADMIN_PROHIBITED);
-	snprintf(c, sizeof(c), "%s: ICMP administratively prohibited", what);
+	ng_refuse_verdict_comment(false, true, false, what, c, sizeof(c));
 	return ng_rb_end(&rb, b, c);
 }
 

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "nft/batch.h"
+#include "nft/render_log.h"
 #include "policy/policy.h"
 #include "nft/render_sets.h"
 
@@ -47,6 +48,11 @@ int ng_render_chain(struct ng_batch *b, const char *name, int hook, const char *
 int ng_render_base_chain(struct ng_batch *b, const char *name, int hook, const char *device, int prio,
 			 uint32_t policy);
 int ng_render_counter(struct ng_batch *b, const char *name);
+/* Object `o` (its own attributes set; type NFT_OBJECT_*) as `name` of
+ * b's table, into the batch; o is freed. -1 when o is NULL. */
+struct nftnl_obj;
+int ng_render_object(struct ng_batch *b, struct nftnl_obj *o, uint32_t type, const char *name,
+		     const char *what);
 
 /* The counter a refuse chain counts into: `counter` ("egress_denied"), or
  * in an audited table "egress_would_deny" (metadata's never changes). */
@@ -59,13 +65,15 @@ void ng_counter_category(const char *counter, char *out, size_t len, bool *would
 /* Declares the counter ng_refuse_counter names for a non-metadata chain. */
 int ng_render_refuse_counter(const struct ng_policy *p, struct ng_batch *b, const char *counter);
 
-/* A refuse chain: count; optionally log (rate-limited, so a flood of
- * denied packets cannot flood the collector); then reject with a TCP reset
- * or ICMP admin-prohibited (a blocked connect fails at once), or drop.
- * Audited (p->audit), unless `category` is "metadata": count into the
- * *_would_deny counter, log "netguard would_deny <category>", accept. */
+/* A refuse chain of table t: count; with p->nflog, jump to its log chain
+ * (nft/render_log.h: rate-limited per table, what the limit holds back
+ * counted); then reject with a TCP reset or ICMP admin-prohibited (a
+ * blocked connect fails at once) or drop, as ng_refuse_rejects says, with
+ * the comment ng_refuse_verdict_comment writes. Audited (p->audit), unless
+ * `category` is "metadata": count into the *_would_deny counter, log
+ * "netguard would_deny <category>", accept. */
 int ng_render_refuse_chain(const struct ng_policy *p, struct ng_batch *b, const char *chain,
-			   const char *counter, const char *category, bool reject, const char *what);
+			   const char *counter, const char *category, enum ng_log_table t);
 
 /* `[meta l4proto P] [meta nfproto F] [tcp flags & (syn|ack) != syn]
  * <key> @set [@also] accept` (or `jump <jump>`). */

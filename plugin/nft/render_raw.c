@@ -39,7 +39,7 @@
  *     <MLDv2 report header> jump mld_report }
  *   chain mld_report, mld_report_1 ...: the records of the pod's own
  *     solicited-node groups (nft/render_mld.h)
- *   chain refuse_raw { counter name "raw_denied"; [log]; drop }
+ *   chain refuse_raw { counter name "raw_denied"; [jump log_raw]; drop }   (nft/render_log.h)
  *
  * Audited: refuse_raw counts into raw_would_deny and accepts; the metadata
  * rules jump to refuse_raw_metadata instead, which counts into raw_denied
@@ -230,7 +230,8 @@ int ng_render_mirror_body(const struct ng_policy *p, struct ng_batch *b, const s
 	int rc = 0;
 
 	if (ng_render_refuse_counter(p, b, m->counter) < 0 ||
-	    (p->audit && ng_render_counter(b, m->counter) < 0))
+	    (p->audit && ng_render_counter(b, m->counter) < 0) ||
+	    ng_render_log_objects(p, b, m->log_table) < 0)
 		return -1;
 	/* The same sets and elements, in this table (sets are per table). */
 	for (int i = 0; i < NG_S_COUNT; i++) {
@@ -245,10 +246,9 @@ int ng_render_mirror_body(const struct ng_policy *p, struct ng_batch *b, const s
 	    ng_render_mld_chains(b, sets[NG_S_MLD6].ips->n) < 0 ||
 	    ng_render_chain(b, m->base, m->hook, m->device) < 0)
 		return -1;
-	rc |= ng_render_refuse_chain(p, b, m->refuse, m->counter, m->category, false, "frame not allowed");
+	rc |= ng_render_refuse_chain(p, b, m->refuse, m->counter, m->category, m->log_table);
 	if (p->audit)
-		rc |= ng_render_refuse_chain(p, b, m->refuse_metadata, m->counter, "metadata", false,
-					     "frame to cloud metadata");
+		rc |= ng_render_refuse_chain(p, b, m->refuse_metadata, m->counter, "metadata", m->log_table);
 	rc |= family_chain(p, b, NG_RAW_CHAIN_V4, sets, 0, m);
 	rc |= family_chain(p, b, NG_RAW_CHAIN_V6, sets, 1, m);
 
@@ -282,6 +282,7 @@ int ng_render_raw_body(const struct ng_policy *p, struct ng_batch *b, const stru
 		.refuse_metadata = NG_RAW_CHAIN_REFUSE "_metadata",
 		.counter = NG_COUNTER_RAW,
 		.category = "raw",
+		.log_table = NG_LOG_GUARD,
 	};
 
 	return ng_render_mirror_body(p, b, inet_sets, &guard);

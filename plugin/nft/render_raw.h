@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "nft/batch.h"
+#include "nft/render_log.h"
 #include "nft/render_sets.h"
 #include "policy/policy.h"
 
@@ -29,7 +30,8 @@ struct ng_mirror {
 	const char *refuse_metadata;
 	const char *counter;
 	const char *category; /* log prefix word */
-	bool observe;         /* the DNS rule copies each query to NG_OBSERVE_GROUP (host side, learning) */
+	enum ng_log_table log_table;
+	bool observe; /* the DNS rule copies each query to NG_OBSERVE_GROUP (host side, learning) */
 };
 int ng_render_mirror_body(const struct ng_policy *p, struct ng_batch *b, const struct ng_set_spec *inet_sets,
 			  const struct ng_mirror *m);

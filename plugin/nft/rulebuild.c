@@ -184,12 +184,7 @@ void ng_rb_ct_orig_sport(struct ng_rb *rb, uint16_t port)
 
 void ng_rb_counter(struct ng_rb *rb, const char *name)
 {
-	struct nftnl_expr *e = ng_rb_add(rb, "objref");
-
-	if (!e)
-		return;
-	nftnl_expr_set_u32(e, NFTNL_EXPR_OBJREF_IMM_TYPE, NFT_OBJECT_COUNTER);
-	nftnl_expr_set_str(e, NFTNL_EXPR_OBJREF_IMM_NAME, name);
+	ng_rb_objref(rb, NFT_OBJECT_COUNTER, name);
 }
 
 void ng_rb_reject(struct ng_rb *rb, uint32_t type, uint8_t code)
@@ -202,17 +197,14 @@ void ng_rb_reject(struct ng_rb *rb, uint32_t type, uint8_t code)
 	nftnl_expr_set_u8(e, NFTNL_EXPR_REJECT_CODE, code);
 }
 
-void ng_rb_limit(struct ng_rb *rb, unsigned rate, unsigned burst)
+void ng_rb_objref(struct ng_rb *rb, uint32_t type, const char *name)
 {
-	struct nftnl_expr *e = ng_rb_add(rb, "limit");
+	struct nftnl_expr *e = ng_rb_add(rb, "objref");
 
 	if (!e)
 		return;
-	nftnl_expr_set_u64(e, NFTNL_EXPR_LIMIT_RATE, rate);
-	nftnl_expr_set_u64(e, NFTNL_EXPR_LIMIT_UNIT, 1); /* per second */
-	nftnl_expr_set_u32(e, NFTNL_EXPR_LIMIT_BURST, burst);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_LIMIT_TYPE, NFT_LIMIT_PKTS);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_LIMIT_FLAGS, 0);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_OBJREF_IMM_TYPE, type);
+	nftnl_expr_set_str(e, NFTNL_EXPR_OBJREF_IMM_NAME, name);
 }
 
 void ng_rb_log(struct ng_rb *rb, const char *prefix, uint16_t group)

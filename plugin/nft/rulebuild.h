@@ -44,10 +44,11 @@ void ng_rb_ct_state_none(struct ng_rb *rb, uint32_t mask);
 /* counter name NAME (a reference to a named counter object) */
 /* ct original proto-src PORT: the connection was opened from that port. */
 void ng_rb_ct_orig_sport(struct ng_rb *rb, uint16_t port);
+/* counter name "NAME" (an objref to the table's counter object) */
 void ng_rb_counter(struct ng_rb *rb, const char *name);
+/* An objref to the table's object of type NFT_OBJECT_*: `limit name "NAME"`. */
+void ng_rb_objref(struct ng_rb *rb, uint32_t type, const char *name);
 void ng_rb_reject(struct ng_rb *rb, uint32_t type, uint8_t code);
-/* limit rate RATE/second burst BURST packets */
-void ng_rb_limit(struct ng_rb *rb, unsigned rate, unsigned burst);
 /* log prefix "PREFIX" group GROUP (NFLOG) */
 void ng_rb_log(struct ng_rb *rb, const char *prefix, uint16_t group);
 /* log group GROUP snaplen SNAPLEN queue-threshold 1 (NFLOG, no prefix):

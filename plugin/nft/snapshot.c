@@ -93,8 +93,19 @@ static void snap_obj(struct ng_snapshot *s, const struct nlmsghdr *nlh)
 		nftnl_obj_free(o);
 		return;
 	}
-	add_line(s, "object %s type %u", nftnl_obj_get_str(o, NFTNL_OBJ_NAME),
-		 nftnl_obj_get_u32(o, NFTNL_OBJ_TYPE));
+	if (nftnl_obj_get_u32(o, NFTNL_OBJ_TYPE) == NFT_OBJECT_LIMIT)
+		/* A limit's settings are the policy (log.ratePerSecond, burst):
+		 * compared; a counter's values are the traffic: not. */
+		add_line(s, "object %s type %u rate %llu/%llu burst %u type %u flags 0x%x",
+			 nftnl_obj_get_str(o, NFTNL_OBJ_NAME), NFT_OBJECT_LIMIT,
+			 (unsigned long long)nftnl_obj_get_u64(o, NFTNL_OBJ_LIMIT_RATE),
+			 (unsigned long long)nftnl_obj_get_u64(o, NFTNL_OBJ_LIMIT_UNIT),
+			 nftnl_obj_get_u32(o, NFTNL_OBJ_LIMIT_BURST),
+			 nftnl_obj_get_u32(o, NFTNL_OBJ_LIMIT_TYPE),
+			 nftnl_obj_get_u32(o, NFTNL_OBJ_LIMIT_FLAGS));
+	else
+		add_line(s, "object %s type %u", nftnl_obj_get_str(o, NFTNL_OBJ_NAME),
+			 nftnl_obj_get_u32(o, NFTNL_OBJ_TYPE));
 	nftnl_obj_free(o);
 }
 

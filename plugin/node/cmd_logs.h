@@ -1,7 +1,8 @@
-/* `boxxkite-netguard logs`: prints the packets a pod's table denied, one JSON
- * line each, from its NFLOG group (config log.nflogGroup). nfnetlink_log
- * delivers a packet in the network namespace where it was logged, so a
- * reader must listen inside the pod's namespace: this command does. */
+/* `boxxkite-netguard logs`: one pod's refusals, one JSON line each, read
+ * in its own namespace from its NFLOG group (log.nflogGroup): the per-pod
+ * view of the flow log, over the same code as `observe` on its own
+ * (node/flowcli.h), its lines `observe --json`'s plus the message's group
+ * and prefix. */
 #ifndef NG_LOGS_H
 #define NG_LOGS_H
 

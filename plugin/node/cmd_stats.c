@@ -12,6 +12,7 @@
 #include "kernel/counters.h"
 #include "kernel/netns.h"
 #include "nft/render.h"
+#include "nft/render_log.h"
 #include "kernel/ruleset.h"
 #include "node/target.h"
 #include "policy/podcomment.h"
@@ -21,6 +22,7 @@ struct stats {
 	char comment[256];
 	struct ng_podref pod;
 	bool have_pod;
+	uint64_t log_skipped; /* refusals the tables' log limit did not log */
 	struct ng_err err;
 	int rc;
 };
@@ -37,6 +39,18 @@ static int read_inside(void *data)
 		return 0;
 	}
 	st->rc = ng_counters_read(&nl, NG_TABLE, &st->counters, &st->err);
+	/* The log limits' counters are no category of refusal: apart. */
+	{
+		size_t kept = 0;
+
+		for (size_t i = 0; i < st->counters.n; i++) {
+			if (ng_counter_is_log_skipped(st->counters.v[i].name))
+				st->log_skipped += st->counters.v[i].packets;
+			else
+				st->counters.v[kept++] = st->counters.v[i];
+		}
+		st->counters.n = kept;
+	}
 	if (st->rc == 0 && ng_ruleset_snapshot(&nl, NG_TABLE, &snap, &st->err) == 0) {
 		for (size_t i = 0; i < snap.lines.n; i++) {
 			const char *c = strstr(snap.lines.v[i], " comment \"");
@@ -145,6 +159,7 @@ static void print_json(const struct stats *st, const char *netns, FILE *out)
 		json_object_set_new(would ? w : c, cat, one);
 	}
 	json_object_set_new(o, "denied", c);
+	json_object_set_new(o, "log_skipped", json_integer((json_int_t)st->log_skipped));
 	if (json_object_size(w)) /* an audited pod's: what it let through */
 		json_object_set_new(o, "would_deny", w);
 	else

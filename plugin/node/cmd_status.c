@@ -8,7 +8,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "kernel/unixsock.h"
+#include "node/flowreq.h"
+#include "node/statusnames.h"
 #include "state/ready.h"
 #include "state/recpolicy.h"
 #include "state/record.h"
@@ -132,11 +136,69 @@ static json_t *sum_json(const struct ng_status_sum *s)
 			 (json_int_t)s->refused, "other", (json_int_t)s->other);
 }
 
+/* `status --names [NS/NAME]`: the agent's answer (node/statusnames.h). */
+static int names_main(const char *state_dir, const char *pod, bool json)
+{
+	struct ng_flow_req req = {.op = NG_FLOW_OP_NAMES};
+	struct ng_err err = {0};
+	char path[4200], line[NG_FLOW_REQ_MAX];
+	json_error_t je = {0};
+	json_t *doc;
+	FILE *in;
+	bool none;
+	int fd, n, rc = 0;
+
+	if (pod && ng_flow_filter_pod(&req.filter, pod, &err) < 0) {
+		fprintf(stderr, "boxxkite-netguard status: %s\n", err.msg);
+		return 2;
+	}
+	snprintf(path, sizeof(path), "%s/" NG_AGENT_SOCK, state_dir);
+	fd = ng_unix_connect(path, &none, &err);
+	if (fd < 0) {
+		fprintf(stderr, "boxxkite-netguard status: --names: %s\n",
+			none ? "no agent serves here: the learned names are the agent's" : err.msg);
+		return 1;
+	}
+	n = ng_flow_req_line(&req, line, sizeof(line));
+	in = fdopen(fd, "r");
+	if (n < 0 || !in || write(fd, line, (size_t)n) != n) {
+		fprintf(stderr, "boxxkite-netguard status: --names: cannot ask the agent\n");
+		if (in)
+			fclose(in);
+		else
+			close(fd);
+		return 1;
+	}
+	doc = json_loadf(in, JSON_DISABLE_EOF_CHECK, &je);
+	fclose(in);
+	if (!doc || json_object_get(doc, "error")) {
+		fprintf(stderr, "boxxkite-netguard status: --names: the agent: %s\n",
+			doc && json_string_value(json_object_get(doc, "error"))
+				? json_string_value(json_object_get(doc, "error"))
+				: je.text);
+		json_decref(doc);
+		return 1;
+	}
+	if (pod && json_array_size(json_object_get(doc, "pods")) == 0) {
+		fprintf(stderr, "boxxkite-netguard status: --names: no enforced pod %s on this node\n", pod);
+		rc = 1;
+	}
+	if (json) {
+		json_dumpf(doc, stdout, JSON_INDENT(2));
+		fputc('\n', stdout);
+	} else {
+		ng_status_names_table(doc, stdout);
+	}
+	json_decref(doc);
+	return rc;
+}
+
 int ng_status_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"json", no_argument, NULL, 'j'},
 		{"state-dir", required_argument, NULL, 's'},
+		{"names", no_argument, NULL, 'n'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -145,7 +207,7 @@ int ng_status_main(int argc, char **argv)
 	struct ng_view v;
 	struct ng_status_source src = {.version = NG_VERSION};
 	struct ng_status_sum sum;
-	bool json = false, have_dir;
+	bool json = false, have_dir, names = false;
 	struct stat st;
 	int c;
 
@@ -154,8 +216,11 @@ int ng_status_main(int argc, char **argv)
 		switch (c) {
 		case 'j': json = true; break;
 		case 's': state_dir = optarg; break;
+		case 'n': names = true; break;
 		case 'h':
 			printf("usage: boxxkite-netguard status [--json] [--state-dir DIR]\n"
+			       "       boxxkite-netguard status --names [NS/NAME] [--json] [--state-dir "
+			       "DIR]\n"
 			       "  Every pod the plugin decided about on this node: decision and reason, its\n"
 			       "  tables on both sides present and matching the recorded policy, the last\n"
 			       "  CHECK, deny counts, learned names with their address counts; above them "
@@ -164,6 +229,11 @@ int ng_status_main(int argc, char **argv)
 			       "  Read-only: the agent's published view when one serves, else the kernel, "
 			       "now.\n"
 			       "  --json       the same as one JSON object (README: \"status --json\")\n"
+			       "  --names      what each learning pod's name entries taught, from the "
+			       "agent:\n"
+			       "               every address with its expiry on each side (pod, guard,\n"
+			       "               node), and whether a live connection keeps it; NS/NAME: one\n"
+			       "               pod. Exit 1 when no agent serves or no such pod.\n"
 			       "  --state-dir  the plugin's stateDir (default %s)\n"
 			       "  Exit status 0 when every enforced pod is in sync (also: no state dir, no "
 			       "pod);\n"
@@ -174,6 +244,13 @@ int ng_status_main(int argc, char **argv)
 			return 0;
 		default: return 2;
 		}
+	}
+	if (names)
+		return names_main(state_dir, optind < argc ? argv[optind] : NULL, json);
+	if (optind < argc) {
+		fprintf(stderr, "boxxkite-netguard status: unexpected \"%s\" (NS/NAME goes with --names)\n",
+			argv[optind]);
+		return 2;
 	}
 	memset(&v, 0, sizeof(v));
 	have_dir = stat(state_dir, &st) == 0;

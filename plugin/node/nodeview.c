@@ -1,5 +1,6 @@
 #include "node/nodeview.h"
 
+#include <stdio.h>
 #include <string.h>
 
 const struct ng_agent_counter_def ng_agent_counter_defs[NG_AC_COUNT] = {
@@ -71,6 +72,8 @@ void ng_view_pod_free(struct ng_view_pod *p)
 {
 	ng_vec_free(&p->counters);
 	ng_vec_free(&p->names);
+	ng_vec_free(&p->taught_names);
+	ng_vec_free(&p->taught);
 }
 
 void ng_view_free(struct ng_view *v)
@@ -78,6 +81,18 @@ void ng_view_free(struct ng_view *v)
 	for (size_t i = 0; i < v->pods.n; i++)
 		ng_view_pod_free(&v->pods.v[i]);
 	ng_vec_free(&v->pods);
+}
+
+void ng_view_name_set(struct ng_view_name *vn, const struct ng_name_entry *e)
+{
+	const char *proto = e->proto == 17 ? "udp" : "tcp";
+
+	memset(vn, 0, sizeof(*vn));
+	snprintf(vn->name, sizeof(vn->name), "%s%s", e->wildcard ? "*." : "", e->name);
+	if (e->p_lo == e->p_hi)
+		snprintf(vn->proto_ports, sizeof(vn->proto_ports), "%s/%u", proto, e->p_lo);
+	else
+		snprintf(vn->proto_ports, sizeof(vn->proto_ports), "%s/%u-%u", proto, e->p_lo, e->p_hi);
 }
 
 struct ng_view_pod *ng_view_find(struct ng_view *v, const char *key)

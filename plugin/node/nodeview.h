@@ -10,8 +10,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/addr.h"
 #include "base/histogram.h"
 #include "base/vec.h"
+#include "policy/policy.h"
 #include "state/invstats.h"
 
 /* The agent's DNS-learning counters (agent/agent.h's struct ng_counters),
@@ -58,6 +60,19 @@ struct ng_view_name {
 	unsigned addresses;   /* learned elements of the entry's proto and ports */
 };
 
+/* One element a learning pod holds for a name entry (`status --names`):
+ * each side's expiry and whether a live connection renewed it. */
+#define NG_VIEW_NAME_NONE   0xffff /* no entry known: learned before the agent restarted */
+#define NG_VIEW_LEARNED_MAX 1024   /* rows per pod in the view; the rest counted */
+struct ng_view_learned {
+	struct ng_ip ip;
+	uint16_t name; /* index into taught_names, or NG_VIEW_NAME_NONE */
+	uint8_t proto;
+	bool kept_alive; /* its lease was last renewed by a live connection */
+	uint16_t p_lo, p_hi;
+	int64_t pod_expires_ms, node_expires_ms; /* unix ms; 0: that side does not hold it */
+};
+
 struct ng_view_pod {
 	char key[256], ns[256], name[256], container[129];
 	char decision[24], reason[256];
@@ -78,7 +93,15 @@ struct ng_view_pod {
 	uint64_t drift_events, repairs, repair_errors;
 	/* The agent's counters for this pod (only pods whose names it learns) */
 	bool has_agent;
+	/* What its name entries taught, as the learner holds it (agent/taught.h):
+	 * the entries, then each element under its entry */
+	bool has_taught;
+	bool guard; /* the pod side's elements are also in its packet-socket guard */
 	uint64_t ac[NG_AC_COUNT];
+	uint64_t taught_gen;  /* the learner's generation it was read at */
+	uint64_t taught_more; /* rows past NG_VIEW_LEARNED_MAX */
+	NG_VEC(struct ng_view_name) taught_names;
+	NG_VEC(struct ng_view_learned) taught;
 };
 
 struct ng_inv_row {
@@ -122,5 +145,7 @@ struct ng_view {
 void ng_view_pod_free(struct ng_view_pod *p);
 void ng_view_free(struct ng_view *v);
 struct ng_view_pod *ng_view_find(struct ng_view *v, const char *key);
+/* A name entry as the view shows it: "*.suffix" for a wildcard, "tcp/443". */
+void ng_view_name_set(struct ng_view_name *vn, const struct ng_name_entry *e);
 
 #endif

@@ -15,6 +15,7 @@
 #include "kernel/resolve.h"
 #include "kernel/ruleset.h"
 #include "nft/render.h"
+#include "nft/render_log.h"
 #include "nft/render_objs.h"
 #include "state/recpolicy.h"
 
@@ -89,7 +90,8 @@ static bool read_counters(struct ng_nl *nl, const struct ng_record_table *t, str
 		bool raw = strncmp(c.v[i].name, "raw", 3) == 0;
 		struct ng_view_counter vc = {.in_node = t->in_node, .netdev = t->family == NFPROTO_NETDEV};
 
-		if (!t->in_node && raw != (t->family == NFPROTO_NETDEV))
+		if ((!t->in_node && raw != (t->family == NFPROTO_NETDEV)) ||
+		    ng_counter_is_log_skipped(c.v[i].name))
 			continue;
 		snprintf(vc.table, sizeof(vc.table), "%s", t->name);
 		ng_counter_category(c.v[i].name, vc.category, sizeof(vc.category), &vc.would_deny);
@@ -137,16 +139,9 @@ static void read_learned(struct ng_nl *nl, const struct ng_policy *pol, struct n
 	struct ng_err err = {0};
 
 	for (size_t k = 0; k < pol->name_entries.n && k < 32; k++) {
-		const struct ng_name_entry *ne = &pol->name_entries.v[k];
-		struct ng_view_name vn = {0};
+		struct ng_view_name vn;
 
-		snprintf(vn.name, sizeof(vn.name), "%s%s", ne->wildcard ? "*." : "", ne->name);
-		if (ne->p_lo == ne->p_hi)
-			snprintf(vn.proto_ports, sizeof(vn.proto_ports), "%s/%u",
-				 ne->proto == 17 ? "udp" : "tcp", ne->p_lo);
-		else
-			snprintf(vn.proto_ports, sizeof(vn.proto_ports), "%s/%u-%u",
-				 ne->proto == 17 ? "udp" : "tcp", ne->p_lo, ne->p_hi);
+		ng_view_name_set(&vn, &pol->name_entries.v[k]);
 		if (ng_vec_push(&v->names, &vn) < 0)
 			return;
 	}

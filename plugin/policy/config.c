@@ -270,23 +270,29 @@ static int parse_ingress(const json_t *root, struct ng_config *cfg, struct ng_er
 	return ng_json_opt_bool(in, "allowNode", "ingress.allowNode", false, &cfg->allow_node, err);
 }
 
-/* log: NFLOG for denied packets, rate-limited per refuse category so a
- * flood of denied packets cannot flood the collector. */
+/* log: NFLOG for denied packets, on by default (group
+ * NG_DEFAULT_LOG_GROUP), rate-limited per table so a flood of denied
+ * packets cannot flood the reader; `"log": false` turns it off. */
 static int parse_log(const json_t *root, struct ng_config *cfg, struct ng_err *err)
 {
 	static const char *const keys[] = {"nflogGroup", "ratePerSecond", "burst", NULL};
 	const json_t *log = json_object_get(root, "log");
-	unsigned group = 0;
+	unsigned group = NG_DEFAULT_LOG_GROUP;
 
-	cfg->nflog_group = -1;
+	cfg->nflog_group = NG_DEFAULT_LOG_GROUP;
 	cfg->log_rate = NG_DEFAULT_LOG_RATE;
 	cfg->log_burst = NG_DEFAULT_LOG_BURST;
 	if (!log)
 		return 0;
+	if (json_is_false(log)) {
+		cfg->nflog_group = -1;
+		return 0;
+	}
+	if (!json_is_object(log))
+		return ng_fail(err, NG_E_CONFIG,
+			       "log: must be an object ({\"nflogGroup\": N, ...}) or false (no logging)");
 	if (ng_json_check_object(log, "log", keys, err) < 0)
 		return -1;
-	if (!json_object_get(log, "nflogGroup"))
-		return ng_fail(err, NG_E_CONFIG, "log.nflogGroup: required when log is set");
 	if (parse_uint_key(log, "nflogGroup", "log.nflogGroup", 0, 65535, &group, err) < 0 ||
 	    parse_uint_key(log, "ratePerSecond", "log.ratePerSecond", 1, 100000, &cfg->log_rate, err) < 0 ||
 	    parse_uint_key(log, "burst", "log.burst", 1, 100000, &cfg->log_burst, err) < 0)

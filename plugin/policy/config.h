@@ -20,6 +20,11 @@
 #define NG_DEFAULT_MIN_NAME_TTL  3600 /* seconds; see README "DNS names" */
 #define NG_DEFAULT_LOG_RATE      10   /* log.ratePerSecond */
 #define NG_DEFAULT_LOG_BURST     20   /* log.burst */
+/* log.nflogGroup when the entry says nothing: every refusal is logged to
+ * it (rate-limited per table), where `observe` and the agent read it.
+ * Next to the observer's group, far from the low numbers ulogd and
+ * iptables' NFLOG default to. */
+#define NG_DEFAULT_LOG_GROUP     65054
 /* The node's NFLOG group the host-side tables copy learning pods' DNS to,
  * for the agent's node-side observer (nft/render.h); log.nflogGroup may
  * not be it. */
@@ -81,8 +86,8 @@ struct ng_config {
 	NG_VEC(struct ng_ip) metadata; /* built-in list + metadata.extra */
 	enum ng_deny_action deny;
 
-	int nflog_group;   /* log.nflogGroup, -1 when denied packets are not logged; never NG_OBSERVE_GROUP */
-	unsigned log_rate; /* log.ratePerSecond */
+	int nflog_group; /* log.nflogGroup (default NG_DEFAULT_LOG_GROUP), -1 for "log": false; never NG_OBSERVE_GROUP */
+	unsigned log_rate;  /* log.ratePerSecond */
 	unsigned log_burst; /* log.burst */
 };
 

@@ -46,6 +46,7 @@ static int push_once(ng_elem_vec *v, const struct ng_elem *e)
 
 void ng_learn_result_free(struct ng_learn_result *r)
 {
+	ng_vec_free(&r->pairs);
 	for (int f = 0; f < 2; f++) {
 		ng_vec_free(&r->single[f]);
 		ng_vec_free(&r->ranges[f]);
@@ -64,6 +65,7 @@ int ng_learn(const struct ng_policy *p, const struct ng_dns_msg *m, struct ng_le
 	for (int f = 0; f < 2; f++)
 		r->single[f].n = r->ranges[f].n = 0;
 	r->metadata = r->addresses = 0;
+	r->pairs.n = 0;
 	r->first_entry = -1;
 	ng_dns_chain(m, &c);
 	for (size_t i = 0; i < ne; i++) {
@@ -106,6 +108,12 @@ int ng_learn(const struct ng_policy *p, const struct ng_dns_msg *m, struct ng_le
 				teaches = on[i][j] && by[owner][j];
 			if (!teaches)
 				continue;
+			/* Duplicates are left to the reader's table (agent/taught.h): a
+			 * check here would be quadratic in the answer's records. */
+			struct ng_learn_pair pair = {.entry = (uint16_t)i, .ip = rr->ip};
+
+			if (ng_vec_push(&r->pairs, &pair) < 0)
+				return -1;
 			r->addresses++;
 			for (size_t j = 0; j < p->name_pieces.n; j++) {
 				const struct ng_elem *pc = &p->name_pieces.v[j];

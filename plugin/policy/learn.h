@@ -16,13 +16,21 @@
 /* Does the entry match `name` (lowercase, no trailing dot)? */
 bool ng_name_entry_matches(const struct ng_name_entry *e, const char *name);
 
+/* An address a name entry taught (status --names: which name it is for). */
+struct ng_learn_pair {
+	uint16_t entry; /* index into the policy's name_entries */
+	struct ng_ip ip;
+};
+typedef NG_VEC(struct ng_learn_pair) ng_learn_pair_vec;
+
 struct ng_learn_result {
 	/* Elements for names_vX (single ports) and names_vX_ranges, by family
 	 * index; each with its lifetime as timeout (seconds). */
 	ng_elem_vec single[2], ranges[2];
-	unsigned metadata;  /* metadata addresses refused */
-	unsigned addresses; /* distinct (address, entry) pairs learned */
-	int first_entry;    /* the first entry that matched, -1: none */
+	unsigned metadata;       /* metadata addresses refused */
+	unsigned addresses;      /* distinct (address, entry) pairs learned */
+	ng_learn_pair_vec pairs; /* those pairs (an address named twice: twice) */
+	int first_entry;         /* the first entry that matched, -1: none */
 };
 
 /* Fills `r` (emptied first) from answer `m`. 0, or -1 out of memory. */

@@ -215,6 +215,66 @@ static void test_read_records(void **state)
 	free(w);
 }
 
+/* A netdev table's record: its hook and the frame's protocol in the
+ * packet header; no family of the packet's own. */
+static void put_netdev(struct fsock *s, uint8_t hook, uint16_t hw_proto, const uint8_t *pkt, size_t len)
+{
+	struct nlmsghdr *nlh = fs_msg(s, (NFNL_SUBSYS_ULOG << 8) | NFULNL_MSG_PACKET, 0, 0);
+	struct nfgenmsg *g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	struct nfulnl_msg_packet_hdr ph = {.hw_protocol = htons(hw_proto), .hook = hook};
+
+	g->nfgen_family = NFPROTO_NETDEV;
+	g->version = NFNETLINK_V0;
+	g->res_id = htons(42);
+	mnl_attr_put(nlh, NFULA_PACKET_HDR, sizeof(ph), &ph);
+	mnl_attr_put_strz(nlh, NFULA_PREFIX, "netguard raw sandboxes/a: ");
+	mnl_attr_put_u32(nlh, hook == NF_NETDEV_EGRESS ? NFULA_IFINDEX_OUTDEV : NFULA_IFINDEX_INDEV,
+			 htonl(3));
+	mnl_attr_put(nlh, NFULA_PAYLOAD, len, pkt);
+	fs_end(s, nlh);
+}
+
+/* The guard logs on egress, from the Ethernet header; the host side on
+ * ingress, from the IP header; a frame that is not IP has its type and no
+ * addresses; a short one nothing. */
+static void test_netdev_records(void **state)
+{
+	(void)state;
+	struct world *w = world_new();
+	struct ng_err err = {0};
+	uint8_t frame[14 + sizeof(TCP4)] = {[12] = 0x08, [13] = 0x00}, vlan[60] = {[12] = 0x81, [13] = 0x00};
+	struct ng_ip want;
+
+	memcpy(frame + 14, TCP4, sizeof(TCP4));
+	fs_dgram(&w->sock, 0);
+	put_netdev(&w->sock, NF_NETDEV_EGRESS, 0x0800, frame, sizeof(frame));
+	put_netdev(&w->sock, NF_NETDEV_INGRESS, 0x0800, TCP4, sizeof(TCP4));
+	put_netdev(&w->sock, NF_NETDEV_EGRESS, 0x8100, vlan, sizeof(vlan));
+	put_netdev(&w->sock, NF_NETDEV_EGRESS, 0x0800, frame, 10);
+	/* IPv4 bytes that say IPv6: no addresses from a frame that lies. */
+	put_netdev(&w->sock, NF_NETDEV_INGRESS, 0x86dd, TCP4, sizeof(TCP4));
+	assert_int_equal(ng_nflog_read(&w->l, 0, 0, on_record, w, &err), 5);
+	assert_int_equal(ng_ip_parse("192.0.2.1", &want), 0);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(w->got[i].family, NFPROTO_NETDEV);
+		assert_true(w->got[i].have_hook);
+		assert_int_equal(w->got[i].ethertype, 0x0800);
+		assert_true(ng_ip_eq(&w->got[i].dst, &want));
+		assert_int_equal(w->got[i].dport, 443);
+	}
+	assert_int_equal(w->got[0].hook, NF_NETDEV_EGRESS);
+	assert_int_equal(w->got[1].hook, NF_NETDEV_INGRESS);
+	assert_int_equal(w->got[1].indev, 3);
+	assert_int_equal(w->got[2].ethertype, 0x8100);
+	assert_int_equal(w->got[2].src.fam, 0);
+	assert_int_equal(w->got[3].ethertype, 0);
+	assert_int_equal(w->got[3].src.fam, 0);
+	assert_int_equal(w->got[4].ethertype, 0x86dd);
+	assert_int_equal(w->got[4].src.fam, 0);
+	ng_nflog_close(&w->l);
+	free(w);
+}
+
 static void test_read_bounded_and_lost(void **state)
 {
 	(void)state;
@@ -244,10 +304,9 @@ static void test_read_bounded_and_lost(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bind),
-		cmocka_unit_test(test_bind_refused),
-		cmocka_unit_test(test_read_records),
-		cmocka_unit_test(test_read_bounded_and_lost),
+		cmocka_unit_test(test_bind),           cmocka_unit_test(test_bind_refused),
+		cmocka_unit_test(test_read_records),   cmocka_unit_test(test_read_bounded_and_lost),
+		cmocka_unit_test(test_netdev_records),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

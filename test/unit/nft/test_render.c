@@ -5,6 +5,10 @@
  * deliberate change, and review the diff. */
 #include "render_fixtures.h"
 
+#include <libnftnl/object.h>
+
+#include "nft/render_log.h"
+
 static void test_message_sequence(void **state)
 {
 	(void)state;
@@ -182,13 +186,60 @@ static void test_ingress_order(void **state)
 	assert_contains(c.exprs[11], "[ immediate reg 0 jump -> refuse_ingress ]");
 }
 
+/* The objects of type `type` named in batch b, family `fam`: "name rate/unit burst flags". */
+struct objs {
+	uint8_t family;
+	char line[8][128];
+	int n;
+};
+
+static int objs_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct objs *o = data;
+	struct nftnl_obj *obj;
+
+	if (nlh->nlmsg_type != nft(NFT_MSG_NEWOBJ) || fam_of(nlh) != o->family || o->n >= 8)
+		return 0;
+	obj = nftnl_obj_alloc();
+	assert_int_equal(nftnl_obj_nlmsg_parse(nlh, obj), 0);
+	if (nftnl_obj_get_u32(obj, NFTNL_OBJ_TYPE) == NFT_OBJECT_LIMIT)
+		snprintf(o->line[o->n++], 128, "limit %s %llu/%llu burst %u type %u flags %u",
+			 nftnl_obj_get_str(obj, NFTNL_OBJ_NAME),
+			 (unsigned long long)nftnl_obj_get_u64(obj, NFTNL_OBJ_LIMIT_RATE),
+			 (unsigned long long)nftnl_obj_get_u64(obj, NFTNL_OBJ_LIMIT_UNIT),
+			 nftnl_obj_get_u32(obj, NFTNL_OBJ_LIMIT_BURST),
+			 nftnl_obj_get_u32(obj, NFTNL_OBJ_LIMIT_TYPE),
+			 nftnl_obj_get_u32(obj, NFTNL_OBJ_LIMIT_FLAGS));
+	else
+		snprintf(o->line[o->n++], 128, "counter %s", nftnl_obj_get_str(obj, NFTNL_OBJ_NAME));
+	nftnl_obj_free(obj);
+	return 0;
+}
+
+static bool has_line(const struct objs *o, const char *want)
+{
+	for (int i = 0; i < o->n; i++)
+		if (!strcmp(o->line[i], want))
+			return true;
+	return false;
+}
+
+/* Logging (on by default): each refuse chain counts, jumps to its log
+ * chain, then gives its verdict; the log chain returns what is over the
+ * table's one limit (counted in log_skipped) and logs the rest. */
 static void test_logging_rules(void **state)
 {
 	(void)state;
-	struct chain_rules c = {.chain = NG_CHAIN_REFUSE_INGRESS}, m = {.chain = NG_CHAIN_REFUSE_METADATA};
+	struct chain_rules c = {.chain = NG_CHAIN_REFUSE_INGRESS}, m = {.chain = NG_CHAIN_REFUSE_METADATA},
+			   lc = {.chain = "log_ingress"}, lm = {.chain = "log_metadata"},
+			   raw = {.chain = NG_RAW_CHAIN_REFUSE, .family = NFPROTO_NETDEV},
+			   lraw = {.chain = "log_raw", .family = NFPROTO_NETDEV};
+	struct chain_rules *all[] = {&c, &m, &lc, &lm, &raw, &lraw};
+	struct objs inet = {.family = NFPROTO_INET}, guard = {.family = NFPROTO_NETDEV};
 	struct ng_policy p;
 	struct ng_batch b;
 	struct ng_err err = {0};
+	char comment[256];
 
 	sample_policy(&p, NG_DENY_REJECT);
 	p.nflog = true;
@@ -198,17 +249,76 @@ static void test_logging_rules(void **state)
 	snprintf(p.pod, sizeof(p.pod), "sandboxes/p1");
 	assert_int_equal(ng_batch_init(&b, NG_TABLE, 1, &err), 0);
 	assert_int_equal(ng_render_replace(&p, &b, &err), 0);
-	assert_int_equal(ng_batch_walk(&b, rules_cb, &c), 0);
-	assert_int_equal(ng_batch_walk(&b, rules_cb, &m), 0);
-	/* count, then a rate-limited log naming the pod, then the verdict */
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		assert_int_equal(ng_batch_walk(&b, rules_cb, all[i]), 0);
+	assert_int_equal(ng_batch_walk(&b, objs_cb, &inet), 0);
+	assert_int_equal(ng_batch_walk(&b, objs_cb, &guard), 0);
+	/* libnftnl puts an objref's name without its NUL: one of 4k bytes
+	 * would read back (CHECK's side) into the next attribute. */
+	assert_int_not_equal(strlen(NG_LOG_LIMIT) % 4, 0);
+	assert_int_not_equal(strlen(ng_log_skipped_counter(NG_LOG_POD)) % 4, 0);
+	assert_int_not_equal(strlen(ng_log_skipped_counter(NG_LOG_GUARD)) % 4, 0);
+	assert_int_not_equal(strlen(ng_log_skipped_counter(NG_LOG_NODE)) % 4, 0);
+	/* One limit per table, "over" (NFT_LIMIT_F_INV), and its counter. */
+	assert_true(has_line(&inet, "limit log_limit 10/1 burst 20 type 0 flags 1"));
+	assert_true(has_line(&inet, "counter log_skipped"));
+	assert_true(has_line(&guard, "limit log_limit 10/1 burst 20 type 0 flags 1"));
+	assert_true(has_line(&guard, "counter raw_log_skipped"));
+	/* count, jump to the log chain, the verdict */
 	assert_int_equal(c.n, 3);
-	assert_contains(c.exprs[1], "[ limit rate 10/second burst 20 type packets");
-	assert_contains(c.exprs[1], "[ log prefix netguard ingress sandboxes/p1:");
-	assert_contains(c.exprs[1], "group 5");
-	assert_contains(c.comments[1], "at most 10/s (burst 20)");
+	assert_contains(c.exprs[1], "jump -> log_ingress");
+	assert_contains(c.comments[1], "at most 10/s (burst 20) per table");
 	assert_contains(c.exprs[2], "[ immediate reg 0 drop ]");
 	assert_int_equal(m.n, 4);
-	assert_contains(m.exprs[1], "log prefix netguard metadata sandboxes/p1:");
+	assert_contains(m.exprs[1], "jump -> log_metadata");
+	/* over the limit: counted and back; else logged, naming category and pod */
+	assert_int_equal(lc.n, 2);
+	assert_contains(lc.exprs[0], "[ objref type 4 name log_limit");
+	assert_contains(lc.exprs[0], "[ objref type 1 name log_skipped");
+	assert_contains(lc.exprs[0], "return");
+	assert_contains(lc.comments[0], "counted in log_skipped, not logged");
+	assert_contains(lc.exprs[1], "[ log prefix netguard ingress sandboxes/p1:");
+	assert_contains(lc.exprs[1], "group 5");
+	assert_int_equal(lm.n, 2);
+	assert_contains(lm.exprs[1], "log prefix netguard metadata sandboxes/p1:");
+	assert_int_equal(raw.n, 3);
+	assert_contains(raw.exprs[1], "jump -> log_raw");
+	assert_int_equal(lraw.n, 2);
+	assert_contains(lraw.exprs[0], "name raw_log_skipped");
+	assert_contains(lraw.exprs[1], "log prefix netguard raw sandboxes/p1:");
+	/* The comment observe prints is the verdict rule's, by construction. */
+	ng_refuse_comment(NG_LOG_POD, "ingress", false, p.deny, IPPROTO_TCP, comment, sizeof(comment));
+	assert_string_equal(comment, c.comments[2]);
+	ng_refuse_comment(NG_LOG_POD, "metadata", false, p.deny, IPPROTO_TCP, comment, sizeof(comment));
+	assert_string_equal(comment, m.comments[2]);
+	ng_refuse_comment(NG_LOG_POD, "metadata", false, p.deny, IPPROTO_UDP, comment, sizeof(comment));
+	assert_string_equal(comment, m.comments[3]);
+	ng_refuse_comment(NG_LOG_GUARD, "raw", false, p.deny, IPPROTO_UDP, comment, sizeof(comment));
+	assert_string_equal(comment, raw.comments[2]);
+	ng_batch_free(&b);
+	ng_policy_free(&p);
+}
+
+/* "log": false renders no log chain, limit or skipped counter. */
+static void test_logging_off(void **state)
+{
+	(void)state;
+	struct chain_rules eg = {.chain = NG_CHAIN_REFUSE_EGRESS}, lg = {.chain = "log_egress"};
+	struct objs inet = {.family = NFPROTO_INET};
+	struct ng_policy p;
+	struct ng_batch b;
+	struct ng_err err = {0};
+
+	sample_policy(&p, NG_DENY_REJECT);
+	assert_int_equal(ng_batch_init(&b, NG_TABLE, 1, &err), 0);
+	assert_int_equal(ng_render_replace(&p, &b, &err), 0);
+	assert_int_equal(ng_batch_walk(&b, rules_cb, &eg), 0);
+	assert_int_equal(ng_batch_walk(&b, rules_cb, &lg), 0);
+	assert_int_equal(ng_batch_walk(&b, objs_cb, &inet), 0);
+	assert_int_equal(eg.n, 3);
+	assert_int_equal(lg.n, 0);
+	for (int i = 0; i < inet.n; i++)
+		assert_null(strstr(inet.line[i], "log_"));
 	ng_batch_free(&b);
 	ng_policy_free(&p);
 }
@@ -264,12 +374,24 @@ static void test_audit(void **state)
 	struct chain_rules *let[] = {&eg, &in, &src, &raw};
 	const char *counters[] = {"egress_would_deny", "ingress_would_deny", "source_would_deny",
 				  "raw_would_deny"};
+	const char *cats[] = {"egress", "ingress", "source", "raw"};
 	for (size_t i = 0; i < 4; i++) {
+		char log_chain[64], comment[256];
+		struct chain_rules lg = {.family = let[i]->family};
+
 		assert_int_equal(let[i]->n, 3);
 		assert_contains(let[i]->exprs[0], counters[i]);
-		assert_contains(let[i]->exprs[1], "log prefix netguard would_deny ");
+		ng_log_chain_name(let[i]->chain, log_chain, sizeof(log_chain));
+		assert_contains(let[i]->exprs[1], log_chain);
+		lg.chain = log_chain;
+		assert_int_equal(ng_batch_walk(&b, rules_cb, &lg), 0);
+		assert_int_equal(lg.n, 2);
+		assert_contains(lg.exprs[1], "log prefix netguard would_deny ");
 		assert_contains(let[i]->exprs[2], "[ immediate reg 0 accept ]");
 		assert_contains(let[i]->comments[2], "AUDIT");
+		ng_refuse_comment(i == 3 ? NG_LOG_GUARD : NG_LOG_POD, cats[i], true, p.deny, IPPROTO_TCP,
+				  comment, sizeof(comment));
+		assert_string_equal(comment, let[i]->comments[2]);
 	}
 	/* Metadata: counted as denied and refused, in both tables. */
 	assert_contains(meta.exprs[0], "name metadata_denied");
@@ -454,11 +576,17 @@ static void test_learn_queues_queries(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_message_sequence),     cmocka_unit_test(test_egress_order),
-		cmocka_unit_test(test_ingress_order),        cmocka_unit_test(test_logging_rules),
-		cmocka_unit_test(test_deny_actions),         cmocka_unit_test(test_audit),
-		cmocka_unit_test(test_create_batch),         cmocka_unit_test(test_message_bound),
-		cmocka_unit_test(test_delete_batch),         cmocka_unit_test(test_large_set_splits),
+		cmocka_unit_test(test_message_sequence),
+		cmocka_unit_test(test_egress_order),
+		cmocka_unit_test(test_ingress_order),
+		cmocka_unit_test(test_logging_rules),
+		cmocka_unit_test(test_logging_off),
+		cmocka_unit_test(test_deny_actions),
+		cmocka_unit_test(test_audit),
+		cmocka_unit_test(test_create_batch),
+		cmocka_unit_test(test_message_bound),
+		cmocka_unit_test(test_delete_batch),
+		cmocka_unit_test(test_large_set_splits),
 		cmocka_unit_test(test_learn_queues_queries),
 	};
 

@@ -31,6 +31,13 @@ static void test_golden(void **state)
 	FILE *f;
 
 	sample_policy(&p, NG_DENY_REJECT);
+	/* Logging as the default config has it (log.nflogGroup 65054, 10/s,
+	 * burst 20): the log chains, the limit and the skipped counter. */
+	p.nflog = true;
+	p.nflog_group = NG_DEFAULT_LOG_GROUP;
+	p.log_rate = NG_DEFAULT_LOG_RATE;
+	p.log_burst = NG_DEFAULT_LOG_BURST;
+	snprintf(p.pod, sizeof(p.pod), "sandboxes/golden");
 	assert_int_equal(ng_batch_init(&b, NG_TABLE, 1, &err), 0);
 	assert_int_equal(ng_render_replace(&p, &b, &err), 0);
 	assert_int_equal(ng_snapshot_from_batch(&s, &b), 0);

@@ -15,6 +15,37 @@ static void refused(const char *key, const char *value, int code, const char *wh
 	assert_contains(err.msg, why);
 }
 
+/* log: on by default (NG_DEFAULT_LOG_GROUP); false turns it off; an
+ * object may set any of its keys alone. */
+static void test_log_defaults(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *value;
+		int group;
+		unsigned rate, burst;
+	} cases[] = {
+		{NULL, NG_DEFAULT_LOG_GROUP, NG_DEFAULT_LOG_RATE, NG_DEFAULT_LOG_BURST},
+		{"false", -1, NG_DEFAULT_LOG_RATE, NG_DEFAULT_LOG_BURST},
+		{"{}", NG_DEFAULT_LOG_GROUP, NG_DEFAULT_LOG_RATE, NG_DEFAULT_LOG_BURST},
+		{"{\"ratePerSecond\":5}", NG_DEFAULT_LOG_GROUP, 5, NG_DEFAULT_LOG_BURST},
+		{"{\"nflogGroup\":42,\"burst\":3}", 42, NG_DEFAULT_LOG_RATE, 3},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *root = cases[i].value ? tu_conf_with("log", cases[i].value) : tu_json(BASE_CONF);
+		struct ng_config cfg;
+		struct ng_err err = {0};
+
+		assert_int_equal(ng_config_parse(root, &cfg, &err), 0);
+		assert_int_equal(cfg.nflog_group, cases[i].group);
+		assert_int_equal(cfg.log_rate, cases[i].rate);
+		assert_int_equal(cfg.log_burst, cases[i].burst);
+		ng_config_free(&cfg);
+		json_decref(root);
+	}
+}
+
 static void test_base_parses(void **state)
 {
 	(void)state;
@@ -37,7 +68,7 @@ static void test_base_parses(void **state)
 	assert_int_equal(cfg.min_prefix_v4, 8);
 	assert_int_equal(cfg.min_prefix_v6, 32);
 	assert_int_equal(cfg.min_name_ttl, NG_DEFAULT_MIN_NAME_TTL);
-	assert_int_equal(cfg.nflog_group, -1);               /* no logging unless asked */
+	assert_int_equal(cfg.nflog_group, NG_DEFAULT_LOG_GROUP); /* refusals logged unless told not to */
 	assert_true(cfg.raw_guard);                          /* packet sockets held unless said otherwise */
 	assert_int_equal(cfg.host_mirror, NG_HOST_REQUIRED); /* the host side, unless said otherwise */
 	/* 14 built-in endpoints (8 IPv4) + the 4 single-address IPv6 forms of
@@ -203,7 +234,8 @@ static void test_malformed_values(void **state)
 	refused("ingress", "{\"ports\":[8080],\"sources\":[\"10.0.0.0/8\"],\"allowNode\":1}", NG_E_CONFIG,
 		"true or false");
 	refused("denyAction", "\"block\"", NG_E_CONFIG, "denyAction");
-	refused("log", "{}", NG_E_CONFIG, "log.nflogGroup: required");
+	refused("log", "true", NG_E_CONFIG, "log: must be an object");
+	refused("log", "\"off\"", NG_E_CONFIG, "or false (no logging)");
 	refused("log", "{\"nflogGroup\":65536}", NG_E_CONFIG, "log.nflogGroup");
 	refused("log", "{\"nflogGroup\":65053}", NG_E_CONFIG, "the node agent's own group");
 	refused("log", "{\"nflogGroup\":5,\"ratePerSecond\":0}", NG_E_CONFIG, "log.ratePerSecond");
@@ -284,6 +316,7 @@ int main(void)
 	/* clang-format off */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_base_parses),
+		cmocka_unit_test(test_log_defaults),
 		cmocka_unit_test(test_versions),
 		cmocka_unit_test(test_unknown_keys),
 		cmocka_unit_test(test_open_world_refusals),
