@@ -346,6 +346,29 @@ out=$(q nonames udp "$DNSQ" api.world.test; q nonames udp "$DNSQ" kube.sandboxes
 row "no name entry: only dns.alwaysAllowed is asked" \
 	'^api.world.test A NXDOMAIN 1 1 .*kube.sandboxes.svc.cluster.local A NOERROR 1 1 ' "$(tr '\n' ' ' <<<"$out")"
 
+# ---- audit (enforce.auditNamespaces): what "listed" would refuse goes, as would_deny ---------
+AUDITC=$(conf dnsq-audit 'e["enforce"]["auditNamespaces"] = ["audited"]')
+POD_CONFLIST=$AUDITC t_check "ADD an audited pod (enforce.auditNamespaces)" pod_add aud audited '{}'
+out=$(q aud udp "$DNSQ" leak17.example; q aud tcp "$DNSQ" leak18.example; q aud udp "$DNSQ" x22.w.world.test)
+row "audited: unlisted names answered by the resolver (UDP, TCP), listed ones as ever" \
+	'^leak17.example A NOERROR 1 1 .*leak18.example A NOERROR 1 1 .*x22.w.world.test A NOERROR 1 1 ' "$(tr '\n' ' ' <<<"$out")"
+t_check "audited: they reached the resolver" sh -c "grep -qi 'query\[A\] leak17.example from' '$QLOG' && grep -qi 'query\[A\] leak18.example from' '$QLOG'"
+would_lines() { grep '"event":"dns_query_would_refuse"' "$W_TMP/log/agent.log" | grep -F -- "$1" | grep -q '"pod_name":"aud"'; }
+t_check "audited: each logged as would be refused (UDP)" within 5000 would_lines leak17.example
+t_check "audited: ... and over TCP" within 5000 would_lines leak18.example
+would_counted() { local v; v=$(metric dns_queries_would_refuse_total aud) && ((v >= 2)); }
+not_refused() { local v; v=$(metric dns_queries_refused_total aud) && ((v == 0)); }
+t_check "/metrics: the audited pod's would_deny counted (dns_queries_would_refuse_total >= 2)" \
+	within 8000 would_counted
+t_check "/metrics: ... and none of its queries refused" not_refused
+expect "the audited pod's cloud metadata still refused" refused 1000 pod:aud -- tcp "$MD4" 80 1000
+observed_would() { # the agent's flow log: leak17.example as a would_deny of category dns-refused
+	node_exec "$NG_BIN" observe --state-dir "$STATE" --pod audited/aud --category would_deny --json |
+		grep -F leak17.example | grep -F '"category":"dns-refused"'
+}
+t_check "observe: the audited query as a would_deny (dns-refused)" within 8000 observed_would
+t_check "DEL the audited pod" pod_del aud
+
 # ---- fail closed: the agent down, then back --------------------------------------------------
 kill -TERM "$AGENT_PID"
 wait "$AGENT_PID" 2>/dev/null || true

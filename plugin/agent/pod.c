@@ -69,6 +69,7 @@ void ng_counters_export(const struct ng_counters *c, uint64_t ac[NG_AC_COUNT])
 	ac[NG_AC_NODE_UNMATCHED] += c->node_unmatched;
 	ac[NG_AC_QUERIES] += c->queries;
 	ac[NG_AC_REFUSED] += c->refused;
+	ac[NG_AC_WOULD_REFUSE] += c->would_refuse;
 	ac[NG_AC_UNMATCHED] += c->unmatched;
 	ac[NG_AC_OUTQ_FULL] += c->outq_full;
 	ac[NG_AC_QUEUE_BUDGET] += c->queue_budget;

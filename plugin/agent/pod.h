@@ -56,6 +56,7 @@ struct ng_counters {
 	uint64_t node_unmatched; /* the observer's count (agent/nodeseen.h), copied at publish */
 	uint64_t queries;        /* DNS queries seen (messages) */
 	uint64_t refused;        /* of those, refused: never sent, answered by the agent */
+	uint64_t would_refuse;   /* of those, an audited pod's it let through (would_deny) */
 	uint64_t unmatched;      /* answers to no outstanding query: passed unlearned */
 	uint64_t outq_full;      /* outstanding queries forgotten for room */
 	uint64_t queue_budget;   /* turns its queue held more than NG_ANSWER_BUDGET */

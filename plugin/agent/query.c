@@ -51,7 +51,8 @@ static const char *answer_name(const struct ng_pod *p, enum ng_dnsq_verdict v)
 
 /* Once per name per pod per minute, at most NG_REFUSAL_LOG_BURST lines a
  * minute; what that leaves out is counted in the next line. */
-static void log_refusal(struct ng_pod *p, const struct ng_dns_query *q, enum ng_dnsq_verdict v, bool tcp)
+static void log_refusal(struct ng_pod *p, const struct ng_dns_query *q, enum ng_dnsq_verdict v, bool tcp,
+			bool would)
 {
 	struct ng_refusal_log *l = &p->rlog;
 	int64_t now = ng_mono_ms();
@@ -79,11 +80,18 @@ static void log_refusal(struct ng_pod *p, const struct ng_dns_query *q, enum ng_
 	l->at_ms[slot] = now;
 	l->lines++;
 	ng_dns_name_short(q->name[0] ? q->name : "(no name)", NAME_SHOWN, shown, sizeof(shown));
-	ng_pod_log("warning", "dns_query_refused", p,
-		   "query for %s type %u over %s refused (%s): answered %s by the agent, never sent; "
-		   "%llu refusal(s) not logged before this one",
-		   shown, q->qtype, tcp ? "TCP" : "UDP", ng_dnsq_verdict_name(v), answer_name(p, v),
-		   (unsigned long long)l->quiet);
+	if (would)
+		ng_pod_log("warning", "dns_query_would_refuse", p,
+			   "query for %s type %u over %s would be refused (%s): audit mode "
+			   "(enforce.auditNamespaces), sent to the resolver; %llu not logged before this one",
+			   shown, q->qtype, tcp ? "TCP" : "UDP", ng_dnsq_verdict_name(v),
+			   (unsigned long long)l->quiet);
+	else
+		ng_pod_log("warning", "dns_query_refused", p,
+			   "query for %s type %u over %s refused (%s): answered %s by the agent, never sent; "
+			   "%llu refusal(s) not logged before this one",
+			   shown, q->qtype, tcp ? "TCP" : "UDP", ng_dnsq_verdict_name(v), answer_name(p, v),
+			   (unsigned long long)l->quiet);
 	l->quiet = 0;
 }
 
@@ -91,9 +99,9 @@ static void log_refusal(struct ng_pod *p, const struct ng_dns_query *q, enum ng_
  * rate; the comment names the rule that queued the query and the answer
  * the pod got. */
 static void flow_refusal(struct ng_pod *p, const struct ng_pkt *k, const struct ng_dns_query *q,
-			 enum ng_dnsq_verdict v)
+			 enum ng_dnsq_verdict v, bool would)
 {
-	struct ng_flow_ev ev = {.kind = NG_FLOW_REFUSAL, .table = NG_LOG_POD};
+	struct ng_flow_ev ev = {.kind = NG_FLOW_REFUSAL, .table = NG_LOG_POD, .would_deny = would};
 	char shown[NAME_SHOWN + 4];
 
 	if (!p->flowq || !p->policy.nflog) /* "log": false: the tables log nothing either */
@@ -114,10 +122,15 @@ static void flow_refusal(struct ng_pod *p, const struct ng_pkt *k, const struct 
 	ev.dport = k->dport;
 	ng_dns_name_short(q->name[0] ? q->name : "(no name)", NAME_SHOWN, shown, sizeof(shown));
 	ng_flowev_set_query(&ev, shown, q->qtype);
-	snprintf(ev.comment, sizeof(ev.comment),
-		 "queries to dns.servers, to the agent (%s): refused (%s), answered %s by the agent, never "
-		 "sent",
-		 k->dst.fam == NG_V4 ? "IPv4" : "IPv6", ng_dnsq_verdict_name(v), answer_name(p, v));
+	if (would)
+		snprintf(ev.comment, sizeof(ev.comment),
+			 "queries to dns.servers, to the agent (%s): would be refused (%s), sent (audit)",
+			 k->dst.fam == NG_V4 ? "IPv4" : "IPv6", ng_dnsq_verdict_name(v));
+	else
+		snprintf(ev.comment, sizeof(ev.comment),
+			 "queries to dns.servers, to the agent (%s): refused (%s), answered %s by the agent, "
+			 "never sent",
+			 k->dst.fam == NG_V4 ? "IPv4" : "IPv6", ng_dnsq_verdict_name(v), answer_name(p, v));
 	ng_flowq_push(p->flowq, &ev);
 }
 
@@ -153,6 +166,20 @@ static void remember(struct ng_pod *p, const struct ng_pkt *k, const uint8_t *ms
 	}
 }
 
+/* An audited pod's query that "listed" would refuse (enforce.auditNamespaces:
+ * every refusal but cloud metadata's is logged, counted as would_deny and
+ * let through): true when it goes on to the resolver. */
+static bool audited(struct ng_pod *p, const struct ng_pkt *k, const struct ng_dns_query *q,
+		    enum ng_dnsq_verdict v, bool tcp)
+{
+	if (!p->policy.audit)
+		return false;
+	p->c.would_refuse++;
+	log_refusal(p, q, v, tcp, true);
+	flow_refusal(p, k, q, v, true);
+	return true;
+}
+
 /* ---- UDP ------------------------------------------------------------------ */
 
 static uint32_t udp_query(struct ng_pod *p, const struct ng_pkt *k)
@@ -163,13 +190,13 @@ static uint32_t udp_query(struct ng_pod *p, const struct ng_pkt *k)
 	size_t n;
 
 	p->c.queries++;
-	if (v == NG_DNSQ_OK || !p->policy.queries_listed) {
+	if (v == NG_DNSQ_OK || !p->policy.queries_listed || audited(p, k, &q, v, false)) {
 		remember(p, k, k->payload, k->payload_len);
 		return NF_ACCEPT;
 	}
 	p->c.refused++;
-	log_refusal(p, &q, v, false);
-	flow_refusal(p, k, &q, v);
+	log_refusal(p, &q, v, false, false);
+	flow_refusal(p, k, &q, v, false);
 	n = ng_dns_refusal(k->payload, k->payload_len, &q, v, p->policy.refused_rcode, ans, sizeof(ans));
 	if (n)
 		inject(p,
@@ -226,7 +253,7 @@ static void tcp_message(const uint8_t *msg, size_t len, void *data)
 		return; /* the connection ends at the first refused message */
 	c->p->c.queries++;
 	v = ng_dns_query_judge(&c->p->policy, msg, len, &q);
-	if (v == NG_DNSQ_OK || !c->p->policy.queries_listed) {
+	if (v == NG_DNSQ_OK || !c->p->policy.queries_listed || audited(c->p, c->k, &q, v, true)) {
 		struct ng_outq_key key;
 
 		/* Remembered now: an answer cannot come before the verdict. A
@@ -399,8 +426,8 @@ static uint32_t tcp_query(struct ng_pod *p, struct ng_pod_shared *sh, const stru
 	ng_tcp_done(f, true, &sh->tcp_budget);
 	if (c.refused) {
 		p->c.refused++;
-		log_refusal(p, &c.q, c.v, true);
-		flow_refusal(p, k, &c.q, c.v);
+		log_refusal(p, &c.q, c.v, true, false);
+		flow_refusal(p, k, &c.q, c.v, false);
 		end_refused(p, sh, f, k, &c);
 		return NF_DROP;
 	}

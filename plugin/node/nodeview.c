@@ -29,6 +29,10 @@ const struct ng_agent_counter_def ng_agent_counter_defs[NG_AC_COUNT] = {
 	[NG_AC_QUERIES] = {"dns_queries_total", "DNS queries from the pod seen by the agent."},
 	[NG_AC_REFUSED] = {"dns_queries_refused_total",
 			   "DNS queries refused (never sent to a resolver, answered at once by the agent)."},
+	[NG_AC_WOULD_REFUSE] =
+		{"dns_queries_would_refuse_total",
+		 "DNS queries an audited pod (enforce.auditNamespaces) would have had refused: "
+		 "sent to the resolver, logged and counted as would_deny."},
 	[NG_AC_UNMATCHED] =
 		{"dns_answers_unmatched_total",
 		 "Answers that answer no outstanding query of the pod (passed, nothing learned)."},
