@@ -56,6 +56,10 @@ result "$([ -z "$out" ] && echo 0 || echo 1)"
 step "the docs' tree (scripts/treedoc.py: HACKING.md and README's Layout against the tree)"
 /usr/bin/python3 scripts/treedoc.py
 result $?
+
+step "the README's ruleset examples (scripts/readme_ruleset.py: against the golden ruleset ADD installs)"
+/usr/bin/python3 scripts/readme_ruleset.py
+result $?
 step "one version (scripts/version.sh --check)"
 scripts/version.sh --check
 result $?
