@@ -80,18 +80,21 @@ mutant arp-any-sender plugin/nft/render_raw.c 's/ng_rb_cmp(&rb, NFT_CMP_EQ, pod-
 mutant agent-commit-skipped plugin/agent/pod.c 's/if (pend->n == 0 \&\& (!pend_node || pend_node->n == 0))/if (1)/' agent.sh \
 	"UDP: first connect after each answer, 1000 of 1000" "TCP: first connect after each answer, 1000 of 1000"
 # Answers over loopback are queued: a process with NET_RAW forges one "from"
-# the resolver to its own address. The agent drops it too (not in on the
-# pod's interface, and logged): the row that sees the chain's own rule is
-# the log's.
+# the resolver to its own address, answering the pod's query once it is out
+# (before that, conntrack calls it no reply and the next rule keeps it from
+# the queue). The agent drops it too (not in on the pod's interface, and
+# logged): the row that sees the chain's own rule is the one where the
+# forgery reaches the pod's socket unqueued, and nothing foreign is logged.
 mutant lo-answers-queued plugin/nft/render.c 's/uint32_t lo_if = 1;/uint32_t lo_if = 0x7fffffff;/' agent.sh \
-	"... never queued to the agent (nothing foreign logged)"
+	"... never queued to the agent (delivered past it, nothing foreign logged)"
 # The agent reads netlink messages from any sender: a process with NET_ADMIN
-# in the pod forges a queue "packet" and teaches the pod's table (the node
+# in the pod forges a queue "packet" answering the pod's outstanding query
+# (its real answer dropped by the pod) and teaches the pod's table (the node
 # side learns only what its observer saw: e2e/nodeside.sh).
 mutant foreign-netlink-read plugin/kernel/nl.c 's/if (n < 0 || sender == 0)/if (1)/' agent.sh \
 	"... the forged message teaches nothing: 10.50.0.9 not in names_v4"
 # The agent reads packets any queue rule handed it: a pod's own NFQUEUE rule
-# (output hook) passes it a forged answer.
+# (output hook) passes it a forged answer to the pod's outstanding query.
 mutant queue-origin-unchecked plugin/agent/answer.c 's/if (pk->hook != NF_INET_LOCAL_IN || pk->indev != p->ifindex) {/if (0) {/' \
 	agent.sh "... its answer teaches nothing: 10.66.0.66 not in names_v4"
 # Issue 19 item 2 (e2e/nodeside.sh): the node side learns only from the
