@@ -191,6 +191,21 @@ nb_spoof() { forge nb spoof "$@" >/dev/null; }
 both_unmatched() { # NODE POD: node_unmatched_total and dns_answers_unmatched_total grew by one from NODE, POD
 	counted node_unmatched_total "$1" 1 && counted dns_answers_unmatched_total "$2" 1
 }
+unmatched_spoof() { # TAG SERVER PORT ID ADDR LABEL: a spoof both matchers refuse; the row LABEL: neither table learned ADDR
+	local m u
+	m=$(metric node_unmatched_total) u=$(metric dns_answers_unmatched_total)
+	nb_spoof "$2" "$WEB4" "$3" "$4" spoof.world.test "$5"
+	t_check "($1) the agent and the observer judged it (dns_answers_unmatched_total, node_unmatched_total grew)" \
+		within 30000 both_unmatched "$m" "$u"
+	t_check_not "$6" either_has "$5"
+}
+fooled_spoof() { # TAG SERVER PORT ID ADDR LABEL: a spoof the pod's own matcher takes; the row LABEL: the node side did not learn ADDR
+	local unseen
+	unseen=$(metric node_unseen_total)
+	nb_spoof "$2" "$WEB4" "$3" "$4" spoof.world.test "$5"
+	t_check "($1) the agent judged it ($5)" within 30000 judged "$5" "$unseen"
+	t_check_not "$6" node_has web "$5"
+}
 # (a) a guessed port and a wrong ID, while a query to the silent resolver is out.
 out=$(forge web ask "$SILENT" 40060 0x6060 spoof.world.test)
 t_row "the pod's query to the silent resolver left (port 40060, ID 0x6060)" "$out" "$([[ $out == out* ]] && echo 0 || echo 1)"
@@ -201,31 +216,22 @@ t_check "(a) the observer judged the spoof to a guessed port (node_unmatched_tot
 t_check_not "guessed port, wrong ID: the node-side table did not learn 10.21.50.97" node_has web 10.21.50.97
 # (b) the right port, a wrong ID, the query still outstanding: the pod's
 # matcher refuses it, and the node's.
-m=$(metric node_unmatched_total) u=$(metric dns_answers_unmatched_total)
-nb_spoof "$SILENT" "$WEB4" 40060 0x1235 spoof.world.test 10.21.50.96
-t_check "(b) the agent and the observer judged it (dns_answers_unmatched_total, node_unmatched_total grew)" \
-	within 30000 both_unmatched "$m" "$u"
-t_check_not "right port, wrong ID, query outstanding: neither table learned 10.21.50.96" either_has 10.21.50.96
+unmatched_spoof b "$SILENT" 40060 0x1235 10.21.50.96 \
+	"right port, wrong ID, query outstanding: neither table learned 10.21.50.96"
 # (b') the same, the pod having also asked with the spoof's ID (0x1236) and
 # dropped that query itself after the agent let it out: its own matcher
 # takes the spoof; the node saw only ID 0x6363 asked.
 out=$(forge web ask "$SILENT" 40063 0x6363 spoof.world.test --decoy 0x1236)
 t_check "the pod's query 0x6363 left, its decoy 0x1236 passed the agent and was dropped by the pod" \
 	within 30000 decoys 1
-unseen=$(metric node_unseen_total)
-nb_spoof "$SILENT" "$WEB4" 40063 0x1236 spoof.world.test 10.21.50.94
-t_check "(b') the agent judged it (10.21.50.94)" within 30000 judged 10.21.50.94 "$unseen"
-t_check_not "right port, wrong ID for the node's query, the pod's matcher fooled: not learned (10.21.50.94)" \
-	node_has web 10.21.50.94
+fooled_spoof "b'" "$SILENT" 40063 0x1236 10.21.50.94 \
+	"right port, wrong ID for the node's query, the pod's matcher fooled: not learned (10.21.50.94)"
 # (c) the right port and ID, after the query was answered (by the real resolver).
 out=$(forge web ask "$DNSL" 40062 0x6262 spoof.world.test --answered)
 t_row "(c)'s query was really answered (10.21.50.2)" "$out" "$([[ $out == *"answer 25186 10.21.50.2"* ]] && echo 0 || echo 1)"
 t_check "... and taught the node side: it holds the real 10.21.50.2" node_has web 10.21.50.2
-m=$(metric node_unmatched_total) u=$(metric dns_answers_unmatched_total)
-nb_spoof "$DNSL" "$WEB4" 40062 0x6262 spoof.world.test 10.21.50.98
-t_check "(c) the agent and the observer judged it (dns_answers_unmatched_total, node_unmatched_total grew)" \
-	within 30000 both_unmatched "$m" "$u"
-t_check_not "right port and ID, no query outstanding: neither table learned 10.21.50.98" either_has 10.21.50.98
+unmatched_spoof c "$DNSL" 40062 0x6262 10.21.50.98 \
+	"right port and ID, no query outstanding: neither table learned 10.21.50.98"
 # (c') the same, the pod having asked again (same ID and question) after
 # the answer and dropped that query itself: its own matcher has it
 # outstanding again; for the node it was answered.
@@ -233,11 +239,8 @@ out=$(forge web ask "$DNSL" 40064 0x6464 spoof.world.test --answered --decoy 0x6
 t_row "(c')'s query was really answered (10.21.50.2), then asked again" "$out" \
 	"$([[ $out == *"answer 25700 10.21.50.2"*"decoy 25700"* ]] && echo 0 || echo 1)"
 t_check "... the second time passed the agent and was dropped by the pod" within 30000 decoys 2
-unseen=$(metric node_unseen_total)
-nb_spoof "$DNSL" "$WEB4" 40064 0x6464 spoof.world.test 10.21.50.93
-t_check "(c') the agent judged it (10.21.50.93)" within 30000 judged 10.21.50.93 "$unseen"
-t_check_not "right port and ID, answered for the node, the pod's matcher fooled: not learned (10.21.50.93)" \
-	node_has web 10.21.50.93
+fooled_spoof "c'" "$DNSL" 40064 0x6464 10.21.50.93 \
+	"right port and ID, answered for the node, the pod's matcher fooled: not learned (10.21.50.93)"
 t_row "counted: node_unmatched_total grew by the 5 spoofs" "$unmatched0 -> $(metric node_unmatched_total)" \
 	"$(grew "$unmatched0" "$(metric node_unmatched_total)" 5)"
 t_row "counted: node_unseen_total grew by the 4 forgeries the pod's table took" \
