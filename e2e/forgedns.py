@@ -50,7 +50,7 @@ still held by the agent is no reply: never queued).
       (NFQNL_MSG_PACKET: hook input, in on eth0, the answer ID, NAME -> ADDR
       from SERVER:53 to PORT) to every netfilter socket in the namespace but
       its own (a process with NET_ADMIN can): "sent to N sockets". Then asks
-      SERVER for NAME once more from another port and reads until that
+      SERVER for NAME once more from PORT + 10000 and reads until that
       answer arrives: "synced". The agent reads a pod's queue (one netlink
       socket) in order, and the second query was queued after the forgery:
       once its answer is in, the forgery was judged.
@@ -64,6 +64,7 @@ import sys
 import time
 
 BOUND_S = 20.0
+SYNC_PORT = 10000  # the second query's port is PORT + SYNC_PORT: never one whose answers the pod drops
 DECOY_MARK = 0x6E67  # the pod's own rule drops what carries it (e2e/nodeside.sh)
 SO_MARK = 36
 
@@ -205,10 +206,11 @@ def asked(server, port, qid, name):
     return s, watch
 
 
-def synced(server, name, qid):
+def synced(server, port, name, qid):
     """Asks once more from another port; True when its answer is in."""
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(("0.0.0.0", 0))
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("0.0.0.0", (port + SYNC_PORT) % 65536))
     sid = qid ^ 0xFFFF
     s.sendto(query(sid, name), (server, 53))
     ok = read_answers([s], BOUND_S, lambda _s, m: struct.unpack(">H", m[:2])[0] == sid)
@@ -260,7 +262,7 @@ def self_forge(server, port, qid, name, addr, sync):
     r.sendto(ip_udp(server, me, 53, port, answer(qid, name, addr)), (me, 0))
     print("forged", flush=True)
     if sync:
-        return 0 if synced(server, name, qid) else 1
+        return 0 if synced(server, port, name, qid) else 1
     if read_answers([s], BOUND_S, lambda _s, m: first_a(m) == addr):
         print("delivered", addr, flush=True)
     else:
@@ -294,7 +296,7 @@ def nfq(server, port, qid, name, addr):
     print("sent to", sent, "sockets", flush=True)
     if not sent:
         return 1
-    return 0 if synced(server, name, qid) else 1
+    return 0 if synced(server, port, name, qid) else 1
 
 
 def spoof(server, dst, port, qid, name, addr):
