@@ -93,37 +93,37 @@ t_check_not "... and not in names_v4" set_has web inet names_v4 169.254.169.254
 t_check "learned addresses in the packet-socket guard's set too" set_has web netdev names_v4 "10.21.10.3 . tcp . 443"
 t_check "CHECK passes with learned elements" pod_check web
 
+# Forgeries from inside the pod. Each answers a real query of the pod
+# (e2e/forgedns.py: sent from port 40000 or 40001, forged only once the
+# query left eth0), whose real answer the pod drops itself before the
+# agent's queue (it holds NET_ADMIN, as the forger of a queue message or a
+# queue rule does): the query stays outstanding in the pod's matcher
+# (agent/outq.h) and conntrack calls the forgery a reply. Only the check
+# each row is about stands between the forgery and learning
+# (scripts/mutants.sh breaks each and wants its row to fail), and each
+# negative row first waits for proof that the forgery was judged.
+pod_exec web nft -f - <<EOF
+table inet own {
+	chain pre {
+		type filter hook prerouting priority -400; policy accept;
+		iifname "eth0" ip saddr $DNSL udp sport 53 udp dport { 40000, 40001 } drop
+	}
+}
+EOF
+
 # A forged answer over loopback: a process with NET_RAW (granted by default)
 # writes a UDP packet "from" the resolver's port 53 to the pod's own address,
 # naming a covered name with the forbidden host's address. It must teach
 # nothing: only answers the pod's interface brought in, in reply to its own
-# query, reach the agent.
-spoof_lo() { # POD ADDR: the forged answer, sent through a raw IP socket
-	pod_exec "$1" "$PY" -c '
-import socket, struct, sys
-src, dst, addr = sys.argv[1], sys.argv[2], sys.argv[3]
-name = b"".join(bytes([len(l)]) + l.encode() for l in "spoof.race.world.test".split(".")) + b"\0"
-dns = struct.pack("!HHHHHH", 0x1234, 0x8180, 1, 1, 0, 0) + name + struct.pack("!HH", 1, 1)
-dns += struct.pack("!HHHIH", 0xC00C, 1, 1, 300, 4) + socket.inet_aton(addr)
-udp = struct.pack("!HHHH", 53, 40000, 8 + len(dns), 0) + dns
-ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0,
-                 socket.inet_aton(src), socket.inet_aton(dst))
-# A real query from port 40000 first: the forged packet then answers it
-# as far as conntrack can tell ("established"), so only the interface rule
-# stands between it and the agent.
-q = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-q.bind(("", 40000))
-q.sendto(struct.pack("!HHHHHH", 0x1234, 0x0100, 1, 0, 0, 0) + name + struct.pack("!HH", 1, 1), (src, 53))
-s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
-s.sendto(ip + udp, (dst, 0))
-print("sent")' "$DNSL" "$(pod_ip "$1")" "$2"
-}
-t_check "forged answer over loopback (raw socket, from $DNSL:53): sent" spoof_lo web "$FORBID4"
-sleep 0.3
-# Two layers: the chain never queues loopback (iif lo), and the agent drops
-# (and logs) a packet that did not come in on the pod's interface. The first
-# is seen here: nothing reached the agent.
-t_check_not "... never queued to the agent (nothing foreign logged)" grep -q queue_foreign "$W_TMP/log/agent.log"
+# query, reach the agent. Two layers: the chain never queues loopback (iif
+# lo), and the agent drops (and logs) a packet that did not come in on the
+# pod's interface. The first is seen here: the forgery went past the
+# queue to the pod's socket (the agent would have dropped it), and nothing
+# foreign was logged.
+out=$(forge web self "$DNSL" 40000 0x1234 spoof.race.world.test "$FORBID4")
+t_row "forged answer over loopback (raw socket, from $DNSL:53): sent" "$out" "$([[ $out == *forged* ]] && echo 0 || echo 1)"
+t_row "... never queued to the agent (delivered past it, nothing foreign logged)" "$out" \
+	"$([[ $out == *"delivered $FORBID4"* ]] && ! grep -q queue_foreign "$W_TMP/log/agent.log" && echo 0 || echo 1)"
 t_check_not "... teaches nothing: $FORBID4 not in names_v4" set_has web inet names_v4 "$FORBID4"
 t_check_not "... nor in the guard's set" set_has web netdev names_v4 "$FORBID4"
 expect "... and $FORBID4:443 stays refused" refused 1000 pod:web -- tcp "$FORBID4" 443 2000
@@ -131,51 +131,28 @@ expect "... and $FORBID4:443 stays refused" refused 1000 pod:web -- tcp "$FORBID
 # A process with NET_ADMIN in the pod's namespace can send netlink messages
 # to any socket there, the agent's queue socket among them: a forged queue
 # "packet" (an answer teaching $FORBID4 for a covered name) must be read as
-# nobody's, not learned into the pod's sets nor the node-side table.
-forge_nfq() { # POD ADDR: the forged message, sent to every netfilter socket in POD
-	pod_exec "$1" "$PY" -c '
-import socket, struct, sys
-src, dst, addr = sys.argv[1], sys.argv[2], sys.argv[3]
-name = b"".join(bytes([len(l)]) + l.encode() for l in "forged.race.world.test".split(".")) + b"\0"
-dns = struct.pack("!HHHHHH", 0x4321, 0x8180, 1, 1, 0, 0) + name + struct.pack("!HH", 1, 1)
-dns += struct.pack("!HHHIH", 0xC00C, 1, 1, 300, 4) + socket.inet_aton(addr)
-udp = struct.pack("!HHHH", 53, 40001, 8 + len(dns), 0) + dns
-ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0,
-                 socket.inet_aton(src), socket.inet_aton(dst)) + udp
-def attr(t, v):
-    return struct.pack("=HH", 4 + len(v), t) + v + b"\0" * (-len(v) % 4)
-body = struct.pack("=BBH", socket.AF_INET, 0, socket.htons(5353))
-# PACKET_HDR (hook input), IFINDEX_INDEV (the pod interface), PAYLOAD: all
-# a packet of the agent own chain would say; only its sender differs.
-body += attr(1, struct.pack("!IHB", 77, 0x0800, 1))
-body += attr(5, struct.pack("!I", socket.if_nametoindex("eth0"))) + attr(10, ip)
-msg = struct.pack("=IHHII", 16 + len(body), 3 << 8, 0, 0, 0) + body  # NFQNL_MSG_PACKET
-s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 12)
-s.bind((0, 0))
-me, sent = s.getsockname()[0], 0
-for line in open("/proc/net/netlink").read().splitlines()[1:]:
-    f = line.split()
-    if int(f[1]) == 12 and int(f[2]) not in (0, me):
-        s.sendto(msg, (int(f[2]), 0))
-        sent += 1
-print("sent to", sent, "sockets")
-sys.exit(0 if sent else 1)' "$DNSL" "$(pod_ip "$1")" "$2"
-}
-t_check "forged queue message (NET_ADMIN in the pod, to the agent's sockets): sent" forge_nfq web "$FORBID4"
-sleep 0.3
+# nobody's, not learned into the pod's sets nor the node-side table. It
+# answers the pod's outstanding query: only the kernel-sender check
+# (kernel/nl.c) stands before it. "synced": a later query's answer came
+# through the same queue, so the forgery was read first.
+out=$(forge web nfq "$DNSL" 40001 0x4321 forged.race.world.test "$FORBID4")
+t_row "forged queue message (NET_ADMIN in the pod, to the agent's sockets): sent" "$out" \
+	"$([[ $out == *"sent to "*synced* && $out != *"sent to 0 "* ]] && echo 0 || echo 1)"
 t_check_not "... the forged message teaches nothing: $FORBID4 not in names_v4" set_has web inet names_v4 "$FORBID4"
 t_check_not "... nor in the node-side table" sh -c \
 	"nsenter --net=$(_ns_path "$W_NODE") nft list table netdev $(pod_host_table web) | grep -q '$FORBID4'"
 t_check "... and the agent still serves" agent_ready 2000
 
 # NET_ADMIN in the pod: a queue rule of its own (output hook) hands the
-# agent a forged answer the pod wrote itself; only packets our dns_answers
-# chain queued (input, the pod's interface) are read.
+# agent a forged answer the pod wrote itself (to its outstanding query);
+# only packets our chains queued (input on the pod's interface; output out
+# on it) are read. "synced" as above.
 EVIL=(OUTPUT -s "$DNSL" -p udp --sport 53 -j NFQUEUE --queue-num 5353)
 t_check "pod's own NFQUEUE rule (output hook)" pod_exec web iptables-nft -t raw -I "${EVIL[@]}"
-t_check "... and a forged answer through it: sent" spoof_lo web 10.66.0.66
-sleep 0.3
+out=$(forge web self "$DNSL" 40000 0x1234 spoof.race.world.test 10.66.0.66 --sync)
+t_row "... and a forged answer through it: sent, then judged" "$out" "$([[ $out == *forged*synced* ]] && echo 0 || echo 1)"
 pod_exec web iptables-nft -t raw -D "${EVIL[@]}" || true
+pod_exec web nft delete table inet own || true
 t_check_not "... its answer teaches nothing: 10.66.0.66 not in names_v4" set_has web inet names_v4 10.66.0.66
 t_check_not "... nor the node-side table" sh -c \
 	"nsenter --net=$(_ns_path "$W_NODE") nft list table netdev $(pod_host_table web) | grep -q 10.66.0.66"

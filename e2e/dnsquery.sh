@@ -273,7 +273,18 @@ t_check "search candidates outside it (cluster.local, node.internal), and the un
 # The pod asks x18 from a fixed port and gets its answer; then an answer for
 # x19 (listed too) arrives "from the resolver" to the same port with the same
 # ID (written by a raw socket on the DNS host): no query for it is
-# outstanding, so it teaches nothing.
+# outstanding, so it teaches nothing. The forgery goes only once the real
+# answer is in (before the query is out, conntrack would call it no reply
+# and it would never reach the agent), and the row waits for proof that the
+# agent judged it: counted unmatched, or (a broken matcher) learned.
+metric() { # NAME POD: the pod's value of pod metric NAME
+	node_exec "$PY" -c 'import urllib.request,sys
+for l in urllib.request.urlopen("http://127.0.0.1:9617/metrics", timeout=5).read().decode().splitlines():
+    if l.startswith("boxxkite_netguard_pod_"+sys.argv[1]+"{") and ("pod_name=\"%s\"" % sys.argv[2]) in l:
+        print(int(float(l.split()[-1]))); break' "$1" "$2"
+}
+# (no series yet: 0; the page unreadable: no proof below can pass)
+unmatched0=$(metric dns_answers_unmatched_total web) && unmatched0=${unmatched0:-0} || unmatched0=unreadable
 pod_exec web "$PY" - "$DNSQ" <<'PY' >"$W_TMP/asked" 2>&1 &
 import socket, struct, sys, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -281,12 +292,13 @@ s.bind(("0.0.0.0", 41999))
 s.connect((sys.argv[1], 53))
 q = struct.pack(">HHHHHH", 0x5151, 0x0100, 1, 0, 0, 0) + b"\x03x18\x01w\x05world\x04test\x00" + struct.pack(">HH", 1, 1)
 s.send(q)
-s.settimeout(3)
-print("answered", len(s.recv(512)))
+s.settimeout(20)  # a correctness bound
+print("answered", len(s.recv(512)), flush=True)
 time.sleep(3)  # keeps the port while the forgery comes
 PY
 asker=$!
-sleep 1
+# 30 s: a correctness bound (python's start on a loaded machine).
+poll 30000 grep -q "^answered" "$W_TMP/asked" || true
 peer_exec dns "$PY" - "$DNSQ" "$(pod_ip web 4)" <<'PY'
 import socket, struct, sys
 src, dst = sys.argv[1], sys.argv[2]
@@ -301,13 +313,16 @@ s.sendto(ip + udp, (dst, 0))
 PY
 wait "$asker" || true
 t_check "the real answer came first" grep -q "^answered" "$W_TMP/asked"
-expect "a forged answer to no outstanding query (right port and ID) teaches nothing" refused 2000 pod:web -- tcp 10.21.9.19 443 2000
-metric() { # NAME POD: the pod's value of pod metric NAME
-	node_exec "$PY" -c 'import urllib.request,sys
-for l in urllib.request.urlopen("http://127.0.0.1:9617/metrics", timeout=5).read().decode().splitlines():
-    if l.startswith("boxxkite_netguard_pod_"+sys.argv[1]+"{") and ("pod_name=\"%s\"" % sys.argv[2]) in l:
-        print(int(float(l.split()[-1]))); break' "$1" "$2"
+judged_x19() { # the agent judged the forgery: counted unmatched, or learned 10.21.9.19
+	local v
+	if v=$(metric dns_answers_unmatched_total web) && [[ $unmatched0 =~ ^[0-9]+$ && $v =~ ^[0-9]+$ ]] &&
+		((v > unmatched0)); then
+		return 0
+	fi
+	pod_exec web nft list set inet boxxkite_netguard names_v4 | grep -q 10.21.9.19
 }
+t_check "the agent judged the forgery" within 30000 judged_x19
+expect "a forged answer to no outstanding query (right port and ID) teaches nothing" refused 2000 pod:web -- tcp 10.21.9.19 443 2000
 unmatched_counted() { local v; v=$(metric dns_answers_unmatched_total web) && ((v >= 1)); }
 t_check "the unmatched answer is counted (dns_answers_unmatched_total)" within 8000 unmatched_counted
 

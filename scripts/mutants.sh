@@ -80,38 +80,47 @@ mutant arp-any-sender plugin/nft/render_raw.c 's/ng_rb_cmp(&rb, NFT_CMP_EQ, pod-
 mutant agent-commit-skipped plugin/agent/pod.c 's/if (pend->n == 0 \&\& (!pend_node || pend_node->n == 0))/if (1)/' agent.sh \
 	"UDP: first connect after each answer, 1000 of 1000" "TCP: first connect after each answer, 1000 of 1000"
 # Answers over loopback are queued: a process with NET_RAW forges one "from"
-# the resolver to its own address. The agent drops it too (not in on the
-# pod's interface, and logged): the row that sees the chain's own rule is
-# the log's.
+# the resolver to its own address, answering the pod's query once it is out
+# (before that, conntrack calls it no reply and the next rule keeps it from
+# the queue). The agent drops it too (not in on the pod's interface, and
+# logged): the row that sees the chain's own rule is the one where the
+# forgery reaches the pod's socket unqueued, and nothing foreign is logged.
 mutant lo-answers-queued plugin/nft/render.c 's/uint32_t lo_if = 1;/uint32_t lo_if = 0x7fffffff;/' agent.sh \
-	"... never queued to the agent (nothing foreign logged)"
+	"... never queued to the agent (delivered past it, nothing foreign logged)"
 # The agent reads netlink messages from any sender: a process with NET_ADMIN
-# in the pod forges a queue "packet" and teaches the pod's table (the node
+# in the pod forges a queue "packet" answering the pod's outstanding query
+# (its real answer dropped by the pod) and teaches the pod's table (the node
 # side learns only what its observer saw: e2e/nodeside.sh).
 mutant foreign-netlink-read plugin/kernel/nl.c 's/if (n < 0 || sender == 0)/if (1)/' agent.sh \
 	"... the forged message teaches nothing: 10.50.0.9 not in names_v4"
 # The agent reads packets any queue rule handed it: a pod's own NFQUEUE rule
-# (output hook) passes it a forged answer.
+# (output hook) passes it a forged answer to the pod's outstanding query.
 mutant queue-origin-unchecked plugin/agent/answer.c 's/if (pk->hook != NF_INET_LOCAL_IN || pk->indev != p->ifindex) {/if (0) {/' \
 	agent.sh "... its answer teaches nothing: 10.66.0.66 not in names_v4"
 # Issue 19 item 2 (e2e/nodeside.sh): the node side learns only from the
-# node side. The node-side table learns every answer the pod's queue shows:
-# a NET_ADMIN pod's looped forgery, a neighbour's spoofs.
+# node side. Each forgery there answers a query outstanding in the pod's own
+# matcher (a NET_ADMIN pod can make it remember any query), so that only the
+# node side's check stands before the node-side table. The node-side table
+# learns every answer the pod's queue shows: a NET_ADMIN pod's looped
+# forgery, a neighbour's spoofs.
 mutant node-side-unobserved plugin/agent/answer.c 's/if (ng_observer_vouch(c->sh->obs, \&p->nodeseen, c->k, msg, len))/if (ng_observer_vouch(c->sh->obs, \&p->nodeseen, c->k, msg, len) || 1)/' \
 	nodeside.sh "the node-side table did not learn the forged 10.21.50.99" \
-	"right port and ID, no query outstanding: not learned (10.21.50.98)"
+	"right port and ID, answered for the node, the pod's matcher fooled: not learned (10.21.50.93)"
 # A kept answer vouches for any bytes of its length on its flow: the loop's
-# forgery (as long as the real answer) rides on the real one.
+# forgery (the real answer's bytes, another address: the node saw the real
+# one, the pod dropped it) rides on the real one.
 mutant seen-bytes-unchecked plugin/agent/nodeseen.c \
 	's/ \&\& !memcmp(a->msg, msg, len))/ \&\& msg)/' \
-	nodeside.sh "the node-side table did not learn the forged 10.21.50.99"
+	nodeside.sh "... nor the forgery as long as the answer the node saw (10.21.50.95)"
 # The observer matches answers to queries without the DNS ID: a neighbour
-# spoofing the resolver on the right port teaches the node side.
+# spoofing the resolver on the right port teaches the node side (the pod's
+# matcher fooled by a query with the spoof's ID the pod dropped itself).
 mutant seen-id-ignored plugin/agent/nodeseen.c 's/if (q->used \&\& flow_eq(\&q->fl, fl) \&\& q->id == m->id \&\& q->qtype == m->qtype \&\&/if (q->used \&\& flow_eq(\&q->fl, fl) \&\& q->qtype == m->qtype \&\&/' \
-	nodeside.sh "right port, wrong ID, query outstanding: not learned (10.21.50.96)"
-# An answered query stays outstanding: a second answer with its ID teaches.
+	nodeside.sh "right port, wrong ID for the node's query, the pod's matcher fooled: not learned (10.21.50.94)"
+# An answered query stays outstanding: a second answer with its ID teaches
+# (the pod's matcher fooled by the same query again, dropped by the pod).
 mutant seen-answered-stays plugin/agent/nodeseen.c 's/^\tq->used = false; \/\* answered/\t(void)q; \/* answered/' \
-	nodeside.sh "right port and ID, no query outstanding: not learned (10.21.50.98)"
+	nodeside.sh "right port and ID, answered for the node, the pod's matcher fooled: not learned (10.21.50.93)"
 # The queue rule carries the bypass flag: with no agent, answers pass unlearned (fail open).
 mutant queue-bypass plugin/nft/rulebuild.c 's/.queues_total = 1, .flags = 0}/.queues_total = 1, .flags = NFQ_FLAG_BYPASS}/' \
 	agent.sh "agent gone (no listener): an answer is dropped, not passed"

@@ -11,6 +11,8 @@
 #                            printf FMT with i (FMT e.g. u%d.race.world.test)
 #   learn_conf NAME PYCODE   conf_variant NAME with the learn resolver in
 #                            dns.servers and egress.names "learn", then PYCODE
+#   forge POD ARGS...        e2e/forgedns.py ARGS in POD (DNS answers the pod
+#                            did not get from its resolver), its lines as one
 #   agent_start [FLAG...] / agent_ready MS   the agent inside the node's namespace,
 #                            state dir $W_TMP/state, /healthz on 127.0.0.1:9617
 #                            (/readyz also wants the binary installed and our
@@ -54,6 +56,9 @@ learn_conf() {
 e["dns"]["servers"].append("'"$DNSL"'")
 e["egress"]["names"] = "learn"
 '"$2"
+}
+forge() {
+	pod_exec "$1" "$PY" "$E2E_DIR/forgedns.py" "${@:2}" 2>&1 | tr '\n' ' ' || true
 }
 agent_start() {
 	bg_start nsenter --net="$(_ns_path "$W_NODE")" "$NG_BIN" agent --state-dir "$W_TMP/state" \
