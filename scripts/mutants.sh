@@ -163,6 +163,10 @@ mutant mld-host-link-header plugin/nft/render_raw.c 's/m->hook == NF_NETDEV_INGR
 mutant mld-host-link-header-hardening plugin/nft/render_raw.c \
 	's/m->hook == NF_NETDEV_INGRESS ? 0 : ETH_HLEN_BYTES/ETH_HLEN_BYTES/' hardening.sh \
 	"... all three reached the node's bridge, none counted by its host-side table"
+# The host side's ARP length as the guard's: its ingress hook sees the frame
+# without the Ethernet header, so 14 more bytes of anything pass.
+mutant host-arp-length plugin/nft/render_raw.c 's/\tif (m->hook == NF_NETDEV_INGRESS) {$/\tif (0) {/' \
+	packet.sh "  ARP of 62 bytes on the wire: held on the host side"
 # Reports from :: (the kernel's while its link-local address is tentative)
 # refused by the source check.
 mutant mld-unspecified-refused plugin/nft/render_objs.c 's/sets\[NG_S_MLD6\].ips->n, true);/0, true);/' hardening.sh \
@@ -224,6 +228,10 @@ mutant icmp-errors-sent plugin/nft/render.c 's/^\tng_rb_ct_orig_sport(&rb, 53);$
 	dnsquery.sh "a refused query from a port no socket holds: no ICMP error quoting it leaves"
 mutant unmatched-answers-teach plugin/agent/answer.c 's/if (!ng_query_answered(p, c->k, msg, len, room/if (0 \&\& !ng_query_answered(p, c->k, msg, len, room/' \
 	dnsquery.sh "a forged answer to no outstanding query (right port and ID) teaches nothing"
+# An audited pod's queries refused as an enforced pod's (audit must only
+# show what enforcing would refuse, DNS included).
+mutant audit-dns-refused plugin/agent/query.c 's/\tif (!p->policy.audit)$/\tif (1)/' \
+	dnsquery.sh "audited: unlisted names answered by the resolver (UDP, TCP), listed ones as ever"
 # --listen without its per-connection deadline: a slow client holds a
 # connection as long as it likes (issue 23 item 1).
 mutant http-deadline-skipped plugin/agent/http.c 's/if (c->deadline_ms <= now) {/if (0) {/' dataplane.sh \
