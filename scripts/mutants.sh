@@ -260,18 +260,32 @@ build() { # DIR: builds DIR/build/boxxkite-netguard from DIR's sources
 	make -C "$1" --no-print-directory -j2 BUILD=build build/boxxkite-netguard >"$1/build.log" 2>&1
 }
 
-# run_script SCRIPT BIN OUT: the e2e script against BIN; rows to OUT.
-# Shorter loops than CI's: only the named rows matter here.
-run_script() {
-	: >"$3"
-	E2E_PREFIX=nge- E2E_RESULTS_FILE=$3 NG_BIN=$2 NG_KILL_ITERS=20 NG_CONC_PODS=5 E2E_QUICK=1 \
-		setsid timeout -k 20 600 bash "e2e/$1" >"$3.log" 2>&1 &
-	CHILD=$!
-	wait "$CHILD" || true
-	CHILD=''
-}
 verdict() { # RESULTS LABEL: PASS, FAIL or MISSING
 	awk -F'\t' -v l="$2" '$2 == l { v = $1 } END { print (v == "" ? "MISSING" : v) }' "$1"
+}
+# run_script SCRIPT BIN OUT LABEL...: the e2e script against BIN; rows to
+# OUT. Shorter loops than CI's (only the named rows matter here), and the
+# script is stopped (TERM: its world_down cleans up) once every LABEL has a
+# verdict: the rows after them prove nothing about this mutant, and the
+# whole proof must fit make test's time.
+run_script() {
+	local out=$3 l left
+	: >"$out"
+	E2E_PREFIX=nge- E2E_RESULTS_FILE=$out NG_BIN=$2 NG_KILL_ITERS=20 NG_CONC_PODS=5 E2E_QUICK=1 \
+		setsid timeout -k 20 600 bash "e2e/$1" >"$out.log" 2>&1 &
+	CHILD=$!
+	shift 3
+	while kill -0 "$CHILD" 2>/dev/null; do
+		left=0
+		for l in "$@"; do [[ $(verdict "$out" "$l") != MISSING ]] || left=1; done
+		if ((left == 0)); then
+			kill -TERM "$CHILD" 2>/dev/null
+			break
+		fi
+		sleep 0.5
+	done
+	wait "$CHILD" || true
+	CHILD=''
 }
 
 cp -a "$T/src" "$T/base"
@@ -281,7 +295,13 @@ if ! build "$T/base"; then
 	exit 1
 fi
 
-declare -A BASE_DONE=()
+# Every label a script is named for, by the mutants asked for: its baseline
+# run stops once all have a verdict.
+declare -A BASE_DONE=() SCRIPT_LABELS=()
+for ((k = 0; k < ${#M_NAME[@]}; k++)); do
+	if ((${#want[@]})) && [[ " ${want[*]} " != *" ${M_NAME[k]} "* ]]; then continue; fi
+	SCRIPT_LABELS[${M_SCRIPT[k]}]+="${M_TESTS[k]}"$'\n'
+done
 for ((k = 0; k < ${#M_NAME[@]}; k++)); do
 	name=${M_NAME[k]} file=${M_FILE[k]} sedx=${M_SED[k]} script=${M_SCRIPT[k]}
 	if ((${#want[@]})) && [[ " ${want[*]} " != *" $name "* ]]; then continue; fi
@@ -289,7 +309,8 @@ for ((k = 0; k < ${#M_NAME[@]}; k++)); do
 
 	# The baseline must pass every named test (run once per script).
 	if [[ -z ${BASE_DONE[$script]:-} ]]; then
-		run_script "$script" "$T/base/build/boxxkite-netguard" "$T/base.$script"
+		mapfile -t all <<<"${SCRIPT_LABELS[$script]%$'\n'}"
+		run_script "$script" "$T/base/build/boxxkite-netguard" "$T/base.$script" "${all[@]}"
 		BASE_DONE[$script]=1
 	fi
 	bad=()
@@ -308,7 +329,7 @@ for ((k = 0; k < ${#M_NAME[@]}; k++)); do
 		bad+=("the mutant's binary is the baseline's: make did not rebuild $file")
 	fi
 	if ((${#bad[@]} == 0)); then
-		run_script "$script" "$d/build/boxxkite-netguard" "$d/results"
+		run_script "$script" "$d/build/boxxkite-netguard" "$d/results" "${labels[@]}"
 		killed=() survived=()
 		for l in "${labels[@]}"; do
 			case $(verdict "$d/results" "$l") in
