@@ -218,10 +218,10 @@ mutant query-rule-skipped plugin/nft/render.c 's/if (egress \&\& p->learn \&\& r
 	dnsquery.sh "egress chain queues queries to the agent" \
 	"unlisted (UDP): NXDOMAIN from the agent, same ID and question" \
 	"the resolver's log: no unlisted query arrived (UDP, TCP, both families)"
-mutant udp-query-unchecked plugin/agent/query.c 's/^\tif (v == NG_DNSQ_OK || !p->policy.queries_listed) {/\tif (1) {/' \
+mutant udp-query-unchecked plugin/agent/query.c 's/^\tif (v == NG_DNSQ_OK || !p->policy.queries_listed || audited(p, k, &q, v, false)) {/\tif (1) {/' \
 	dnsquery.sh "unlisted (UDP): NXDOMAIN from the agent, same ID and question" \
 	"the resolver's log: no unlisted query arrived (UDP, TCP, both families)"
-mutant tcp-query-unchecked plugin/agent/query.c 's/^\tif (v == NG_DNSQ_OK || !c->p->policy.queries_listed) {/\tif (1) {/' \
+mutant tcp-query-unchecked plugin/agent/query.c 's/^\tif (v == NG_DNSQ_OK || !c->p->policy.queries_listed || audited(c->p, c->k, &q, v, true)) {/\tif (1) {/' \
 	dnsquery.sh "TCP unlisted: NXDOMAIN on the stream, then closed" \
 	"TCP pipelined listed+unlisted+listed in one segment: NXDOMAIN for the unlisted, closed"
 mutant icmp-errors-sent plugin/nft/render.c 's/^\tng_rb_ct_orig_sport(&rb, 53);$/\tng_rb_ct_orig_sport(\&rb, 5353);/' \
