@@ -146,7 +146,9 @@ static void sweep(struct ng_agent *a)
 	if (++a->ticks % SCAN_TICKS == 0)
 		ng_learner_scan(&a->learner);
 	ng_learner_publish(&a->learner, a->ops, a->serving);
-	ng_learner_sweep(&a->learner, now);
+	/* a pod taken on again is published before it serves an answer */
+	if (ng_learner_sweep(&a->learner, now))
+		ng_learner_publish(&a->learner, a->ops, a->serving);
 }
 
 static int setup(struct ng_agent *a)
@@ -217,8 +219,12 @@ static void run(struct ng_agent *a)
 				a->stop = true;
 			else if (tag == (void *)&a->learner.obs)
 				ng_learner_observe(&a->learner);
-			else
-				ng_learner_serve(&a->learner, tag);
+			else if (ng_learner_serve(&a->learner, tag)) {
+				/* it let the pod go and took it on again: published
+				 * before the new one serves */
+				ng_learner_publish(&a->learner, a->ops, a->serving);
+				break;
+			}
 			/* A release inside this batch frees a pod another event
 			 * may point at: start over with a fresh wait. */
 			if (tag == &a->inotify_fd || tag == &a->timer_fd)

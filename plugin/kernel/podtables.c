@@ -34,6 +34,22 @@ int ng_podtables_apply(struct ng_nl *pod_nl, struct ng_nl *node_nl, const struct
 	return rc;
 }
 
+int ng_podtables_replace(struct ng_nl *pod_nl, struct ng_nl *node_nl, const struct ng_policy *p,
+			 const char *host_table, struct ng_err *err)
+{
+	struct ng_nl own = {0}, *node = node_nl ? node_nl : &own;
+	int rc;
+
+	if (!node_nl && ng_nl_open(&own, err) < 0)
+		return -1;
+	rc = p->host ? ng_host_replace(node, p, host_table, err) : ng_host_delete(node, host_table, err);
+	if (rc == 0)
+		rc = ng_ruleset_replace(pod_nl, p, NG_TABLE, err);
+	if (!node_nl)
+		ng_nl_close(&own);
+	return rc;
+}
+
 /* The pod's side of DEL. Leaves the socket open in *pod (fd -1 when none)
  * for the caller to close after the host side's deletion. */
 static int del_pod_side(const char *netns_path, const char *container_id, const char *ifname,
