@@ -64,7 +64,8 @@ static int usage(FILE *f, int rc)
 		"  --check-interval  seconds between CHECKs of every pod (default %d; changes are\n"
 		"                    also seen at once through nf_tables events)\n"
 		"  --cni-bin-dir     where /readyz expects the installed binary (default %s)\n"
-		"  --cni-conf-dir    whose active config must hold our entry (default %s)\n"
+		"  --cni-conf-dir    whose active config must hold our entry; the agent follows that\n"
+		"                    entry onto running pods (live policy; default %s)\n"
 		"  --pod-metrics     on | off | N: per-pod series on /metrics always, never, or while\n"
 		"                    at most N pods are recorded (default %d); node totals always\n"
 		"%s",

@@ -44,9 +44,11 @@ static void watch_dir(struct ng_live *lv)
 }
 
 /* Not followed: nothing running changes, readiness says why (the log
- * once per distinct reason). */
-static void problem(struct ng_live *lv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void problem(struct ng_live *lv, const char *fmt, ...)
+ * once per distinct reason: an error when an entry is there and cannot be
+ * taken, a warning when there is none to follow). */
+static void problem(struct ng_live *lv, const char *level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void problem(struct ng_live *lv, const char *level, const char *fmt, ...)
 {
 	char msg[sizeof(lv->problem)];
 	va_list ap;
@@ -55,10 +57,11 @@ static void problem(struct ng_live *lv, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (strcmp(msg, lv->problem) != 0) {
-		ng_alog("error", "policy_refused", NULL, NULL,
+		ng_alog(level, "policy_refused", NULL, NULL,
 			"%s: nothing running changes; the pods keep generation %llu", msg,
 			(unsigned long long)lv->cur.gen);
-		lv->refused++;
+		if (!strcmp(level, "error"))
+			lv->refused++;
 	}
 	snprintf(lv->problem, sizeof(lv->problem), "%s", msg);
 }
@@ -110,20 +113,20 @@ static void reread(struct ng_live *lv, const char *active)
 	int rc;
 
 	if (!raw) {
-		problem(lv, "%.600s", err.msg);
+		problem(lv, err.code == NG_E_DECODE ? "error" : "warning", "%.600s", err.msg);
 		return;
 	}
 	e = ng_entry_of(raw);
 	json_decref(raw);
 	if (!e) {
-		problem(lv, "%.300s: out of memory", active);
+		problem(lv, "error", "%.300s: out of memory", active);
 		return;
 	}
 	rc = ng_config_parse(e, &cfg, &err);
 	ng_config_free(&cfg);
 	if (rc < 0) {
 		json_decref(e);
-		problem(lv, "%.300s: our entry is refused: %.400s", active, err.msg);
+		problem(lv, "error", "%.300s: our entry is refused: %.400s", active, err.msg);
 		return;
 	}
 	take(lv, e, active);
@@ -156,7 +159,7 @@ void ng_live_poll(struct ng_live *lv, bool events)
 		watch_dir(lv);
 	if (ng_conffile_active(lv->conf_dir, active, sizeof(active)) < 0) {
 		lv->have_key = false;
-		problem(lv, "no network config in %.400s", lv->conf_dir);
+		problem(lv, "warning", "no network config in %.400s", lv->conf_dir);
 		return;
 	}
 	/* The file the runtime reads, followed through a symlink: its identity

@@ -60,8 +60,9 @@ static void follow(struct ng_opod *p, struct ng_record *next, uint64_t ino, stru
 	p->pol_ok = true;
 	ng_podstate_from_record(&p->d, &p->vp);
 	p->link_diff[0] = '\0';
-	/* look again at once: what a CHECK now sees is the new policy's */
-	p->check_now = true;
+	/* The next CHECK (periodic, or an event's) compares with the new
+	 * policy; none is forced now: a change re-plans every pod of the node
+	 * at once, and 200 CHECKs right after would only delay the next. */
 }
 
 int ng_replan(struct ng_opod *p, const struct ng_opod_env *env, struct ng_record *next,
