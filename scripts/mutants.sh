@@ -129,7 +129,7 @@ mutant host-ifindex-unmatched plugin/nft/render_raw.c 's/^\tif (m->ifindex > 0) 
 	"a new device of the same name: not held by the stale table"
 # The host side is never installed: AF_XDP and a pod that flushed its own
 # tables reach anything.
-mutant host-side-skipped plugin/kernel/podtables.c 's/^\trc = p->host ? ng_host_apply(/\trc = 0 ? ng_host_apply(/' hostside.sh \
+mutant host-side-skipped plugin/kernel/podtables.c 's/^\t\t\t     : ng_host_apply(node, p, host_table, err);/\t\t\t     : 0;/' hostside.sh \
 	"bridge: AF_XDP frame to forbidden 10.50.0.9: held" "bridge: forbidden 10.50.0.9:443 unreached"
 # Issue 13 (e2e/hardening.sh).
 # No rule for the IPv6 forms of the IPv4 metadata addresses (both tables).

@@ -360,24 +360,34 @@ static int pods_dir(const char *state_dir, bool create, struct ng_err *err)
 	return ng_dir_open(dir, err);
 }
 
+/* pods/ of stateDir open in *dfd and the record's text in *text (free()
+ * it, close *dfd): 0, -2 when stateDir is absent and not to be made, or
+ * -1 with err. */
+static int open_text(const char *state_dir, const struct ng_record *r, bool create, int *dfd, char **text,
+		     struct ng_err *err)
+{
+	json_t *o;
+
+	*dfd = pods_dir(state_dir, create, err);
+	if (*dfd < 0)
+		return *dfd;
+	o = ng_record_to_json(r);
+	*text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	if (*text)
+		return 0;
+	close(*dfd);
+	return ng_fail(err, NG_E_INTERNAL, "out of memory writing the pod record");
+}
+
 int ng_record_write(const char *state_dir, const struct ng_record *r, bool create, struct ng_err *err)
 {
 	bool refused = is_refused(r->decision);
-	char name[320];
-	json_t *o;
-	char *text;
-	int dfd, rc;
+	char name[320], *text;
+	int dfd, rc = open_text(state_dir, r, create, &dfd, &text, err);
 
-	dfd = pods_dir(state_dir, create, err);
-	if (dfd < 0)
-		return dfd == -2 ? 0 : -1;
-	o = ng_record_to_json(r);
-	text = o ? json_dumps(o, JSON_COMPACT) : NULL;
-	json_decref(o);
-	if (!text) {
-		close(dfd);
-		return ng_fail(err, NG_E_INTERNAL, "out of memory writing the pod record");
-	}
+	if (rc < 0)
+		return rc == -2 ? 0 : -1;
 	file_name(r->key, refused, name, sizeof(name));
 	rc = ng_write_volatile_at(dfd, name, text, strlen(text), 0600, err);
 	/* A pod that got through after a refusal is not refused anymore. */
@@ -398,19 +408,10 @@ int ng_record_replace(const char *state_dir, const struct ng_record *r, uint64_t
 	struct ng_expect e = {.exists = true, .ino = expect_ino};
 	char name[320], *text;
 	struct stat st;
-	json_t *o;
-	int dfd, rc;
+	int dfd, rc = open_text(state_dir, r, false, &dfd, &text, err);
 
-	dfd = pods_dir(state_dir, false, err);
-	if (dfd < 0)
-		return dfd == -2 ? 1 : -1;
-	o = ng_record_to_json(r);
-	text = o ? json_dumps(o, JSON_COMPACT) : NULL;
-	json_decref(o);
-	if (!text) {
-		close(dfd);
-		return ng_fail(err, NG_E_INTERNAL, "out of memory writing the pod record");
-	}
+	if (rc < 0)
+		return rc == -2 ? 1 : -1;
 	file_name(r->key, false, name, sizeof(name));
 	rc = ng_write_volatile_expect_at(dfd, name, text, strlen(text), 0600, &e, err);
 	free(text);
