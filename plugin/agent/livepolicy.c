@@ -83,7 +83,10 @@ static void take(struct ng_live *lv, json_t *e, const char *file)
 		snprintf(lv->cur.file, sizeof(lv->cur.file), "%.4000s", file);
 		return;
 	}
-	ng_entry_changes(lv->cur.entry, e, changes, sizeof(changes));
+	if (lv->cur.entry)
+		ng_entry_changes(lv->cur.entry, e, changes, sizeof(changes));
+	else
+		snprintf(changes, sizeof(changes), "the first entry this state dir follows");
 	json_decref(lv->cur.entry);
 	lv->cur.entry = e;
 	lv->cur.gen++;
@@ -97,8 +100,9 @@ static void take(struct ng_live *lv, json_t *e, const char *file)
 	lv->seen_ms = ng_mono_ms();
 	lv->timing = true;
 	ng_alog("info", "policy_changed", NULL, NULL,
-		"generation %llu from %s (%s): every enforced pod of network \"%s\" is re-planned",
-		(unsigned long long)lv->cur.gen, file, changes[0] ? changes : "first seen",
+		"generation %llu from %s (changed: %s): every enforced pod of network \"%s\" not on it is "
+		"re-planned",
+		(unsigned long long)lv->cur.gen, file, changes,
 		json_string_value(json_object_get(e, "name")) ? json_string_value(json_object_get(e, "name"))
 							      : "");
 }
