@@ -117,6 +117,15 @@ ready_says() { # 200|503 TEXT
 	[[ ($1 == 200 && $rc == 0) || ($1 == 503 && $rc != 0) ]] || { echo "$body" && return 1; }
 	[[ $body == *"$2"* ]] || { echo "$body" && return 1; }
 }
+# policy_fails TEXT: /readyz is 503 and its policy line fails naming TEXT
+policy_fails() {
+	local body rc=0
+	body=$(get /readyz) || rc=$?
+	if ((rc == 0)) || ! grep '^FAIL policy: ' <<<"$body" | grep -F -- "$1" >/dev/null; then
+		echo "$body"
+		return 1
+	fi
+}
 metric() { get /metrics | awk -v m="$1" '$1 == m {print $2}'; }
 # (no grep -q after a pipe: under pipefail its early exit fails the writer)
 logged() { grep "\"event\":\"$1\"" "$W_TMP/log/agent.log" | grep -- "${2:-}" >/dev/null; }
@@ -337,7 +346,7 @@ expect "after: the stranger (the new source) reaches p0:8080" connected 1000 pee
 # ---- a broken entry: nothing running changes -------------------------------------
 gen_before=$(metric boxxkite_netguard_agent_policy_generation)
 install_conf "$BROKEN" 05-ngtest.conflist
-t_check "refused entry: /readyz fails naming the error" within 5000 ready_says 503 "0.0.0.0/0"
+t_check "refused entry: /readyz's policy line fails naming the error" within 5000 policy_fails "0.0.0.0/0"
 t_check "... the log says why" within 5000 logged policy_refused "0.0.0.0/0"
 t_row "... the generation stays" "$(metric boxxkite_netguard_agent_policy_generation)" \
 	"$([[ $(metric boxxkite_netguard_agent_policy_generation) == "$gen_before" ]] && echo 0 || echo 1)"
@@ -346,7 +355,7 @@ expect "... p0 still refuses $FORBID4:443" refused 1000 pod:p0 -- tcp "$FORBID4"
 expect "... p0 still reaches keep 10.21.0.1:443" connected 1000 pod:p0 -- tcp 10.21.0.1 443 1000
 printf '{"cniVersion": "1.0.0", "plugins": [' >"$W_TMP/garbage"
 install_conf "$W_TMP/garbage" 05-ngtest.conflist
-t_check "not JSON: /readyz fails naming the file" within 5000 ready_says 503 "05-ngtest.conflist"
+t_check "not JSON: /readyz's policy line fails naming the file" within 5000 policy_fails "05-ngtest.conflist"
 t_check "... every record stays on generation 5" on_gen 5
 out=$(held keep 1)
 t_row "... the live connection is still alive" "$out" "$([[ $out == alive ]] && echo 0 || echo 1)"

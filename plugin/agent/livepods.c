@@ -33,8 +33,7 @@ static void said(struct ng_opod *p, const struct ng_policygen *cur, uint64_t was
 	for (size_t i = 0; i < lp->dropped.n; i++)
 		ng_opod_log("warning", "grant_dropped", p,
 			    "generation %llu no longer admits the pod's grant %s: dropped from the pod "
-			    "(narrower, "
-			    "never wider)",
+			    "(narrower, never wider)",
 			    (unsigned long long)cur->gen, lp->dropped.v[i]);
 	if (res->cut_error[0])
 		ng_opod_log("error", "policy_cut_failed", p, "live flows the new policy no longer admits: %s",
@@ -105,8 +104,8 @@ static void visit(struct ng_opod *p, const struct ng_policygen *cur, const struc
 	if (p->live_other) {
 		p->live_seen = cur->gen;
 		ng_opod_log("info", "policy_other_network", p,
-			    "its record is of network \"%.100s\", not the followed entry's: it keeps its own "
-			    "policy",
+			    "its record is of network \"%.100s\", not the followed entry's: it keeps its "
+			    "own policy",
 			    json_string_value(json_object_get(r.conf, "name"))
 				    ? json_string_value(json_object_get(r.conf, "name"))
 				    : "");
