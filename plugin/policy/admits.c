@@ -17,6 +17,15 @@ static bool in_elems(const ng_elem_vec *v, const struct ng_ip *ip, uint8_t proto
 	return false;
 }
 
+/* A name entry's protocol and ports (its shape: no address). */
+static bool in_shapes(const ng_elem_vec *v, uint8_t proto, uint16_t port)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (v->v[i].proto == proto && v->v[i].p_lo <= port && port <= v->v[i].p_hi)
+			return true;
+	return false;
+}
+
 static bool in_ips(const ng_ip_vec *v, const struct ng_ip *ip)
 {
 	for (size_t i = 0; i < v->n; i++)
@@ -46,9 +55,13 @@ bool ng_policy_admits(const struct ng_policy *p, const struct ng_flow *f)
 	if (to_pod)
 		return f->proto == NG_PROTO_TCP &&
 		       (in_ips(&p->node[x], &f->src) || in_elems(&p->ingress[x], &f->src, 0, f->dport));
+	/* "resolve": what a name resolves to moves with time, and the
+	 * addresses a flow was opened to are not kept per name: a flow on a
+	 * name entry's protocol and port stays */
+	if (!p->learn && in_shapes(&p->name_ports, f->proto, f->dport))
+		return true;
 	return in_elems(&p->dns[x], &f->dst, f->proto, f->dport) ||
 	       in_elems(&p->allow[x], &f->dst, f->proto, f->dport) ||
-	       in_elems(&p->names[x], &f->dst, f->proto, f->dport) ||
 	       in_elems(&p->learned[0][x], &f->dst, f->proto, f->dport) ||
 	       in_elems(&p->learned[1][x], &f->dst, f->proto, f->dport);
 }

@@ -13,9 +13,11 @@
  *   - inbound (to one of the pod's addresses): TCP from an ingress source
  *     to its port, or from the node when ingress.allowNode;
  *   - outbound: to a DNS server (its protocol, port 53), an allowed or
- *     granted address, a resolved name's address (egress.names
- *     "resolve"), or an address learned for a name entry and carried into
- *     the new tables (p->learned: ng_podlock_learned filled it). */
+ *     granted address, an address learned for a name entry and carried
+ *     into the new tables (p->learned: ng_podlock_learned filled it), or,
+ *     egress.names "resolve", anything on a name entry's protocol and port
+ *     (a resolved name's addresses move with time and are not kept per
+ *     flow: a re-plan never cuts a flow its name may have opened). */
 #ifndef NG_ADMITS_H
 #define NG_ADMITS_H
 

@@ -13,9 +13,12 @@
 	"{\"address\":\"fd00:244:1::5/64\",\"gateway\":\"fd00:244:1::1\"}],"                             \
 	"\"interfaces\":[{\"name\":\"eth0\",\"mac\":\"e2:1f:70:28:c5:85\",\"sandbox\":\"/run/netns/p\"}]}"
 
-/* BASE_CONF with `key` = `value` (JSON; NULL: as it is), compiled for pod
- * 10.244.1.5 / fd00:244:1::5 without names asked, grants `ann`. */
-static void compile(struct ng_policy *p, const char *key, const char *value, const char *egress)
+/* BASE_CONF with `key` = `value` (JSON; NULL: as it is), names learned
+ * (egress.names "learn": what a re-plan carries is exact) unless `resolve`,
+ * compiled for pod 10.244.1.5 / fd00:244:1::5 without names asked, grants
+ * `egress`. */
+static void compile_as(struct ng_policy *p, bool resolve, const char *key, const char *value,
+		       const char *egress)
 {
 	struct ng_err err = {0};
 	json_t *root = key ? tu_conf_with(key, value) : tu_json(BASE_CONF), *prevj = tu_json(PREV);
@@ -23,6 +26,8 @@ static void compile(struct ng_policy *p, const char *key, const char *value, con
 	struct ng_annotations ann;
 	struct ng_prev prev;
 
+	if (!resolve)
+		json_object_set_new(json_object_get(root, "egress"), "names", json_string("learn"));
 	if (egress)
 		json_object_set_new(root, "runtimeConfig",
 				    json_pack("{s:{s:s}}", "io.kubernetes.cri.pod-annotations",
@@ -36,6 +41,11 @@ static void compile(struct ng_policy *p, const char *key, const char *value, con
 	ng_config_free(&cfg);
 	json_decref(root);
 	json_decref(prevj);
+}
+
+static void compile(struct ng_policy *p, const char *key, const char *value, const char *egress)
+{
+	compile_as(p, false, key, value, egress);
 }
 
 static bool admits(const struct ng_policy *p, const char *src, const char *dst, uint8_t proto, uint16_t port)
@@ -120,6 +130,21 @@ static void test_inbound(void **state)
 	ng_policy_free(&p);
 }
 
+/* egress.names "resolve": the addresses a name had when a flow opened are not
+ * known, so a flow on a name entry's protocol and port is never cut. */
+static void test_resolved_names(void **state)
+{
+	struct ng_policy p;
+
+	(void)state;
+	compile_as(&p, true, NULL, NULL, NULL); /* s3.example.com:443 */
+	assert_true(admits(&p, POD4, "10.70.0.1", NG_PROTO_TCP, 443));
+	assert_false(admits(&p, POD4, "10.70.0.1", NG_PROTO_TCP, 8443));
+	assert_false(admits(&p, POD4, "10.70.0.1", NG_PROTO_UDP, 443));
+	assert_false(admits(&p, POD4, "169.254.169.254", NG_PROTO_TCP, 443));
+	ng_policy_free(&p);
+}
+
 static void test_audit(void **state)
 {
 	struct ng_policy p;
@@ -138,9 +163,8 @@ static void test_audit(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_outbound),
-		cmocka_unit_test(test_learned_carried),
-		cmocka_unit_test(test_inbound),
+		cmocka_unit_test(test_outbound), cmocka_unit_test(test_learned_carried),
+		cmocka_unit_test(test_inbound),  cmocka_unit_test(test_resolved_names),
 		cmocka_unit_test(test_audit),
 	};
 
