@@ -99,8 +99,10 @@ int ng_replan(struct ng_opod *p, const struct ng_opod_env *env, struct ng_record
 		return rc;
 	}
 	/* What the old policy let establish and the new one does not admit
-	 * goes now (rp's policy carries the learned elements it kept). */
-	if (ng_ct_cut(&p->nl, gone, &rp.pp.policy, &res->cut, &cerr) < 0)
+	 * goes now (rp's policy carries the learned elements it kept); nothing
+	 * to look for when the new one admits all the old one did. */
+	if (!(p->pol_ok && ng_policy_covers(&rp.pp.policy, &p->pol)) &&
+	    ng_ct_cut(&p->nl, gone, &rp.pp.policy, &res->cut, &cerr) < 0)
 		snprintf(res->cut_error, sizeof(res->cut_error), "%.150s", cerr.msg);
 	ng_recpolicy_free(&rp);
 	follow(p, next, h.ino, &watch);

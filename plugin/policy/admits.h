@@ -35,4 +35,13 @@ struct ng_flow {
 
 bool ng_policy_admits(const struct ng_policy *p, const struct ng_flow *f);
 
+/* Does `now` admit every flow `old` admits (so a re-plan from `old` to
+ * `now` has nothing to cut, and need not list the pod's conntrack table,
+ * whose dump walks the node's whole table)? Conservative: true only when
+ * each admitting element of `old` lies inside one of `now`'s (addresses,
+ * protocol, ports), its learned names are carried (a name entry of `now`
+ * covers each of `old`'s protocol and ports), `now` refuses no metadata
+ * address `old` did not, and an audited `old` is audited still. */
+bool ng_policy_covers(const struct ng_policy *now, const struct ng_policy *old);
+
 #endif

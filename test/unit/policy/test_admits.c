@@ -32,7 +32,8 @@ static void compile_as(struct ng_policy *p, bool resolve, const char *key, const
 		json_object_set_new(root, "runtimeConfig",
 				    json_pack("{s:{s:s}}", "io.kubernetes.cri.pod-annotations",
 					      "netguard.boxxkite.io/egress", egress));
-	assert_int_equal(ng_config_parse(root, &cfg, &err), 0);
+	if (ng_config_parse(root, &cfg, &err) < 0)
+		fail_msg("%s", err.msg);
 	assert_int_equal(ng_annotations_parse(root, &cfg, &ann, &err), 0);
 	assert_int_equal(ng_prev_parse(prevj, &prev, &err), 0);
 	assert_int_equal(ng_policy_compile(&cfg, &ann, &prev, NULL, NULL, p, &err), 0);
@@ -160,12 +161,71 @@ static void test_audit(void **state)
 	ng_policy_free(&p);
 }
 
+/* Nothing to cut (no conntrack dump) only when the new policy admits all the
+ * old one did. */
+static bool covers(const char *old_key, const char *old_val, const char *now_key, const char *now_val,
+		   const char *old_grants, const char *now_grants)
+{
+	struct ng_policy old, now;
+	bool c;
+
+	compile(&old, old_key, old_val, old_grants);
+	compile(&now, now_key, now_val, now_grants);
+	c = ng_policy_covers(&now, &old);
+	ng_policy_free(&old);
+	ng_policy_free(&now);
+	return c;
+}
+
+#define EGRESS(allow) "{\"allow\":" allow ",\"envelope\":[\"10.0.0.0/8:443\",\"*.example.com:443\"]}"
+
+static void test_covers(void **state)
+{
+	struct ng_policy a, b;
+
+	(void)state;
+	assert_true(covers(NULL, NULL, NULL, NULL, NULL, NULL));
+	/* an entry more: covered; one less, or narrower: not */
+	assert_true(covers("egress", EGRESS("[\"10.20.0.0/16:443\"]"), "egress",
+			   EGRESS("[\"10.20.0.0/16:443\",\"10.30.0.1:443\"]"), NULL, NULL));
+	assert_false(covers("egress", EGRESS("[\"10.20.0.0/16:443\",\"10.30.0.1:443\"]"), "egress",
+			    EGRESS("[\"10.20.0.0/16:443\"]"), NULL, NULL));
+	assert_false(covers("egress", EGRESS("[\"10.20.0.0/16:443\"]"), "egress",
+			    EGRESS("[\"10.20.1.0/24:443\"]"), NULL, NULL));
+	assert_true(covers("egress", EGRESS("[\"10.20.1.0/24:443\"]"), "egress",
+			   EGRESS("[\"10.20.0.0/16:443\"]"), NULL, NULL));
+	/* grants: one withdrawn, one added */
+	assert_false(covers(NULL, NULL, NULL, NULL, "10.1.2.3:443", NULL));
+	assert_true(covers(NULL, NULL, NULL, NULL, NULL, "10.1.2.3:443"));
+	/* a name entry withdrawn whose protocol and port no other covers */
+	assert_false(covers("egress", EGRESS("[\"a.example.com:443\"]"), "egress", EGRESS("[]"), NULL, NULL));
+	/* resolvers, ingress sources, the node */
+	assert_false(covers("dns", "{\"servers\":[\"10.96.0.10\",\"10.96.0.11\"]}", "dns",
+			    "{\"servers\":[\"10.96.0.10\"]}", NULL, NULL));
+	assert_false(covers(NULL, NULL, "ingress", "{\"ports\":[8080],\"sources\":[\"10.244.0.0/16\"]}", NULL,
+			    NULL)); /* allowNode dropped */
+	assert_false(covers(NULL, NULL, "ingress",
+			    "{\"ports\":[8081],\"sources\":[\"10.244.0.0/16\"],"
+			    "\"allowNode\":true}",
+			    NULL, NULL));
+	/* a metadata address more refused */
+	assert_false(covers(NULL, NULL, "metadata", "{\"extra\":[\"10.50.9.9\"]}", NULL, NULL));
+	/* audit: to enforce is narrower, to audit never */
+	compile(&a, NULL, NULL, NULL);
+	compile(&b, NULL, NULL, NULL);
+	a.audit = true;
+	assert_false(ng_policy_covers(&b, &a));
+	assert_true(ng_policy_covers(&a, &b));
+	ng_policy_free(&a);
+	ng_policy_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_outbound), cmocka_unit_test(test_learned_carried),
 		cmocka_unit_test(test_inbound),  cmocka_unit_test(test_resolved_names),
-		cmocka_unit_test(test_audit),
+		cmocka_unit_test(test_audit),    cmocka_unit_test(test_covers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
