@@ -242,6 +242,12 @@ static void *thread_main(void *data)
 			if (fds[i].revents && fds[i].fd >= 0 &&
 			    ng_opod_events(o->pods.v, o->pods.n, fds[i].fd, false, &o->env))
 				o->dirty = true;
+		/* Live policy before the CHECKs (they compare with what it
+		 * applies), and the conf dir's events before the pods: a record
+		 * an ADD wrote after the runtime read a new file is planned from
+		 * that file. */
+		ng_live_poll(o->live, true);
+		live_run(o);
 		for (size_t i = 0; i < o->pods.n; i++)
 			drift_seen |= o->pods.v[i]->check_now;
 		if (drift_seen)
@@ -251,10 +257,6 @@ static void *thread_main(void *data)
 			run_checks(o, "periodic");
 			o->next_tick_ms = ng_mono_ms() + TICK_MS;
 		}
-		/* The conf dir's events first: a record an ADD wrote after the
-		 * runtime read a new file is planned from that file. */
-		ng_live_poll(o->live, true);
-		live_run(o);
 		ng_grants_run(o->grants, o->pods.v, o->pods.n, &o->env);
 		if (o->dirty && ng_mono_ms() - o->last_publish_ms >= PUBLISH_MS)
 			publish_view(o);
