@@ -17,15 +17,6 @@ static bool in_elems(const ng_elem_vec *v, const struct ng_ip *ip, uint8_t proto
 	return false;
 }
 
-/* A name entry's protocol and ports (its shape: no address). */
-static bool in_shapes(const ng_elem_vec *v, uint8_t proto, uint16_t port)
-{
-	for (size_t i = 0; i < v->n; i++)
-		if (v->v[i].proto == proto && v->v[i].p_lo <= port && port <= v->v[i].p_hi)
-			return true;
-	return false;
-}
-
 static bool in_ips(const ng_ip_vec *v, const struct ng_ip *ip)
 {
 	for (size_t i = 0; i < v->n; i++)
@@ -55,13 +46,9 @@ bool ng_policy_admits(const struct ng_policy *p, const struct ng_flow *f)
 	if (to_pod)
 		return f->proto == NG_PROTO_TCP &&
 		       (in_ips(&p->node[x], &f->src) || in_elems(&p->ingress[x], &f->src, 0, f->dport));
-	/* "resolve": what a name resolves to moves with time, and the
-	 * addresses a flow was opened to are not kept per name: a flow on a
-	 * name entry's protocol and port stays */
-	if (!p->learn && in_shapes(&p->name_ports, f->proto, f->dport))
-		return true;
 	return in_elems(&p->dns[x], &f->dst, f->proto, f->dport) ||
 	       in_elems(&p->allow[x], &f->dst, f->proto, f->dport) ||
+	       in_elems(&p->names[x], &f->dst, f->proto, f->dport) ||
 	       in_elems(&p->learned[0][x], &f->dst, f->proto, f->dport) ||
 	       in_elems(&p->learned[1][x], &f->dst, f->proto, f->dport);
 }
@@ -116,6 +103,9 @@ bool ng_policy_covers(const struct ng_policy *now, const struct ng_policy *old)
 	if (old->audit && !now->audit)
 		return false;
 	if (old->learn != now->learn || !shapes_within(&old->name_ports, &now->name_ports))
+		return false;
+	/* "resolve": the names are asked again, their addresses may move */
+	if (!now->learn && now->name_ports.n)
 		return false;
 	for (int f = 0; f < 2; f++)
 		if (!ips_within(&now->metadata[f], &old->metadata[f]))

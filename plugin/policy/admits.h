@@ -14,10 +14,11 @@
  *     to its port, or from the node when ingress.allowNode;
  *   - outbound: to a DNS server (its protocol, port 53), an allowed or
  *     granted address, an address learned for a name entry and carried
- *     into the new tables (p->learned: ng_podlock_learned filled it), or,
- *     egress.names "resolve", anything on a name entry's protocol and port
- *     (a resolved name's addresses move with time and are not kept per
- *     flow: a re-plan never cuts a flow its name may have opened). */
+ *     into the new tables (p->learned: ng_podlock_learned filled it), or a
+ *     resolved name's address (egress.names "resolve": the re-plan asked
+ *     the names again, as a repair does; an address a name no longer
+ *     resolves to is not admitted, and the host-side table, stateless,
+ *     would drop its packets anyway). */
 #ifndef NG_ADMITS_H
 #define NG_ADMITS_H
 
@@ -41,7 +42,8 @@ bool ng_policy_admits(const struct ng_policy *p, const struct ng_flow *f);
  * each admitting element of `old` lies inside one of `now`'s (addresses,
  * protocol, ports), its learned names are carried (a name entry of `now`
  * covers each of `old`'s protocol and ports), `now` refuses no metadata
- * address `old` did not, and an audited `old` is audited still. */
+ * address `old` did not, an audited `old` is audited still, and no name
+ * is resolved again (egress.names "resolve": its addresses may move). */
 bool ng_policy_covers(const struct ng_policy *now, const struct ng_policy *old);
 
 #endif

@@ -131,18 +131,21 @@ static void test_inbound(void **state)
 	ng_policy_free(&p);
 }
 
-/* egress.names "resolve": the addresses a name had when a flow opened are not
- * known, so a flow on a name entry's protocol and port is never cut. */
+/* egress.names "resolve": the names' addresses as the re-plan resolved them. */
 static void test_resolved_names(void **state)
 {
 	struct ng_policy p;
+	struct ng_elem e = {.proto = NG_PROTO_TCP, .p_lo = 443, .p_hi = 443};
 
 	(void)state;
-	compile_as(&p, true, NULL, NULL, NULL); /* s3.example.com:443 */
+	compile_as(&p, true, NULL, NULL, NULL); /* s3.example.com:443, nothing resolved */
+	assert_false(admits(&p, POD4, "10.70.0.1", NG_PROTO_TCP, 443));
+	assert_int_equal(ng_ip_parse("10.70.0.1", &e.lo), 0);
+	e.hi = e.lo;
+	assert_int_equal(ng_vec_push(&p.names[0], &e), 0);
 	assert_true(admits(&p, POD4, "10.70.0.1", NG_PROTO_TCP, 443));
 	assert_false(admits(&p, POD4, "10.70.0.1", NG_PROTO_TCP, 8443));
-	assert_false(admits(&p, POD4, "10.70.0.1", NG_PROTO_UDP, 443));
-	assert_false(admits(&p, POD4, "169.254.169.254", NG_PROTO_TCP, 443));
+	assert_false(admits(&p, POD4, "10.70.0.2", NG_PROTO_TCP, 443));
 	ng_policy_free(&p);
 }
 
@@ -210,6 +213,16 @@ static void test_covers(void **state)
 			    NULL, NULL));
 	/* a metadata address more refused */
 	assert_false(covers(NULL, NULL, "metadata", "{\"extra\":[\"10.50.9.9\"]}", NULL, NULL));
+	/* names resolved again may have moved: always looked for */
+	{
+		struct ng_policy o, n;
+
+		compile_as(&o, true, NULL, NULL, NULL);
+		compile_as(&n, true, NULL, NULL, NULL);
+		assert_false(ng_policy_covers(&n, &o));
+		ng_policy_free(&o);
+		ng_policy_free(&n);
+	}
 	/* audit: to enforce is narrower, to audit never */
 	compile(&a, NULL, NULL, NULL);
 	compile(&b, NULL, NULL, NULL);
