@@ -2,6 +2,7 @@
  * side is livepods.c. See livepolicy.h. */
 #include "agent/livepolicy.h"
 
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,6 +219,13 @@ const uint32_t *ng_live_self(const struct ng_live *lv, size_t *n)
 {
 	*n = lv ? lv->pods.n : 0;
 	return lv ? lv->pods.portids : NULL;
+}
+
+bool ng_live_pending(const struct ng_live *lv)
+{
+	struct pollfd p = {.fd = lv ? lv->fd : -1, .events = POLLIN};
+
+	return p.fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
 }
 
 int ng_live_fd(const struct ng_live *lv)

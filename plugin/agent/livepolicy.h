@@ -42,6 +42,10 @@ struct ng_live;
 struct ng_live *ng_live_new(const char *conf_dir, const char *state_dir);
 void ng_live_free(struct ng_live *lv);
 
+/* Has the conf dir an event waiting (a poll of its fd, nothing read)? The
+ * ops thread's long loops (CHECKs, counters of every pod) give way to it. */
+bool ng_live_pending(const struct ng_live *lv);
+
 /* The port ids of its own sockets in the node's namespace (the re-plan
  * workers': agent/livepods.h), for the drift watch. */
 const uint32_t *ng_live_self(const struct ng_live *lv, size_t *n);

@@ -148,6 +148,7 @@ static void sweep_gone(struct ng_ops *o)
 static void tick(struct ng_ops *o)
 {
 	int64_t now = ng_mono_ms();
+	size_t collected = 0;
 
 	scan(o);
 	sweep_gone(o);
@@ -159,8 +160,11 @@ static void tick(struct ng_ops *o)
 
 		if (p->nl_open && now >= p->next_check_ms)
 			p->check_now = true;
-		if (p->nl_open && now >= p->next_collect_ms)
+		/* (a policy change waiting is seen first: the rest next tick) */
+		if (p->nl_open && now >= p->next_collect_ms && !(collected && ng_live_pending(o->live))) {
 			ng_opod_collect(p, &o->env);
+			collected++;
+		}
 	}
 	o->local.scans++;
 	o->dirty = true;
@@ -168,11 +172,18 @@ static void tick(struct ng_ops *o)
 
 static void run_checks(struct ng_ops *o, const char *why)
 {
+	size_t done = 0;
+
 	for (size_t i = 0; i < o->pods.n; i++) {
 		struct ng_opod *p = o->pods.v[i];
 
 		if (!p->check_now)
 			continue;
+		/* A policy change waiting goes first (a burst of CHECKs of a node's
+		 * pods would hold it for seconds): the others stay marked. One
+		 * CHECK a turn at least, whatever the conf dir does. */
+		if (done++ && ng_live_pending(o->live))
+			break;
 		p->check_now = false;
 		ng_opod_check(p, &o->env, p->vp.checked ? why : "first look");
 		o->dirty = true;
