@@ -156,11 +156,13 @@ int ng_status_main(int argc, char **argv)
 		case 's': state_dir = optarg; break;
 		case 'h':
 			printf("usage: boxxkite-netguard status [--json] [--state-dir DIR]\n"
-			       "  Every pod the plugin decided about on this node: decision and reason, its\n"
-			       "  tables on both sides present and matching the recorded policy, the last\n"
-			       "  CHECK, deny counts, learned names with their address counts; above them "
-			       "the\n"
-			       "  agent (serving or not, version, ready, generation) and the pods by state.\n"
+			       "  Every pod the plugin decided about on this node: decision and reason, the\n"
+			       "  policy generation it runs (GEN: live policy), its tables on both sides\n"
+			       "  present and matching the recorded policy, the last CHECK, deny counts,\n"
+			       "  learned names with their address counts; above them the agent (serving or\n"
+			       "  not, version, ready, generation), the node's policy generation and the "
+			       "pods\n"
+			       "  by state.\n"
 			       "  Read-only: the agent's published view when one serves, else the kernel, "
 			       "now.\n"
 			       "  --json       the same as one JSON object (README: \"status --json\")\n"
