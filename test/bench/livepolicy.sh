@@ -93,6 +93,7 @@ done
 	echo "the network runs the new generation (both sides applied, record rewritten, flows cut). \"agent\":"
 	echo "the agent's own figure, from the change seen to that line. Milliseconds, median (min-max) over"
 	echo "$ROUNDS changes; issue 21's target: 5 s for 200 pods."
+	echo "Load average when it ended (the machine is shared): $(cut -d' ' -f1-3 /proc/loadavg)."
 	echo
 	echo "| pods | write to last pod (ms) | agent (ms) | each round (ms) |"
 	echo "|---|---|---|---|"
