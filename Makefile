@@ -225,6 +225,7 @@ bench: $(BIN) $(TOOLS)
 	@NG_BIN=$(abspath $(BIN)) NPROBE=$(abspath $(BUILD)/nprobe) test/bench/dnsquery.sh
 	@NG_BIN=$(abspath $(BIN)) NPROBE=$(abspath $(BUILD)/nprobe) test/bench/dataplane.sh
 	@NG_BIN=$(abspath $(BIN)) NPROBE=$(abspath $(BUILD)/nprobe) test/bench/observe.sh
+	@NG_BIN=$(abspath $(BIN)) NPROBE=$(abspath $(BUILD)/nprobe) test/bench/livepolicy.sh
 
 # The operating hand-off's cost per invocation (decision record + invocation
 # line), with stateDir on tmpfs and absent: issue 15's 0.3 ms budget on ADD;

@@ -71,7 +71,7 @@ agent_start() { # [flags]
 	# shellcheck disable=SC2016 # $1 and $@ belong to the inner sh
 	bg_start nsenter --net="$(_ns_path "$W_NODE")" unshare --mount --propagation slave \
 		sh -c 'mount --bind "$1" /etc/resolv.conf && shift && exec "$@"' sh "$W_TMP/resolv.conf" \
-		"$NG_BIN" agent --state-dir "$STATE" --listen "$LISTEN" --check-interval 30 \
+		"$NG_BIN" agent --state-dir "$STATE" --cni-conf-dir "$W_TMP/agent-conf.d" --listen "$LISTEN" --check-interval 30 \
 		--kube-api "https://$API" --kube-ca "$KUBE/ca.crt" --kube-token "$KUBE/agent-token" \
 		--node-name "$NODE" "$@" 2>>"$W_TMP/log/agent.log"
 	AGENT_PID=$BG_PID

@@ -28,7 +28,11 @@ STATE=$W_TMP/state BIN_DIR=$W_TMP/cni-bin CONF_DIR=$W_TMP/active.d
 mkdir -p "$BIN_DIR" "$CONF_DIR"
 AGENT_PID=''
 LISTEN=127.0.0.1:9617
+# Another network's conflist (its own "name"): the agent follows the active
+# entry onto the pods of that entry's network only (live policy,
+# e2e/livepolicy.sh), so a pod of this one keeps its own entry.
 LEARN=$(conf_variant learn '
+c["name"] = "ngtest-learn"
 e["egress"]["names"] = "learn"
 e["egress"]["minNameTTL"] = 60
 ')
@@ -249,13 +253,15 @@ status_matches_agent() {
 	grep -q '^agent: serving, version [0-9.]*, ready, generation [0-9]*, view [0-9]*s old$' <<<"$out" ||
 		{ echo "header: $(head -1 <<<"$out")" && return 1; }
 	(($(grep -c '^sandboxes/bad ' <<<"$out") == 1)) || { echo "bad listed $(grep -c '^sandboxes/bad ' <<<"$out") times" && return 1; }
-	n_status=$(tail -n +4 <<<"$out" | awk '{print $1}' | sort | tr '\n' ' ')
+	# the rows: every line after the table's header (the lines above it
+	# are the node's: agent, policy generation, pods)
+	n_status=$(sed -n '/^POD /,$p' <<<"$out" | tail -n +2 | awk '{print $1}' | sort | tr '\n' ' ')
 	m=$(get /metrics) || return 1
 	n_metrics=$(grep '^boxxkite_netguard_pod_decision{' <<<"$m" |
 		sed -E 's/.*pod_namespace="([^"]*)",pod_name="([^"]*)".*/\1\/\2/' | sort | tr '\n' ' ')
 	[[ $n_status == "$n_metrics" ]] || { echo "status: $n_status; metrics: $n_metrics" && return 1; }
-	grep -q "^pods: $(wc -w <<<"$n_status"): " <<<"$out" || { echo "$(sed -n 2p <<<"$out") for $n_status" && return 1; }
-	sed -n 2p <<<"$out"
+	grep -q "^pods: $(wc -w <<<"$n_status"): " <<<"$out" || { echo "$(grep '^pods:' <<<"$out") for $n_status" && return 1; }
+	grep '^pods:' <<<"$out"
 }
 t_check "status: pod for pod the agent's view (refused once), header with the agent" within 4000 status_matches_agent
 

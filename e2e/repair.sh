@@ -35,7 +35,7 @@ e["egress"]["minNameTTL"] = 60
 # shellcheck disable=SC2016 # $1 and $@ belong to the inner sh
 bg_start nsenter --net="$(_ns_path "$W_NODE")" unshare --mount --propagation slave \
 	sh -c 'mount --bind "$1" /etc/resolv.conf && shift && exec "$@"' sh "$W_TMP/resolv.conf" \
-	"$NG_BIN" agent --state-dir "$STATE" --listen none --repair --check-interval 1 2>>"$LOG"
+	"$NG_BIN" agent --state-dir "$STATE" --cni-conf-dir "$W_TMP/agent-conf.d" --listen none --repair --check-interval 1 2>>"$LOG"
 AGENT_PID=$BG_PID
 
 repairs() { grep '"event":"repaired"' "$LOG" | grep -c "\"pod_namespace\":\"sandboxes\",\"pod_name\":\"$1\"" || true; }

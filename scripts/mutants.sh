@@ -138,7 +138,7 @@ mutant host-ifindex-unmatched plugin/nft/render_raw.c 's/^\tif (m->ifindex > 0) 
 	"a new device of the same name: not held by the stale table"
 # The host side is never installed: AF_XDP and a pod that flushed its own
 # tables reach anything.
-mutant host-side-skipped plugin/kernel/podtables.c 's/^\trc = p->host ? ng_host_apply(/\trc = 0 ? ng_host_apply(/' hostside.sh \
+mutant host-side-skipped plugin/kernel/podtables.c 's/^\t\t\t     : ng_host_apply(node, p, host_table, err);/\t\t\t     : 0;/' hostside.sh \
 	"bridge: AF_XDP frame to forbidden 10.50.0.9: held" "bridge: forbidden 10.50.0.9:443 unreached"
 # Issue 13 (e2e/hardening.sh).
 # No rule for the IPv6 forms of the IPv4 metadata addresses (both tables).
@@ -185,7 +185,8 @@ mutant held-sockets-unreported plugin/node/verify_caps.c 's/^\tif (\*socks)$/\ti
 	"held packet by a process outside the pod's namespace: FAIL naming it"
 # A withdrawn grant's live flows are not cut: `ct state established` keeps
 # the session's connection open into the next session (issue 25).
-mutant grant-flows-kept plugin/agent/grants.c 's/if (ng_ct_cut(&p->nl, ng_grantplan_cuts, &gc, &cut, &err) < 0)/if ((void)gc, 0)/' \
+# (The one re-plan path's cut: grants and live policy share it.)
+mutant grant-flows-kept plugin/agent/replan.c 's/if (ng_ct_cut(&p->nl, gone, &rp.pp.policy, &res->cut, &cerr) < 0)/if ((void)gone, 0)/' \
 	grants.sh "the live connection is cut (reset)"
 # Drift is repaired before Kubernetes hears of it: the condition stays True,
 # and a pod with the readiness gate never drops to not Ready (issue 25).
@@ -202,15 +203,28 @@ mutant repair-adopts-live-mac plugin/node/podstate.c \
 # A repair carries none of the pod's learned elements: its learned names are
 # closed until the pod asks again.
 mutant repair-without-learned plugin/agent/podlock.c \
-	's/} else if ((n = ng_podlock_learned(l, pol, ng_mono_ms())) < 0) {/} else if ((n = 0) < 0) {/' \
+	's/} else if ((n = learned_now(l, pod_nl, node_nl, pol, host_table)) < 0) {/} else if ((n = ((void)learned_now, 0)) < 0) {/' \
 	repair.sh "... its learned address open throughout (a connect every 20 ms)" "each repair carried the learned element"
 mutant repair-without-learned-ops plugin/agent/podlock.c \
-	's/} else if ((n = ng_podlock_learned(l, pol, ng_mono_ms())) < 0) {/} else if ((n = 0) < 0) {/' \
+	's/} else if ((n = learned_now(l, pod_nl, node_nl, pol, host_table)) < 0) {/} else if ((n = ((void)learned_now, 0)) < 0) {/' \
 	ops.sh "... with its learned address in the new table"
 # A CHECK that fails for a pod whose record is gone (its DEL under way) is
 # reported as drift (and repaired: the tables of a pod being deleted made again).
-mutant drift-under-del plugin/agent/opspod.c 's/^\tif (rc != 0 \&\& !recorded(p, env))$/\tif (0)/' \
+mutant drift-under-del plugin/agent/opspod.c 's/^\tif (rc != 0 \&\& !ng_opod_recorded(p, env))$/\tif (0)/' \
 	repair.sh "DEL of every pod at once: no drift reported, nothing repaired"
+# Live policy (issue 21, e2e/livepolicy.sh). An entry the plugin refuses is
+# followed anyway (a new generation: the pods' re-plans fail one by one
+# instead of nothing changing, and /readyz names no error of the entry's).
+mutant live-entry-unvalidated plugin/agent/livepolicy.c 's/^\trc = ng_config_parse(e, \&cfg, \&err);/\trc = 0;\n\t(void)ng_config_parse(e, \&cfg, \&err);/' \
+	livepolicy.sh "... the generation stays" "refused entry: /readyz's policy line fails naming the error"
+# Every grant is kept under a narrower envelope: the pod's plan is refused as
+# ADD refuses it, and the pod keeps its old, wider grant.
+mutant live-grants-widened plugin/policy/annotations.c 's/^\t\tif (admitted(start, cfg, \&why) == 0) {/\t\tif (admitted(start, cfg, \&why) == 0 || 1) {/' \
+	livepolicy.sh "granted: the stranger (outside the new envelope) refused" "granted: its record keeps only the covered grant"
+# A running pod the new entry would select less is not kept: the opt-in pod's
+# plan fails (ADD would refuse it), or an enforced pod goes to audit.
+mutant live-mode-not-kept plugin/state/liveplan.c 's/^\tout->kept = would < runs;/\tout->kept = false;/' \
+	livepolicy.sh "optin: its record keeps it enforced"
 # DNS queries (issue 20): the egress chain does not queue queries; the
 # agent lets an unlisted query go over UDP, or over TCP; an answer to no
 # outstanding query teaches (issue 19 item 3).

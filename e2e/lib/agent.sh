@@ -61,8 +61,11 @@ forge() {
 	pod_exec "$1" "$PY" "$E2E_DIR/forgedns.py" "${@:2}" 2>&1 | tr '\n' ' ' || true
 }
 agent_start() {
+	# --cni-conf-dir: none of the world's (no active entry: nothing
+	# for live policy to follow; e2e/livepolicy.sh tests that), never the
+	# machine's /etc/cni/net.d.
 	bg_start nsenter --net="$(_ns_path "$W_NODE")" "$NG_BIN" agent --state-dir "$W_TMP/state" \
-		--listen 127.0.0.1:9617 "$@" 2>>"$W_TMP/log/agent.log"
+		--cni-conf-dir "$W_TMP/agent-conf.d" --listen 127.0.0.1:9617 "$@" 2>>"$W_TMP/log/agent.log"
 	# shellcheck disable=SC2034 # read by the sourcing script
 	AGENT_PID=$BG_PID
 }

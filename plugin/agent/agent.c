@@ -66,7 +66,8 @@ static int usage(FILE *f, int rc)
 		"  --check-interval  seconds between CHECKs of every pod (default %d; changes are\n"
 		"                    also seen at once through nf_tables events)\n"
 		"  --cni-bin-dir     where /readyz expects the installed binary (default %s)\n"
-		"  --cni-conf-dir    whose active config must hold our entry (default %s)\n"
+		"  --cni-conf-dir    whose active config must hold our entry; the agent follows that\n"
+		"                    entry onto running pods (live policy; default %s)\n"
 		"  --pod-metrics     on | off | N: per-pod series on /metrics always, never, or while\n"
 		"                    at most N pods are recorded (default %d); node totals always\n"
 		"%s",
@@ -148,7 +149,9 @@ static void sweep(struct ng_agent *a)
 	if (++a->ticks % SCAN_TICKS == 0)
 		ng_learner_scan(&a->learner);
 	ng_learner_publish(&a->learner, a->ops, a->serving);
-	ng_learner_sweep(&a->learner, now);
+	/* a pod taken on again is published before it serves an answer */
+	if (ng_learner_sweep(&a->learner, now))
+		ng_learner_publish(&a->learner, a->ops, a->serving);
 }
 
 static int setup(struct ng_agent *a)
@@ -219,8 +222,12 @@ static void run(struct ng_agent *a)
 				a->stop = true;
 			else if (tag == (void *)&a->learner.obs)
 				ng_learner_observe(&a->learner);
-			else
-				ng_learner_serve(&a->learner, tag);
+			else if (ng_learner_serve(&a->learner, tag)) {
+				/* it let the pod go and took it on again: published
+				 * before the new one serves */
+				ng_learner_publish(&a->learner, a->ops, a->serving);
+				break;
+			}
 			/* A release inside this batch frees a pod another event
 			 * may point at: start over with a fresh wait. */
 			if (tag == &a->inotify_fd || tag == &a->timer_fd)

@@ -1,8 +1,8 @@
 /* The pure half of a grant change (agent/grants.h applies it): a pod's
  * recorded ADD stdin with its grant annotation set to what the API now
  * says (everything else as ADD recorded it: the enforce annotation, the
- * config, prevResult), the grants a change withdraws, and which live
- * flows a withdrawal cuts. The candidate record goes through the one
+ * config, prevResult) and the grants a change withdraws (which live
+ * flows go: policy/admits.h, as for any re-plan). The candidate record goes through the one
  * path of ADD (state/recpolicy.h), so a grant is refused exactly as ADD
  * would refuse it. The annotation in and out of a record: state/recgrants.h. */
 #ifndef NG_AGENT_GRANTPLAN_H
@@ -10,7 +10,6 @@
 
 #include <stdbool.h>
 
-#include "base/addr.h"
 #include "policy/dest.h"
 
 /* Do the two annotation values grant the same? (NULL and NULL: yes.) */
@@ -18,17 +17,6 @@ bool ng_grantplan_same(const char *a, const char *b);
 
 /* The grants of `old` that no grant of `now` covers, into *out (copies). */
 int ng_grantplan_removed(const ng_dest_vec *old, const ng_dest_vec *now, ng_dest_vec *out);
-
-/* What a withdrawal cuts: a live flow to one of `removed` (an address
- * grant: its addresses, protocol and ports; a name grant: its protocol
- * and ports, as the addresses a name was learned for are not kept per
- * name), unless the pod's new policy `now` still admits it by address
- * (egress.allow, an address grant, its DNS servers). */
-struct ng_grantcut {
-	const ng_dest_vec *removed;
-	const struct ng_policy *now;
-};
-bool ng_grantplan_cuts(const struct ng_ip *dst, uint8_t proto, uint16_t dport, void *grantcut);
 
 /* "a, b, c" of the grants' texts into buf ("none" when empty). */
 void ng_grantplan_list(const ng_dest_vec *v, char *buf, size_t len);

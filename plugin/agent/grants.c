@@ -1,5 +1,4 @@
 /* Grants that follow the API, events and the condition. See grants.h. */
-#include "agent/podlock.h"
 #include "agent/grants.h"
 
 #include <stdatomic.h>
@@ -8,9 +7,8 @@
 
 #include "agent/grantplan.h"
 #include "base/vec.h"
-#include "kernel/ctdump.h"
+#include "agent/replan.h"
 #include "policy/annotations.h"
-#include "node/podstate.h"
 #include "state/recgrants.h"
 #include "state/recpolicy.h"
 
@@ -122,25 +120,6 @@ static bool load_recorded(struct gpod *gp, const struct ng_opod *p, const struct
 	return true;
 }
 
-/* The one place a grant change reaches the kernel: the pod's policy
- * rebuilt from the (new) record, both sides with what the agent learned
- * for the pod, one transaction per namespace, under the pod's commit lock
- * (agent/podlock.h: the repair's path). */
-static int apply_pod(struct ng_opod *p, const struct ng_opod_env *env, const struct ng_record *r,
-		     struct ng_err *err)
-{
-	const struct ng_record_table *host = ng_record_host_table(r);
-	struct ng_podlock_stats st;
-	struct ng_recpolicy rp;
-	int rc = ng_podstate_rebuild(r, &rp, err);
-
-	if (rc == 0)
-		rc = ng_podlock_apply(env->locks, p->d.key, &p->nl, env->node_nl, &rp.pp.policy,
-				      host ? host->name : "", NULL, NULL, &st, err);
-	ng_recpolicy_free(&rp);
-	return rc < 0 ? -1 : 0;
-}
-
 /* Refused as ADD would refuse it: the pod keeps its grants. */
 static void refuse(struct ng_grants *g, struct ng_opod *p, struct gpod *gp, const char *egress,
 		   const struct ng_err *err)
@@ -161,11 +140,11 @@ static void replan(struct ng_grants *g, struct ng_opod *p, struct gpod *gp, cons
 	char path[4600], now_list[2048], gone_list[2048];
 	struct ng_record r;
 	struct ng_recpolicy old = {0}, now = {0};
+	struct ng_replan_result res;
 	struct ng_err err = {0};
 	ng_dest_vec removed = {0};
-	struct ng_policy pol;
 	json_t *old_conf;
-	unsigned cut = 0;
+	int rc;
 
 	record_path(env, p->d.key, path, sizeof(path));
 	if (ng_record_read(path, &r, &err) < 0) {
@@ -196,44 +175,43 @@ static void replan(struct ng_grants *g, struct ng_opod *p, struct gpod *gp, cons
 	gp->cond = 0;
 	ng_kube_condition(g->kube, p->d.pod.ns, p->d.pod.name, false, "GrantsChanging",
 			  "netguard is applying new grants");
-	if (apply_pod(p, env, &r, &err) < 0) {
+	/* The one re-plan path (agent/replan.h): both sides under the pod's
+	 * lock with the record in the same hold, and every live flow the new
+	 * grants no longer admit cut. */
+	/* Its entry is the generation the watch knows it runs (a record ADD
+	 * stamped 0, found to be the current entry: agent/livepolicy.h). */
+	if (!r.generation)
+		r.generation = p->live_gen;
+	rc = ng_replan(p, env, &r, &res, &err);
+	if (rc == 1) {
+		ng_opod_log("info", "grant_skipped", p,
+			    "the pod's record went or changed (DEL, a retried ADD)");
+		goto out;
+	}
+	if (rc < 0) {
 		atomic_fetch_add(&g->failed, 1);
 		ng_opod_log("error", "grant_apply_failed", p, "%s", err.msg);
 		event(g, p, gp, true, "NetguardGrantApplyFailed", "applying the new grants failed: %s",
 		      err.msg);
 		goto out;
 	}
-	/* The record follows (a restarted agent and CHECK read it); a new
-	 * nonce: the learner takes the pod on again, with its new names. */
-	if (ng_record_new_nonce(&r, &err) < 0 || ng_record_write(env->state_dir, &r, false, &err) < 0)
-		ng_opod_log("error", "grant_record", p, "the new grants are applied but not recorded: %s",
-			    err.msg);
+	if (res.cut_error[0])
+		ng_opod_log("error", "grant_cut_failed", p, "live flows no longer granted: %s",
+			    res.cut_error);
+	atomic_fetch_add(&g->cut, res.cut);
 	free(gp->recorded);
 	gp->recorded = dup_or_null(egress);
 	gp->refused_set = false;
-	/* What the old grants left established goes now. */
-	if (ng_grantplan_removed(&old.pp.ann.grants, &now.pp.ann.grants, &removed) == 0 && removed.n) {
-		struct ng_grantcut gc = {&removed, &now.pp.policy};
-
-		if (ng_ct_cut(&p->nl, ng_grantplan_cuts, &gc, &cut, &err) < 0)
-			ng_opod_log("error", "grant_cut_failed", p, "live flows of withdrawn grants: %s",
-				    err.msg);
-		atomic_fetch_add(&g->cut, cut);
-	}
-	/* The watch compares with the new policy from now on. */
-	if (ng_record_policy(&r, &pol, &err) == 0) {
-		if (p->pol_ok)
-			ng_policy_free(&p->pol);
-		p->pol = pol;
-		p->pol_ok = true;
-	}
+	gp->ino = p->file_ino;
+	if (ng_grantplan_removed(&old.pp.ann.grants, &now.pp.ann.grants, &removed) < 0)
+		removed.n = 0;
 	atomic_fetch_add(&g->applied, 1);
 	ng_grantplan_list(&now.pp.ann.grants, now_list, sizeof(now_list));
 	ng_grantplan_list(&removed, gone_list, sizeof(gone_list));
 	ng_opod_log("info", "grants_updated", p, "grants now: %s; withdrawn: %s (%u live flow(s) cut)",
-		    now_list, gone_list, cut);
+		    now_list, gone_list, res.cut);
 	event(g, p, gp, false, "NetguardGrantsUpdated", "grants now: %s; withdrawn: %s (%u live flow(s) cut)",
-	      now_list, gone_list, cut);
+	      now_list, gone_list, res.cut);
 out:
 	ng_vec_free(&removed);
 	ng_recpolicy_free(&old);

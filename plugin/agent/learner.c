@@ -188,12 +188,18 @@ int ng_learner_load(struct ng_learner *l, const char *name)
 
 void ng_learner_removed(struct ng_learner *l, const char *name)
 {
-	char key[256];
+	char key[256], path[4600];
 	struct ng_pod *p;
 	bool refused;
 
-	if (ng_record_name(name, key, sizeof(key), &refused) && !refused && (p = find(l, key)))
-		release(l, p, "its record was removed (DEL)");
+	if (!ng_record_name(name, key, sizeof(key), &refused) || refused || !(p = find(l, key)))
+		return;
+	/* Moved out but still there: exchanged for a new record (a re-plan,
+	 * state/record.h), which its own event loads. */
+	snprintf(path, sizeof(path), "%s/" NG_PODS_DIR "/%s", l->state_dir, name);
+	if (access(path, F_OK) == 0)
+		return;
+	release(l, p, "its record was removed (DEL)");
 }
 
 void ng_learner_scan(struct ng_learner *l)
@@ -230,11 +236,41 @@ void ng_learner_scan(struct ng_learner *l)
 			release(l, l->pods.v[i], "its record is gone");
 }
 
-void ng_learner_serve(struct ng_learner *l, struct ng_pod *p)
+/* A re-plan (live policy, grants) gave the pod a new record and tables:
+ * nothing is committed with the old policy any more (agent/podlock.h);
+ * the pod is taken on again from its new record now, without waiting for
+ * the directory's event. One whose record cannot be read (DEL) goes. */
+static void retake(struct ng_learner *l, struct ng_pod *p)
+{
+	char name[300], key[sizeof(p->key)];
+	struct ng_pod *now;
+
+	snprintf(key, sizeof(key), "%s", p->key);
+	snprintf(name, sizeof(name), "%s.json", key);
+	ng_learner_load(l, name);
+	now = find(l, key);
+	if (now == p) {
+		bool still;
+
+		ng_podlock_lock(p->lock);
+		still = ng_podlock_superseded(p->lock);
+		ng_podlock_unlock(p->lock);
+		if (still)
+			release(l, p, "its policy was re-planned and its new record cannot be read");
+	}
+}
+
+bool ng_learner_serve(struct ng_learner *l, struct ng_pod *p)
 {
 	ng_podlock_lock(p->lock);
+	if (ng_podlock_superseded(p->lock)) {
+		ng_podlock_unlock(p->lock);
+		retake(l, p);
+		return true;
+	}
 	ng_answer_serve(p, &l->sh, &l->scratch);
 	ng_podlock_unlock(p->lock);
+	return false;
 }
 
 void ng_learner_kept_alive(struct ng_learner *l)
@@ -248,15 +284,18 @@ void ng_learner_kept_alive(struct ng_learner *l)
 			/* Its trackers change: under the pod's commit lock, as
 			 * every change a repair must carry (agent/podlock.h). */
 			ng_podlock_lock(p->lock);
-			ng_pod_kept_alive(p, &l->sh, j);
+			if (!ng_podlock_superseded(p->lock)) /* not with a policy the tables left */
+				ng_pod_kept_alive(p, &l->sh, j);
 			ng_podlock_unlock(p->lock);
 		}
 		ng_ka_job_free(j);
 	}
 }
 
-void ng_learner_sweep(struct ng_learner *l, int64_t now_ms)
+bool ng_learner_sweep(struct ng_learner *l, int64_t now_ms)
 {
+	bool retaken = false;
+
 	for (size_t i = l->pods.n; i-- > 0;) {
 		struct ng_pod *p = l->pods.v[i];
 
@@ -265,11 +304,20 @@ void ng_learner_sweep(struct ng_learner *l, int64_t now_ms)
 			release(l, p, "its network namespace is gone");
 		else {
 			ng_podlock_lock(p->lock);
+			if (ng_podlock_superseded(p->lock)) {
+				/* re-planned: taken on again (a new pod goes to the
+				 * end, past this downward walk) */
+				ng_podlock_unlock(p->lock);
+				retake(l, p);
+				retaken = true;
+				continue;
+			}
 			ng_pod_sweep(p, &l->sh, now_ms);
 			ng_query_sweep(p, &l->sh, now_ms); /* its queries' own bounds (agent/query.h) */
 			ng_podlock_unlock(p->lock);
 		}
 	}
+	return retaken;
 }
 
 void ng_learner_publish(const struct ng_learner *l, struct ng_ops *ops, bool serving)

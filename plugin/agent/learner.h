@@ -52,14 +52,17 @@ void ng_learner_removed(struct ng_learner *l, const char *name);
 int ng_learner_observer_fd(const struct ng_learner *l);
 void ng_learner_observe(struct ng_learner *l);
 
-/* Pod p's queue is readable. */
-void ng_learner_serve(struct ng_learner *l, struct ng_pod *p);
+/* Pod p's queue is readable. True when p was let go instead (a re-plan
+ * superseded its policy: agent/podlock.h; it is taken on again from its
+ * new record): no other pointer to it may be used. */
+bool ng_learner_serve(struct ng_learner *l, struct ng_pod *p);
 /* The keep-alive thread's fd is readable: its done jobs, each to its pod
  * (one released meanwhile is not there any more: the job is dropped). */
 void ng_learner_kept_alive(struct ng_learner *l);
 /* Once a second: pods whose namespace is gone (DEL may never come, or came
- * while the agent was down) released; the others swept. */
-void ng_learner_sweep(struct ng_learner *l, int64_t now_ms);
+ * while the agent was down) released; the others swept. True when a pod
+ * was taken on again (a re-plan superseded it): publish. */
+bool ng_learner_sweep(struct ng_learner *l, int64_t now_ms);
 /* Tells the ops thread its pods, their sockets' port ids and counters,
  * its totals (released pods included), whether it serves. */
 void ng_learner_publish(const struct ng_learner *l, struct ng_ops *ops, bool serving);

@@ -241,6 +241,10 @@ static void health(const struct ng_view *v, FILE *out)
 	ng_prom_u64(out, P "agent_ready", &l, v->ready.conflist);
 	l = (struct ng_prom_labels){{"check", "agent"}};
 	ng_prom_u64(out, P "agent_ready", &l, v->ready.serving);
+	if (v->ready.has_policy) {
+		l = (struct ng_prom_labels){{"check", "policy"}};
+		ng_prom_u64(out, P "agent_ready", &l, v->ready.policy);
+	}
 	ng_prom_family(out, P "agent_repair_enabled", "gauge", "1 when drift is repaired (--repair).");
 	ng_prom_u64(out, P "agent_repair_enabled", NULL, v->repair);
 	for (size_t i = 0; i < v->pods.n; i++)
@@ -266,6 +270,59 @@ static void health(const struct ng_view *v, FILE *out)
 	ng_prom_family(out, P "agent_kernel_read_errors_total", "counter",
 		       "Failed reads of a pod's tables (namespace gone, netlink error).");
 	ng_prom_u64(out, P "agent_kernel_read_errors_total", NULL, v->kernel_errors);
+}
+
+/* Live policy (agent/livepolicy.h): the node's generation, the pods
+ * behind it, what changes did; the generation each pod runs. */
+static void policy(const struct ng_view *v, const struct ng_view *pv, FILE *out)
+{
+	const struct ng_view_policy *p = &v->policy;
+	struct ng_prom_labels l;
+	struct podlabels pl;
+
+	ng_prom_family(
+		out, P "agent_policy_generation", "gauge",
+		"The policy generation the agent follows: the active conflist's entry, numbered from 1 "
+		"(0: none yet).");
+	ng_prom_u64(out, P "agent_policy_generation", NULL, p->gen);
+	ng_prom_family(out, P "agent_policy_valid", "gauge",
+		       "1 while the active conflist holds our entry and it is valid (else nothing running "
+		       "changes and /readyz says why).");
+	ng_prom_u64(out, P "agent_policy_valid", NULL, p->valid);
+	ng_prom_family(out, P "agent_policy_pods_behind", "gauge",
+		       "Enforced pods of the followed network not yet on the current generation (being "
+		       "re-planned, or their re-plan failed).");
+	ng_prom_u64(out, P "agent_policy_pods_behind", NULL, p->behind);
+	ng_prom_family(
+		out, P "agent_policy_changes_total", "counter",
+		"Changes of the active entry, by outcome: applied (a new generation), refused (missing, "
+		"unreadable or invalid: nothing running changed).");
+	l = (struct ng_prom_labels){{"outcome", "applied"}};
+	ng_prom_u64(out, P "agent_policy_changes_total", &l, p->changes);
+	l = (struct ng_prom_labels){{"outcome", "refused"}};
+	ng_prom_u64(out, P "agent_policy_changes_total", &l, p->refused);
+	ng_prom_family(out, P "agent_policy_replans_total", "counter",
+		       "Running pods re-planned onto a new generation, by result.");
+	l = (struct ng_prom_labels){{"result", "ok"}};
+	ng_prom_u64(out, P "agent_policy_replans_total", &l, p->replans);
+	l = (struct ng_prom_labels){{"result", "failed"}};
+	ng_prom_u64(out, P "agent_policy_replans_total", &l, p->replan_errors);
+	ng_prom_family(out, P "agent_policy_grants_dropped_total", "counter",
+		       "Grants dropped from running pods because a new envelope no longer covers them.");
+	ng_prom_u64(out, P "agent_policy_grants_dropped_total", NULL, p->dropped);
+	ng_prom_family(out, P "agent_policy_flows_cut_total", "counter",
+		       "Live flows a new generation no longer admits, deleted from conntrack.");
+	ng_prom_u64(out, P "agent_policy_flows_cut_total", NULL, p->cut);
+	ng_prom_family(out, P "agent_policy_replan_seconds", "gauge",
+		       "The last generation: from the change seen to its last pod re-planned.");
+	ng_prom_double(out, P "agent_policy_replan_seconds", NULL, p->replan_seconds);
+	ng_prom_family(out, P "pod_policy_generation", "gauge",
+		       "The policy generation the pod runs (0: unknown).");
+	for (size_t i = 0; i < pv->pods.n; i++)
+		if (enforced(&pv->pods.v[i])) {
+			pod_labels(&pv->pods.v[i], &pl);
+			ng_prom_u64(out, P "pod_policy_generation", &pl.l, pv->pods.v[i].generation);
+		}
 }
 
 bool ng_metrics_per_pod(const struct ng_view *v)
@@ -295,4 +352,5 @@ void ng_metrics_render(const struct ng_view *v, FILE *out)
 	ng_prom_family(out, P "agent_pod_metrics", "gauge",
 		       "1 while per-pod series are served (--pod-metrics), 0 past its bound.");
 	ng_prom_u64(out, P "agent_pod_metrics", NULL, ng_metrics_per_pod(v));
+	policy(v, pv, out);
 }

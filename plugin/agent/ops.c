@@ -16,6 +16,7 @@
 
 #include "agent/grants.h"
 #include "agent/invfold.h"
+#include "agent/livepolicy.h"
 #include "agent/metrics.h"
 #include "agent/procmetrics.h"
 #include "agent/opsdir.h"
@@ -33,8 +34,9 @@
 /* At most two views a second: a burst of 100 ADDs must not cost 100
  * copies of the whole node. */
 #define PUBLISH_MS 500
-/* poll slots before the pods': stop, the directory, the node's events, the API's changes */
-#define NFIXED     4
+/* poll slots before the pods': stop, the directory, the node's events, the API's changes, the
+ * conf dir (live policy) */
+#define NFIXED     5
 
 struct ng_ops {
 	struct ng_ops_config cfg;
@@ -46,6 +48,7 @@ struct ng_ops {
 	bool node_nl_open;
 	struct ng_opod_env env;   /* what each pod's work is given */
 	struct ng_grants *grants; /* grants from the API, events, the condition (agent/grants.h) */
+	struct ng_live *live;     /* the active entry followed onto running pods (agent/livepolicy.h) */
 	ng_opod_vec pods;
 	struct ng_invfold fold;
 	struct ng_readyz readyz;
@@ -172,18 +175,23 @@ static void collect_names(struct ng_ops *o)
 static void tick(struct ng_ops *o)
 {
 	int64_t now = ng_mono_ms();
+	size_t collected = 0;
 
 	scan(o);
 	sweep_gone(o);
 	ng_invfold_run(&o->fold, o->state_dir, now, &o->local.inv);
 	ng_readyz_eval(&o->readyz, &o->local.ready);
+	ng_live_poll(o->live, false);
 	for (size_t i = 0; i < o->pods.n; i++) {
 		struct ng_opod *p = o->pods.v[i];
 
 		if (p->nl_open && now >= p->next_check_ms)
 			p->check_now = true;
-		if (p->nl_open && now >= p->next_collect_ms)
+		/* (a policy change waiting is seen first: the rest next tick) */
+		if (p->nl_open && now >= p->next_collect_ms && !(collected && ng_live_pending(o->live))) {
 			ng_opod_collect(p, &o->env);
+			collected++;
+		}
 	}
 	if (o->cfg.locks)
 		collect_names(o);
@@ -193,15 +201,32 @@ static void tick(struct ng_ops *o)
 
 static void run_checks(struct ng_ops *o, const char *why)
 {
+	size_t done = 0;
+
 	for (size_t i = 0; i < o->pods.n; i++) {
 		struct ng_opod *p = o->pods.v[i];
 
 		if (!p->check_now)
 			continue;
+		/* A policy change waiting goes first (a burst of CHECKs of a node's
+		 * pods would hold it for seconds): the others stay marked. One
+		 * CHECK a turn at least, whatever the conf dir does. */
+		if (done++ && ng_live_pending(o->live))
+			break;
 		p->check_now = false;
 		ng_opod_check(p, &o->env, p->vp.checked ? why : "first look");
 		o->dirty = true;
 	}
+}
+
+/* Every pod onto the current policy generation; the view when it moved. */
+static void live_run(struct ng_ops *o)
+{
+	if (ng_live_run(o->live, o->pods.v, o->pods.n, &o->env, &o->local))
+		o->dirty = true;
+	/* what the re-plans read off the pods' event sockets, reported here */
+	if (ng_opod_report(o->pods.v, o->pods.n, &o->env))
+		o->dirty = true;
 }
 
 static void *thread_main(void *data)
@@ -215,6 +240,7 @@ static void *thread_main(void *data)
 	o->tid = (pid_t)syscall(SYS_gettid);
 	tick(o);
 	run_checks(o, "periodic");
+	live_run(o);
 	publish_view(o);
 	o->next_tick_ms = ng_mono_ms() + TICK_MS;
 	for (;;) {
@@ -237,6 +263,7 @@ static void *thread_main(void *data)
 		fds[1] = (struct pollfd){.fd = o->inotify_fd, .events = POLLIN};
 		fds[2] = (struct pollfd){.fd = o->node_ev_fd, .events = POLLIN};
 		fds[3] = (struct pollfd){.fd = ng_grants_fd(o->grants), .events = POLLIN};
+		fds[4] = (struct pollfd){.fd = ng_live_fd(o->live), .events = POLLIN};
 		for (size_t i = 0; i < o->pods.n; i++)
 			fds[NFIXED + i] = (struct pollfd){.fd = o->pods.v[i]->ev_fd, .events = POLLIN};
 		if (poll(fds, n, wait > 0 ? (int)wait : 0) < 0 && errno != EINTR)
@@ -244,7 +271,7 @@ static void *thread_main(void *data)
 		if (fds[0].revents)
 			break;
 		if (fds[1].revents) {
-			if (ng_opsdir_forget_deleted(&o->pods, o->inotify_fd))
+			if (ng_opsdir_forget_deleted(&o->pods, o->inotify_fd, o->state_dir))
 				o->dirty = true;
 			scan(o);
 		}
@@ -255,6 +282,12 @@ static void *thread_main(void *data)
 			if (fds[i].revents && fds[i].fd >= 0 &&
 			    ng_opod_events(o->pods.v, o->pods.n, fds[i].fd, false, &o->env))
 				o->dirty = true;
+		/* Live policy before the CHECKs (they compare with what it
+		 * applies), and the conf dir's events before the pods: a record
+		 * an ADD wrote after the runtime read a new file is planned from
+		 * that file. */
+		ng_live_poll(o->live, true);
+		live_run(o);
 		for (size_t i = 0; i < o->pods.n; i++)
 			drift_seen |= o->pods.v[i]->check_now;
 		if (drift_seen)
@@ -316,7 +349,9 @@ int ng_ops_start(const struct ng_ops_config *c, struct ng_ops **out, struct ng_e
 				      .learner_owns = learner_owns,
 				      .learner_data = o,
 				      .local = &o->local};
-	if (c->kube && !(o->grants = ng_grants_new(c->kube))) {
+	o->live = ng_live_new(c->conf_dir, o->state_dir);
+	o->env.self_node = ng_live_self(o->live, &o->env.n_self_node);
+	if (!o->live || (c->kube && !(o->grants = ng_grants_new(c->kube)))) {
 		ng_fail(err, NG_E_INTERNAL, "out of memory");
 		goto fail;
 	}
@@ -330,6 +365,7 @@ int ng_ops_start(const struct ng_ops_config *c, struct ng_ops **out, struct ng_e
 	return 0;
 fail:
 	ng_grants_free(o->grants);
+	ng_live_free(o->live);
 	if (o->node_nl_open)
 		ng_nl_close(&o->node_nl);
 	if (o->node_ev_fd > 0)
@@ -354,6 +390,7 @@ void ng_ops_stop(struct ng_ops *o)
 		ng_opsdir_drop(&o->pods, o->pods.n - 1, "agent stopping");
 	ng_vec_free(&o->pods);
 	ng_grants_free(o->grants);
+	ng_live_free(o->live);
 	ng_invfold_close(&o->fold);
 	if (o->node_nl_open)
 		ng_nl_close(&o->node_nl);

@@ -49,8 +49,9 @@ static bool refused_stale(const ng_opod_vec *pods, const struct ng_opod *p, int6
 	return false;
 }
 
-bool ng_opsdir_forget_deleted(ng_opod_vec *pods, int inotify_fd)
+bool ng_opsdir_forget_deleted(ng_opod_vec *pods, int inotify_fd, const char *state_dir)
 {
+	char path[4600];
 	char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
 	bool changed = false;
 	ssize_t n;
@@ -64,6 +65,11 @@ bool ng_opsdir_forget_deleted(ng_opod_vec *pods, int inotify_fd)
 			off += (ssize_t)(sizeof(*ev) + ev->len);
 			if (!(ev->mask & (IN_DELETE | IN_MOVED_FROM)) || ev->len == 0 ||
 			    !ng_record_name(ev->name, key, sizeof(key), &refused))
+				continue;
+			/* A record exchanged for its successor (the agent's re-plan:
+			 * state/record.h) moved out and in at once: still there. */
+			snprintf(path, sizeof(path), "%s/" NG_PODS_DIR "/%s", state_dir, ev->name);
+			if (access(path, F_OK) == 0)
 				continue;
 			for (size_t i = 0; i < pods->n; i++)
 				if (!strcmp(pods->v[i]->d.key, key) &&

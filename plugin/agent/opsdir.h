@@ -17,8 +17,10 @@ typedef NG_VEC(struct ng_opod *) ng_opod_vec;
 bool ng_opsdir_scan(ng_opod_vec *pods, const char *state_dir);
 /* The directory's events (inotify_fd watches it): a pod whose record was
  * removed is dropped at once. DEL removes the record before the tables,
- * so its own deletion of the host-side table, read next, is no drift. */
-bool ng_opsdir_forget_deleted(ng_opod_vec *pods, int inotify_fd);
+ * so its own deletion of the host-side table, read next, is no drift. A
+ * record moved out that is still there (exchanged for a new one) is not
+ * removed. */
+bool ng_opsdir_forget_deleted(ng_opod_vec *pods, int inotify_fd, const char *state_dir);
 /* Drops pods[i] (logged when it was watched). */
 void ng_opsdir_drop(ng_opod_vec *pods, size_t i, const char *why);
 

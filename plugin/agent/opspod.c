@@ -104,6 +104,7 @@ struct ng_opod *ng_opod_load(const char *path, uint64_t ino)
 		return NULL;
 	}
 	ng_podstate_from_record(&p->d, &p->vp);
+	p->live_gen = p->d.generation;
 	if (!ng_opod_enforced(p))
 		return p;
 	if (ng_record_policy(&p->d, &p->pol, &err) < 0) {
@@ -139,6 +140,9 @@ static bool is_self(const struct ng_opod *p, const struct ng_opod_env *env, bool
 		return true;
 	if (node ? env->node_nl && portid == env->node_nl->portid : p->nl_open && portid == p->nl.portid)
 		return true;
+	for (size_t i = 0; node && i < env->n_self_node; i++)
+		if (portid == env->self_node[i])
+			return true;
 	return env->learner_owns && env->learner_owns(env->learner_data, p->d.key, node, portid);
 }
 
@@ -158,7 +162,7 @@ static bool pods_table(const struct ng_opod *p, bool node, const struct ng_nft_e
  * (a retried ADD writes a new one)? A DEL removes the record before the
  * tables, so a CHECK that fails, or an event of a table going, for a pod
  * whose record is gone is that DEL's, never drift. */
-static bool recorded(const struct ng_opod *p, const struct ng_opod_env *env)
+bool ng_opod_recorded(const struct ng_opod *p, const struct ng_opod_env *env)
 {
 	char path[4600];
 	struct stat st;
@@ -186,19 +190,18 @@ static void drift(struct ng_opod *p, bool node, const struct ng_opod_env *env)
 	p->check_now = true;
 }
 
-unsigned ng_opod_events(struct ng_opod *const *pods, size_t n, int fd, bool node,
-			const struct ng_opod_env *env)
+void ng_opod_read_events(struct ng_opod *const *pods, size_t n, int fd, bool node,
+			 const struct ng_opod_env *env)
 {
 	char buf[65536] __attribute__((aligned(4)));
 	struct ng_opod *owner = NULL;
-	unsigned drifts = 0;
 	ssize_t len;
 
 	for (size_t i = 0; i < n && !node && !owner; i++)
 		if (pods[i]->ev_fd == fd)
 			owner = pods[i];
 	if (!node && !owner)
-		return 0;
+		return;
 	while ((len = ng_nl_recv_kernel(fd, buf, sizeof(buf))) != 0) {
 		if (len < 0) {
 			if (errno == ENOBUFS) {
@@ -227,24 +230,39 @@ unsigned ng_opod_events(struct ng_opod *const *pods, size_t n, int fd, bool node
 					continue;
 				/* Name the change that matters most: a deleted table
 				 * arrives as its rules' deletions first. */
-				if (p->batch_n++ == 0 || ev.type == NFT_MSG_DELTABLE)
+				if (p->batch_n++ == 0 || ev.type == NFT_MSG_DELTABLE) {
 					p->batch_first = ev;
+					p->batch_node = node;
+				}
 			}
 		}
 	}
+}
+
+unsigned ng_opod_report(struct ng_opod *const *pods, size_t n, const struct ng_opod_env *env)
+{
+	unsigned drifts = 0;
+
 	for (size_t i = 0; i < n; i++) {
 		if (!pods[i]->batch_n)
 			continue;
 		/* Read after the directory's events: a DEL's own deletions
 		 * (its record already gone) may be among them. */
-		if (!recorded(pods[i], env)) {
+		if (!ng_opod_recorded(pods[i], env)) {
 			pods[i]->batch_n = 0;
 			continue;
 		}
-		drift(pods[i], node, env);
+		drift(pods[i], pods[i]->batch_node, env);
 		drifts++;
 	}
 	return drifts;
+}
+
+unsigned ng_opod_events(struct ng_opod *const *pods, size_t n, int fd, bool node,
+			const struct ng_opod_env *env)
+{
+	ng_opod_read_events(pods, n, fd, node, env);
+	return ng_opod_report(pods, n, env);
 }
 
 struct still_ctx {
@@ -256,12 +274,12 @@ static bool still_recorded(void *data)
 {
 	const struct still_ctx *c = data;
 
-	return recorded(c->p, c->env);
+	return ng_opod_recorded(c->p, c->env);
 }
 
-/* The DEL came while the repair committed (its record went after the
- * last look): what the repair made goes again, as DEL removes it. */
-static void undo(struct ng_opod *p, const struct ng_record *d, const char *host_table)
+/* The DEL came while the repair or re-plan committed (its record went
+ * after the last look): what it made goes again, as DEL removes it. */
+void ng_opod_undo(struct ng_opod *p, const struct ng_record *d, const char *host_table)
 {
 	struct ng_err err = {0};
 	const char *what = "";
@@ -296,7 +314,7 @@ static bool repair(struct ng_opod *p, const struct ng_opod_env *env)
 	 * no repair (asked again under the pod's lock, just before the
 	 * commit). */
 	snprintf(path, sizeof(path), "%s/" NG_PODS_DIR "/%s.json", env->state_dir, p->d.key);
-	if (!recorded(p, env)) {
+	if (!ng_opod_recorded(p, env)) {
 		ng_opod_log("info", "repair_skipped", p,
 			    "the pod's record is gone or rewritten (DEL, or a "
 			    "retried ADD)");
@@ -308,11 +326,14 @@ static bool repair(struct ng_opod *p, const struct ng_opod_env *env)
 	host = rc == 0 ? ng_record_host_table(&d) : NULL;
 	if (rc == 0)
 		rc = ng_podstate_rebuild(&d, &rp, &err);
-	if (rc == 0)
+	if (rc == 0) {
+		struct ng_podlock_hooks hooks = {.still = still_recorded, .data = &sc};
+
 		rc = ng_podlock_apply(env->locks, p->d.key, &p->nl, env->node_nl, &rp.pp.policy,
-				      host ? host->name : "", still_recorded, &sc, &st, &err);
-	if (rc == 0 && !recorded(p, env)) {
-		undo(p, &d, host ? host->name : "");
+				      host ? host->name : "", &hooks, &st, &err);
+	}
+	if (rc == 0 && !ng_opod_recorded(p, env)) {
+		ng_opod_undo(p, &d, host ? host->name : "");
 		rc = 1;
 	}
 	ng_recpolicy_free(&rp);
@@ -348,7 +369,7 @@ static void check_link(struct ng_opod *p, const struct ng_opod_env *env, char *l
 	if (!p->d.have_link || ng_podstate_link(&p->d, &live, &err) != 0)
 		return; /* gone (DEL, or the sweep lets go), or unreadable: not drift */
 	if (ng_link_diff(&p->d.link, &live, link, len) > 0 && strcmp(link, p->link_diff) != 0) {
-		if (!recorded(p, env)) {
+		if (!ng_opod_recorded(p, env)) {
 			link[0] = '\0';
 			return;
 		}
@@ -383,7 +404,7 @@ bool ng_opod_check(struct ng_opod *p, const struct ng_opod_env *env, const char 
 	p->next_check_ms = ng_mono_ms() + env->check_ms;
 	/* A DEL under way (its record went first) or a retried ADD (a new
 	 * record): whatever this CHECK saw is theirs. */
-	if (rc != 0 && !recorded(p, env))
+	if (rc != 0 && !ng_opod_recorded(p, env))
 		return false;
 	if (rc < 0) {
 		snprintf(p->vp.read_error, sizeof(p->vp.read_error), "check: %.150s", diff);

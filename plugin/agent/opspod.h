@@ -29,11 +29,20 @@ struct ng_opod {
 	bool nl_open;
 	struct ng_view_pod vp;
 	bool check_now;
+	bool batch_node; /* batch_first was the node side's */
+	bool live_other; /* live policy: its record is another network's (below) */
 	/* the changes of one read of the event socket, logged as one drift */
 	unsigned batch_n;
 	struct ng_nft_event batch_first;
 	int64_t next_check_ms, next_collect_ms;
 	char link_diff[200]; /* the link's difference from the record last reported ("" none) */
+	/* Live policy (agent/livepolicy.h): the generation the pod is known to
+	 * run (its record's, or the current one once its entry was found to be
+	 * it), the current generation it was last looked at for, whether its
+	 * record is another network's (not the followed entry's: live_other),
+	 * and when a failed re-plan is tried again. */
+	uint64_t live_gen, live_seen;
+	int64_t live_retry_ms;
 };
 
 /* Is port id `portid` one of the learner's sockets in the namespace of the
@@ -55,6 +64,10 @@ struct ng_opod_env {
 	void *learner_data;
 	ng_opod_drift_fn drift_seen; /* NULL: nobody is told */
 	void *drift_data;
+	/* More of the agent's own sockets in the node's namespace (live
+	 * policy's workers: agent/livepods.h): their commits are not drift. */
+	const uint32_t *self_node;
+	size_t n_self_node;
 	struct ng_view *local; /* the node-wide counters a pod's work adds to */
 };
 
@@ -74,6 +87,15 @@ bool ng_opod_enforced(const struct ng_opod *p);
  * lost events mark every pod the socket watches. Returns the drifts. */
 unsigned ng_opod_events(struct ng_opod *const *pods, size_t n, int fd, bool node,
 			const struct ng_opod_env *env);
+/* ng_opod_events in two halves: what the socket holds read into each
+ * pod's batch (any thread that alone uses the pods' sockets at the time:
+ * a re-plan drains its pod's events under the pod's commit lock, while the
+ * learner that made them is still the one it publishes: agent/replan.h),
+ * and every pod's batch logged as drift (the ops thread). */
+void ng_opod_read_events(struct ng_opod *const *pods, size_t n, int fd, bool node,
+			 const struct ng_opod_env *env);
+unsigned ng_opod_report(struct ng_opod *const *pods, size_t n, const struct ng_opod_env *env);
+
 /* CHECKs both sides against the recorded policy (`why`: "drift",
  * "periodic", "first look") and the live link against the recorded link
  * facts (a new difference is logged as drift naming it, never adopted).
@@ -83,6 +105,13 @@ unsigned ng_opod_events(struct ng_opod *const *pods, size_t n, int fd, bool node
  * what the agent learned, in the same transaction) and checked again; a
  * CHECK that passed repairs nothing. True when a repair ran. */
 bool ng_opod_check(struct ng_opod *p, const struct ng_opod_env *env, const char *why);
+/* Is the pod still what its record file says: there, and the same file
+ * (a DEL removes it before the tables; a retried ADD writes a new one)? */
+bool ng_opod_recorded(const struct ng_opod *p, const struct ng_opod_env *env);
+/* A DEL came while the agent committed the pod's tables (record `d`):
+ * they go again, as DEL removes them (logged). */
+void ng_opod_undo(struct ng_opod *p, const struct ng_record *d, const char *host_table);
+
 /* Re-reads the pod's counters and learned set sizes into its view. */
 void ng_opod_collect(struct ng_opod *p, const struct ng_opod_env *env);
 

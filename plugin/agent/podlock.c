@@ -1,12 +1,15 @@
 /* The per-pod commit locks. See podlock.h. */
 #include "agent/podlock.h"
 
+#include <linux/netfilter.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/clock.h"
+#include "kernel/learnedset.h"
 #include "kernel/podtables.h"
+#include "nft/render.h"
 
 struct ng_podlock {
 	char key[256];
@@ -14,6 +17,7 @@ struct ng_podlock {
 	unsigned refs;                   /* under the list's mutex */
 	struct ng_tracker *tr, *tr_node; /* under mu; tr_node NULL: no node side */
 	struct ng_taught *taught;        /* under mu: what each name entry taught */
+	bool superseded;                 /* under mu: a re-plan wrote the pod a new record */
 };
 
 void ng_podlocks_init(struct ng_podlocks *r)
@@ -87,6 +91,12 @@ void ng_podlock_attach(struct ng_podlock *l, struct ng_tracker *tr, struct ng_tr
 {
 	l->tr = tr;
 	l->tr_node = tr_node;
+	l->superseded = false;
+}
+
+bool ng_podlock_superseded(const struct ng_podlock *l)
+{
+	return l->superseded;
 }
 
 void ng_podlock_attach_taught(struct ng_podlock *l, struct ng_taught *t)
@@ -152,8 +162,63 @@ int ng_podlock_learned(struct ng_podlock *l, struct ng_policy *pol, int64_t now_
 	return n < 0 || m < 0 ? -1 : n + m;
 }
 
+/* No learner holds the pod: what the kernel's learned sets hold now, on
+ * either side, those a name entry of `pol` still covers. */
+struct kctx {
+	const struct ng_policy *pol;
+	ng_elem_vec (*to)[2];
+	bool ranged;
+	int f, n;
+	bool oom;
+};
+
+static void kernel_one(const struct ng_elem *el, uint64_t left_ms, void *data)
+{
+	struct kctx *c = data;
+	struct ng_elem e = *el;
+
+	if (!covered(c->pol, &e) || left_ms < 2000)
+		return; /* gone in a moment anyway */
+	e.timeout = (uint32_t)(left_ms / 1000);
+	if (ng_vec_push(&c->to[c->ranged ? 1 : 0][c->f], &e) < 0)
+		c->oom = true;
+	else
+		c->n++;
+}
+
+static int from_kernel(struct ng_nl *nl, uint8_t family, const char *table, struct ng_policy *pol,
+		       ng_elem_vec to[2][2])
+{
+	struct ng_set_spec sets[NG_S_COUNT];
+	struct kctx c = {.pol = pol, .to = to};
+	struct ng_err err = {0};
+
+	ng_render_set_specs(pol, sets);
+	for (c.f = 0; c.f < 2; c.f++)
+		for (int ranged = 0; ranged < 2; ranged++) {
+			c.ranged = ranged != 0;
+			/* a table without the set (not learning before): nothing */
+			ng_learned_each(nl, family, table, &sets[ng_learned_set(c.f, c.ranged)], kernel_one,
+					&c, &err);
+		}
+	return c.oom ? -1 : c.n;
+}
+
+static int learned_now(struct ng_podlock *l, struct ng_nl *pod_nl, struct ng_nl *node_nl,
+		       struct ng_policy *pol, const char *host_table)
+{
+	int n, m = 0;
+
+	if (l->tr || !pol->learn)
+		return ng_podlock_learned(l, pol, ng_mono_ms());
+	n = from_kernel(pod_nl, NFPROTO_INET, NG_TABLE, pol, pol->learned);
+	if (n >= 0 && pol->host && node_nl && host_table[0])
+		m = from_kernel(node_nl, NFPROTO_NETDEV, host_table, pol, pol->learned_node);
+	return n < 0 || m < 0 ? -1 : n + m;
+}
+
 int ng_podlock_apply(struct ng_podlocks *r, const char *key, struct ng_nl *pod_nl, struct ng_nl *node_nl,
-		     struct ng_policy *pol, const char *host_table, bool (*still)(void *), void *still_data,
+		     struct ng_policy *pol, const char *host_table, const struct ng_podlock_hooks *hooks,
 		     struct ng_podlock_stats *st, struct ng_err *err)
 {
 	struct ng_podlock *l = ng_podlock_get(r, key);
@@ -165,13 +230,20 @@ int ng_podlock_apply(struct ng_podlocks *r, const char *key, struct ng_nl *pod_n
 		return ng_fail(err, NG_E_INTERNAL, "out of memory");
 	ng_podlock_lock(l);
 	st->wait_us = ng_mono_us() - t0;
-	if (still && !still(still_data)) {
+	if (hooks && hooks->still && !hooks->still(hooks->data)) {
 		rc = 1;
-	} else if ((n = ng_podlock_learned(l, pol, ng_mono_ms())) < 0) {
+	} else if ((n = learned_now(l, pod_nl, node_nl, pol, host_table)) < 0) {
 		rc = ng_fail(err, NG_E_INTERNAL, "out of memory");
 	} else {
 		st->learned = n;
-		rc = ng_podtables_apply(pod_nl, node_nl, pol, host_table, err);
+		rc = ng_podtables_replace(pod_nl, node_nl, pol, host_table, err);
+		if (rc == 0 && hooks && hooks->applied) {
+			rc = hooks->applied(hooks->data, err);
+			if (rc == 0)
+				l->superseded = true;
+			else if (rc == 1)
+				rc = 2;
+		}
 	}
 	st->apply_us = ng_mono_us() - t0 - st->wait_us;
 	ng_podlock_unlock(l);

@@ -65,20 +65,47 @@ int ng_podlock_rows(struct ng_podlock *l, int64_t now_mono_ms, int64_t now_wall_
  * the pod. How many, or -1 out of memory. */
 int ng_podlock_learned(struct ng_podlock *l, struct ng_policy *pol, int64_t now_ms);
 
+/* What a caller of ng_podlock_apply asks under the lock (any may be NULL):
+ *
+ *   still    before anything is sent: false (the pod's DEL is under way)
+ *            applies nothing;
+ *   applied  after both sides were applied, still under the lock: a
+ *            re-plan writes the pod's new record there, so that the
+ *            learner (which commits under the same lock) never commits
+ *            again with the policy the tables no longer hold. 0: done, and
+ *            the learner's view of the pod is superseded until it takes
+ *            the pod on again from the new record (ng_podlock_superseded);
+ *            1: the record is gone or another's (the caller undoes what
+ *            was applied); -1 with err. */
+struct ng_podlock_hooks {
+	bool (*still)(void *data);
+	int (*applied)(void *data, struct ng_err *err);
+	void *data;
+};
+
 /* Applies pod `key`'s policy `pol` (built from its record; possibly new)
  * with every element the agent learned for the pod, both sides, one
- * transaction per namespace (kernel/podtables.h), under the pod's lock.
- * `still` (may be NULL) is asked under the lock before anything is sent:
- * false (the pod's DEL is under way) applies nothing and returns 1. The
- * one path for a repair and for any re-plan of a running pod. 0 applied,
- * 1 skipped, -1 with err; *st says what it carried and what it cost. */
+ * transaction per namespace (kernel/podtables.h: a replace, never an
+ * exclusive create first), under the pod's lock.
+ * What was learned comes from the learner's trackers, or, when no learner
+ * holds the pod (between two of its records, or it could not take the pod
+ * on), from the learned sets the kernel holds now: a rebuild never closes
+ * a learned name. The one path for a repair and for any re-plan of a
+ * running pod. 0 applied, 1 skipped (still said no), 2 applied but the
+ * `applied` hook found the record gone (undo), -1 with err; *st says what
+ * it carried and what it cost. */
 struct ng_podlock_stats {
 	int learned;      /* elements carried into the new tables */
 	int64_t wait_us;  /* for the pod's lock (the learner serving or sweeping the pod) */
 	int64_t apply_us; /* both transactions */
 };
 int ng_podlock_apply(struct ng_podlocks *r, const char *key, struct ng_nl *pod_nl, struct ng_nl *node_nl,
-		     struct ng_policy *pol, const char *host_table, bool (*still)(void *), void *still_data,
+		     struct ng_policy *pol, const char *host_table, const struct ng_podlock_hooks *hooks,
 		     struct ng_podlock_stats *st, struct ng_err *err);
+
+/* Under the lock, the learner: has a re-plan superseded the policy its
+ * pod was taken on with (the pod's record is new: take it on again before
+ * committing anything)? Cleared by ng_podlock_attach. */
+bool ng_podlock_superseded(const struct ng_podlock *l);
 
 #endif

@@ -113,5 +113,7 @@ bool ng_readyz_render(const struct ng_ready *r, FILE *out)
 	fprintf(out, "%s binary: %s\n", r->binary ? "ok" : "FAIL", r->binary_msg);
 	fprintf(out, "%s conflist: %s\n", r->conflist ? "ok" : "FAIL", r->conflist_msg);
 	fprintf(out, "%s agent: %s\n", r->serving ? "ok" : "FAIL", r->serving_msg);
-	return r->binary && r->conflist && r->serving;
+	if (r->has_policy)
+		fprintf(out, "%s policy: %s\n", r->policy ? "ok" : "FAIL", r->policy_msg);
+	return r->binary && r->conflist && r->serving && (!r->has_policy || r->policy);
 }

@@ -8,6 +8,10 @@
  *             reads: cni/confdir.h) holds our entry, and it parses as a
  *             valid plugin configuration
  *   agent     the agent has picked up every recorded pod and serves
+ *   policy    live policy (agent/livepolicy.h): the active entry is
+ *             followed (a refused or missing one fails, naming why: the
+ *             running pods keep their generation) and no pod's re-plan
+ *             onto it failed
  *
  * Reading the binaries is cached by (inode, size, mtime) of both files. */
 #ifndef NG_READYZ_H

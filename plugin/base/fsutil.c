@@ -176,6 +176,9 @@ static bool still(int dirfd, const char *name, const struct ng_expect *e)
 
 	if (!e->exists)
 		return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
+	if (e->ino)
+		return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		       (unsigned long long)st.st_ino == e->ino;
 	if (!e->text)
 		return true; /* listed but not a regular file: no bytes to compare */
 	if (ng_read_at(dirfd, name, e->len + 1, &text, &len, NULL, &ignore) < 0)
@@ -202,7 +205,7 @@ static int replace_checked(int dirfd, const char *tmp, const char *name, const s
 			return 1;
 		if (errno != EINVAL)
 			return -1;
-	} else if (e->text) {
+	} else if (e->text || e->ino) {
 		if (renameat2(dirfd, tmp, dirfd, name, RENAME_EXCHANGE) == 0) {
 			if (still(dirfd, tmp, e)) {
 				unlinkat(dirfd, tmp, 0);
@@ -233,6 +236,12 @@ int ng_write_volatile_at(int dirfd, const char *name, const void *data, size_t l
 			 struct ng_err *err)
 {
 	return write_at(dirfd, name, data, len, mode, NULL, false, err);
+}
+
+int ng_write_volatile_expect_at(int dirfd, const char *name, const void *data, size_t len, unsigned mode,
+				const struct ng_expect *expect, struct ng_err *err)
+{
+	return write_at(dirfd, name, data, len, mode, expect, false, err);
 }
 
 static int write_at(int dirfd, const char *name, const void *data, size_t len, unsigned mode,

@@ -39,6 +39,10 @@ struct ng_expect {
 	bool exists;
 	const char *text; /* when exists; NULL: not a regular file, nothing to compare */
 	size_t len;
+	/* when exists and not 0: compare the file's inode instead of its bytes
+	 * (a file that is only ever replaced by rename, never written in place:
+	 * the same inode is the same file) */
+	unsigned long long ino;
 };
 int ng_write_at(int dirfd, const char *name, const void *data, size_t len, unsigned mode,
 		const struct ng_expect *expect, struct ng_err *err);
@@ -48,6 +52,10 @@ int ng_write_at(int dirfd, const char *name, const void *data, size_t len, unsig
  * that a reboot discards anyway (the agent's state records). */
 int ng_write_volatile_at(int dirfd, const char *name, const void *data, size_t len, unsigned mode,
 			 struct ng_err *err);
+/* ... with `expect` (ng_write_at's rule: code 11, nothing replaced, when
+ * `name` is no longer what the caller planned from). */
+int ng_write_volatile_expect_at(int dirfd, const char *name, const void *data, size_t len, unsigned mode,
+				const struct ng_expect *expect, struct ng_err *err);
 
 /* Removes `name` (not a directory) and fsyncs the directory; a missing
  * file is success. With `expect`, only if it still holds those bytes

@@ -15,6 +15,7 @@
 #include "kernel/neighpin.h"
 #include "kernel/netns.h"
 #include "kernel/resolve.h"
+#include "state/policygen.h"
 #include "state/ready.h"
 #include "state/record.h"
 
@@ -49,6 +50,9 @@ static int prepare_record(struct inv *v)
 	r->pod.netns_ino = (uint64_t)st.st_ino;
 	r->learn = v->pod.policy.learn;
 	r->audit = v->pod.policy.audit;
+	/* Which policy generation the pod runs: the agent's current one when
+	 * this entry is it (the agent re-plans a record of any other). */
+	r->generation = ng_policygen_stamp(v->cfg.state_dir, v->root);
 	snprintf(r->reason, sizeof(r->reason), "%.255s", v->pod.reason);
 	if (!r->conf)
 		r->conf = json_incref(v->root);

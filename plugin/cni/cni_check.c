@@ -14,9 +14,11 @@
 #include "state/recgrants.h"
 
 /* The grants the agent last applied to the pod (its record follows the
- * API: agent/grants.h), not the ones the runtime passed at sandbox
- * creation: a warm pod's grants change while it lives. No record, or not
- * enforced: the runtime's stdin as it is. */
+ * API: agent/grants.h, and a live policy change narrows them:
+ * agent/livepolicy.h), not the ones the runtime passed at sandbox
+ * creation: a warm pod's grants change while it lives; and the mode the
+ * record says the pod keeps (a live change never selects a running pod
+ * less). No record, or not enforced: the runtime's stdin as it is. */
 static int recorded_grants(struct inv *v)
 {
 	char key[300], path[4600];
@@ -32,6 +34,8 @@ static int recorded_grants(struct inv *v)
 	if (!strcmp(r.decision, "enforced") && r.conf &&
 	    ng_recgrants_set(v->root, ng_recgrants_get(r.conf)) < 0)
 		rc = ng_fail(&v->err, NG_E_INTERNAL, "out of memory");
+	if (!strcmp(r.decision, "enforced"))
+		v->keep = r.keep;
 	ng_record_free(&r);
 	return rc;
 }

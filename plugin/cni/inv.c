@@ -243,8 +243,8 @@ int ng_inv_print_prev(struct inv *v)
  * CHECK and verify; logs refusals and errors under their own word. */
 int ng_inv_decide(struct inv *v, ng_names_fn resolve)
 {
-	int rc = ng_pod_policy_build(v->root, &v->cfg, &v->prev, &v->record.pod, resolve, NULL, &v->pod,
-				     &v->err);
+	int rc = ng_pod_policy_build_kept(v->root, &v->cfg, &v->prev, &v->record.pod, v->keep, resolve, NULL,
+					  &v->pod, &v->err);
 
 	if (rc == NG_POD_ERROR)
 		return ng_inv_fail(v, "error");

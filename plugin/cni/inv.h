@@ -40,6 +40,8 @@ struct inv {
 	 * differs from the recorded facts it is planned with ("" none). */
 	char link_drift[200];
 	bool rerun; /* the attachment is recorded (enforced or pending) in this very namespace */
+	/* CHECK: the least the pod's record says it keeps (policy/select.h) */
+	enum ng_keep keep;
 };
 
 void ng_inv_begin(struct inv *v, const char *verb, FILE *out);

@@ -13,7 +13,7 @@
 /* One live flow: its original destination, and where its original
  * tuple and zone sit in the message (for a delete). */
 struct ct_flow {
-	struct ng_ip dst;
+	struct ng_ip src, dst;
 	uint8_t l4;
 	uint16_t dport;
 	const struct nlattr *orig, *zone;
@@ -43,7 +43,7 @@ static int one(const struct nlmsghdr *nlh, void *data)
 	struct ct_ctx *c = data;
 	const struct nlattr *a, *orig = NULL, *proto_info = NULL, *zone = NULL, *ip, *proto, *x;
 	const struct nfgenmsg *g = mnl_nlmsg_get_payload(nlh);
-	struct ng_ip dst = {0};
+	struct ng_ip dst = {0}, src = {0};
 	uint8_t l4 = 0;
 	uint16_t dport = 0;
 
@@ -68,6 +68,11 @@ static int one(const struct nlmsghdr *nlh, void *data)
 	} else {
 		return 0;
 	}
+	if ((x = nested(ip, dst.fam == NG_V4 ? CTA_IP_V4_SRC : CTA_IP_V6_SRC)) &&
+	    mnl_attr_get_payload_len(x) == ng_ip_len(dst.fam)) {
+		src.fam = dst.fam;
+		memcpy(src.a, mnl_attr_get_payload(x), ng_ip_len(dst.fam));
+	}
 	if ((x = nested(proto, CTA_PROTO_NUM)) && mnl_attr_get_payload_len(x) >= 1)
 		l4 = mnl_attr_get_u8(x);
 	if ((x = nested(proto, CTA_PROTO_DST_PORT)) && mnl_attr_get_payload_len(x) >= 2)
@@ -83,7 +88,7 @@ static int one(const struct nlmsghdr *nlh, void *data)
 		}
 	}
 	if (l4 == 6 || l4 == 17) {
-		struct ct_flow f = {dst, l4, dport, orig, zone, g->nfgen_family};
+		struct ct_flow f = {src, dst, l4, dport, orig, zone, g->nfgen_family};
 
 		c->fn(&f, c->data);
 	}
@@ -147,8 +152,9 @@ static void collect(const struct ct_flow *f, void *data)
 	struct nfgenmsg *g;
 	size_t need = MNL_ALIGN(sizeof(*nlh)) + MNL_ALIGN(sizeof(*g)) + MNL_ALIGN(f->orig->nla_len) +
 		      (f->zone ? MNL_ALIGN(f->zone->nla_len) : 0);
+	struct ng_flow fl = {f->src, f->dst, f->l4, f->dport};
 
-	if (c->oom || !c->cut(&f->dst, f->l4, f->dport, c->data) || need > sizeof(c->v[0].msg))
+	if (c->oom || !c->cut(&fl, c->data) || need > sizeof(c->v[0].msg))
 		return;
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 16;

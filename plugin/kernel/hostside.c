@@ -164,6 +164,16 @@ int ng_host_apply(struct ng_nl *nl, const struct ng_policy *p, const char *table
 	return rc;
 }
 
+int ng_host_replace(struct ng_nl *nl, const struct ng_policy *p, const char *table, struct ng_err *err)
+{
+	struct apply_ctx c = {.p = p, .replace = true};
+	int rc = ng_ruleset_commit(nl, table, render_apply, &c, NULL, err);
+
+	if (rc < 0)
+		ng_err_prefix(err, "host-side table on %s: ", p->host_dev);
+	return rc;
+}
+
 struct delete_ctx {
 	const char *const *names;
 	size_t n;

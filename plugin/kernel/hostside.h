@@ -31,6 +31,11 @@ int ng_host_scan(struct ng_nl *nl, ng_host_tables *out, struct ng_err *err);
  * (another attachment's left on a device of this name, any whose device
  * is gone) are GC's and the agent's to remove (ng_host_gc). */
 int ng_host_apply(struct ng_nl *nl, const struct ng_policy *p, const char *table, struct ng_err *err);
+/* The agent's repair or re-plan of a running pod: one transaction that
+ * replaces `table` whether or not it is there (never an exclusive create
+ * first: a refused transaction costs the node's namespace an RCU grace
+ * period under its commit lock, which every pod's re-plan shares). */
+int ng_host_replace(struct ng_nl *nl, const struct ng_policy *p, const char *table, struct ng_err *err);
 
 /* DEL: removes `table` if present (0 either way). */
 int ng_host_delete(struct ng_nl *nl, const char *table, struct ng_err *err);

@@ -10,8 +10,11 @@
 #include "kernel/ruleset.h"
 #include "nft/render.h"
 
-int ng_podtables_apply(struct ng_nl *pod_nl, struct ng_nl *node_nl, const struct ng_policy *p,
-		       const char *host_table, struct ng_err *err)
+/* Both sides: ADD's (an exclusive create first, a failure of the pod's side
+ * undoing the host side) or, `running`, a running pod's (replaces, the host
+ * side left as applied). */
+static int both(struct ng_nl *pod_nl, struct ng_nl *node_nl, const struct ng_policy *p,
+		const char *host_table, bool running, struct ng_err *err)
 {
 	struct ng_nl own = {0}, *node = node_nl ? node_nl : &own;
 	int rc;
@@ -20,8 +23,14 @@ int ng_podtables_apply(struct ng_nl *pod_nl, struct ng_nl *node_nl, const struct
 		return -1;
 	/* No host side now (hostMirror "off", or "auto" without a peer): an
 	 * earlier ADD's table for this attachment must not stay behind. */
-	rc = p->host ? ng_host_apply(node, p, host_table, err) : ng_host_delete(node, host_table, err);
-	if (rc == 0 && ng_ruleset_apply(pod_nl, p, NG_TABLE, err) < 0) {
+	if (!p->host)
+		rc = ng_host_delete(node, host_table, err);
+	else
+		rc = running ? ng_host_replace(node, p, host_table, err)
+			     : ng_host_apply(node, p, host_table, err);
+	if (rc == 0 && running)
+		rc = ng_ruleset_replace(pod_nl, p, NG_TABLE, err);
+	else if (rc == 0 && ng_ruleset_apply(pod_nl, p, NG_TABLE, err) < 0) {
 		struct ng_err undo = {0};
 
 		rc = -1;
@@ -32,6 +41,18 @@ int ng_podtables_apply(struct ng_nl *pod_nl, struct ng_nl *node_nl, const struct
 	if (!node_nl)
 		ng_nl_close(&own);
 	return rc;
+}
+
+int ng_podtables_apply(struct ng_nl *pod_nl, struct ng_nl *node_nl, const struct ng_policy *p,
+		       const char *host_table, struct ng_err *err)
+{
+	return both(pod_nl, node_nl, p, host_table, false, err);
+}
+
+int ng_podtables_replace(struct ng_nl *pod_nl, struct ng_nl *node_nl, const struct ng_policy *p,
+			 const char *host_table, struct ng_err *err)
+{
+	return both(pod_nl, node_nl, p, host_table, true, err);
 }
 
 /* The pod's side of DEL. Leaves the socket open in *pod (fd -1 when none)

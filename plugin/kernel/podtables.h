@@ -22,6 +22,15 @@
 int ng_podtables_apply(struct ng_nl *pod_nl, struct ng_nl *node_nl, const struct ng_policy *p,
 		       const char *host_table, struct ng_err *err);
 
+/* The agent's repair or re-plan of a running pod: the same two
+ * transactions, each a replace whether or not the table is there (no
+ * exclusive create first: kernel/ruleset.h), the host side first. A
+ * failure of the pod's side leaves the host side as applied: the pod is
+ * then held by both policies at once (and its CHECK differs), never by
+ * neither. */
+int ng_podtables_replace(struct ng_nl *pod_nl, struct ng_nl *node_nl, const struct ng_policy *p,
+			 const char *host_table, struct ng_err *err);
+
 /* DEL: the pod's tables when the namespace `netns_path` (may be NULL) is
  * still there and they are attachment (container_id, ifname)'s, then the
  * host-side table by name. Both deletions are committed before either

@@ -169,6 +169,22 @@ int ng_ruleset_apply(struct ng_nl *nl, const struct ng_policy *p, const char *ta
 	return rc;
 }
 
+int ng_ruleset_replace(struct ng_nl *nl, const struct ng_policy *p, const char *table, struct ng_err *err)
+{
+	char owner[256];
+	int mine = ng_ruleset_owner(nl, table, p->container_id, p->ifname, owner, sizeof(owner), err);
+
+	if (mine < 0 && mine != -ENOENT)
+		return -1;
+	memset(err, 0, sizeof(*err));
+	if (mine == 0)
+		return ng_fail(
+			err, NG_E_ATTACHED,
+			"the pod's namespace holds the tables of another attachment (%s): left in place",
+			owner);
+	return ng_ruleset_commit(nl, table, render_replace, p, NULL, err);
+}
+
 int ng_ruleset_delete(struct ng_nl *nl, const char *table, struct ng_err *err)
 {
 	return ng_ruleset_commit(nl, table, render_delete, NULL, NULL, err);

@@ -38,6 +38,13 @@ int ng_ruleset_check_rendered(struct ng_nl *nl, const struct ng_policy *p, const
  * freshly numbered batch, when replies were lost (the batch is idempotent). */
 int ng_ruleset_apply(struct ng_nl *nl, const struct ng_policy *p, const char *table, struct ng_err *err);
 
+/* A running pod's tables (the agent's repair or re-plan): one transaction
+ * that replaces them whether or not they are there, never an exclusive
+ * create first (a refused transaction costs the kernel an RCU grace
+ * period). Only when they are this attachment's (or missing): another's
+ * is refused (code 112, as ADD refuses it). */
+int ng_ruleset_replace(struct ng_nl *nl, const struct ng_policy *p, const char *table, struct ng_err *err);
+
 /* The comment of table `table` of `family` into `comment`: 0, -ENOENT
  * when the table is not there, -1 with err. */
 int ng_ruleset_table_comment(struct ng_nl *nl, const char *table, uint8_t family, char *comment, size_t len,

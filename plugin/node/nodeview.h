@@ -103,6 +103,11 @@ struct ng_view_pod {
 	uint64_t taught_more; /* rows past NG_VIEW_LEARNED_MAX */
 	NG_VEC(struct ng_view_name) taught_names;
 	NG_VEC(struct ng_view_learned) taught;
+	/* Live policy (agent/livepolicy.h): the policy generation the pod runs
+	 * (0 unknown), whether it is the node's current one, and whether the
+	 * pod is kept at a mode the current entry would not give it. */
+	uint64_t generation;
+	bool behind, kept;
 };
 
 struct ng_inv_row {
@@ -127,6 +132,22 @@ void ng_invtotals_add(struct ng_invtotals *t, const struct ng_inv *inv);
 struct ng_ready {
 	bool binary, conflist, serving;
 	char binary_msg[768], conflist_msg[768], serving_msg[128];
+	/* live policy: the active entry is followed and every pod runs it (or
+	 * is being re-planned); has_policy false: no such line (no agent) */
+	bool has_policy, policy;
+	char policy_msg[768];
+};
+
+/* Live policy (agent/livepolicy.h): the node's policy generation and how
+ * its pods follow it. */
+struct ng_view_policy {
+	uint64_t gen; /* current; 0: none yet */
+	bool valid;   /* the active entry is ours and valid */
+	char file[512];
+	uint64_t pods, behind,
+		failed; /* enforced pods on this network, not on gen, of those whose re-plan failed */
+	uint64_t changes, refused, replans, replan_errors, dropped, cut; /* counters */
+	double replan_seconds; /* the last generation: from seen to its last pod re-planned */
 };
 
 struct ng_view {
@@ -141,6 +162,7 @@ struct ng_view {
 	uint64_t ac[NG_AC_COUNT]; /* agent totals, released pods included */
 	bool has_agent;
 	struct ng_ready ready;
+	struct ng_view_policy policy;
 };
 
 void ng_view_pod_free(struct ng_view_pod *p);

@@ -69,6 +69,8 @@ void ng_podstate_from_record(const struct ng_record *d, struct ng_view_pod *v)
 	v->learn = d->learn;
 	v->audit = d->audit;
 	v->refused_file = d->refused_file;
+	v->generation = d->generation;
+	v->kept = d->keep != NG_KEEP_NONE;
 	for (size_t i = 0; i < d->tables.n; i++)
 		v->has_node_side |= d->tables.v[i].in_node;
 }

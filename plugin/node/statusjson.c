@@ -22,6 +22,14 @@ static json_t *pod_json(const struct ng_view_pod *p)
 		json_object_set_new(o, "refusedRecord", json_true());
 	if (!strcmp(p->decision, "enforced")) {
 		json_object_set_new(o, "mode", json_string(p->audit ? "audit" : "enforce"));
+		/* live policy: the generation it runs (0 unknown), and whether
+		 * that is the node's current one or the pod is kept at a mode
+		 * the current entry would not give it */
+		json_object_set_new(o, "policyGeneration", json_integer((json_int_t)p->generation));
+		if (p->behind)
+			json_object_set_new(o, "policyBehind", json_true());
+		if (p->kept)
+			json_object_set_new(o, "policyKept", json_true());
 		json_object_set_new(o, "kernelRead", json_boolean(p->read_ok));
 		if (p->read_error[0])
 			json_object_set_new(o, "kernelError", json_string(p->read_error));
@@ -81,6 +89,16 @@ json_t *ng_status_to_json(const struct ng_view *v)
 			  v->ready.binary_msg, "conflist", v->ready.conflist, "conflistDetail",
 			  v->ready.conflist_msg, "agent", v->ready.serving, "agentDetail",
 			  v->ready.serving_msg);
+	if (v->ready.has_policy) {
+		json_object_set_new(ready, "policy", json_boolean(v->ready.policy));
+		json_object_set_new(ready, "policyDetail", json_string(v->ready.policy_msg));
+		json_object_set_new(o, "policy",
+				    json_pack("{s:I,s:b,s:s,s:I,s:I,s:I}", "generation",
+					      (json_int_t)v->policy.gen, "valid", v->policy.valid, "file",
+					      v->policy.file, "pods", (json_int_t)v->policy.pods, "behind",
+					      (json_int_t)v->policy.behind, "failed",
+					      (json_int_t)v->policy.failed));
+	}
 	json_object_set_new(o, "ready", ready);
 	for (size_t i = 0; i < v->pods.n; i++)
 		json_array_append_new(pods, pod_json(&v->pods.v[i]));
@@ -135,6 +153,9 @@ static int pod_from(const json_t *o, struct ng_view_pod *p)
 	p->repair_errors = u64(o, "repairErrors");
 	p->learned[0] = u64(o, "learnedV4");
 	p->learned[1] = u64(o, "learnedV6");
+	p->generation = u64(o, "policyGeneration");
+	p->behind = json_is_true(json_object_get(o, "policyBehind"));
+	p->kept = json_is_true(json_object_get(o, "policyKept"));
 	json_array_foreach(names, i, x) {
 		struct ng_view_name n = {0};
 
@@ -189,6 +210,19 @@ int ng_status_from_json(const json_t *o, struct ng_view *v, struct ng_err *err)
 	str(ready, "binaryDetail", v->ready.binary_msg, sizeof(v->ready.binary_msg));
 	str(ready, "conflistDetail", v->ready.conflist_msg, sizeof(v->ready.conflist_msg));
 	str(ready, "agentDetail", v->ready.serving_msg, sizeof(v->ready.serving_msg));
+	v->ready.has_policy = json_object_get(ready, "policy") != NULL;
+	v->ready.policy = json_is_true(json_object_get(ready, "policy"));
+	str(ready, "policyDetail", v->ready.policy_msg, sizeof(v->ready.policy_msg));
+	{
+		const json_t *pol = json_object_get(o, "policy");
+
+		v->policy.gen = u64(pol, "generation");
+		v->policy.valid = json_is_true(json_object_get(pol, "valid"));
+		str(pol, "file", v->policy.file, sizeof(v->policy.file));
+		v->policy.pods = u64(pol, "pods");
+		v->policy.behind = u64(pol, "behind");
+		v->policy.failed = u64(pol, "failed");
+	}
 	json_array_foreach(pods, i, x) {
 		struct ng_view_pod p;
 

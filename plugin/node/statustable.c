@@ -37,6 +37,18 @@ static void tables(const struct ng_view_pod *p, char *out, size_t len)
 				   : "MISSING-node");
 }
 
+/* The policy generation the pod runs ("-" unknown or not enforced),
+ * "(behind)" while it is not the node's current one, "(kept)" when it
+ * keeps a mode the current entry would not give it. */
+static void generation(const struct ng_view_pod *p, char *out, size_t len)
+{
+	if (!is_enforced(p) || !p->generation)
+		snprintf(out, len, "-%s", is_enforced(p) && p->behind ? "(behind)" : "");
+	else
+		snprintf(out, len, "%" PRIu64 "%s%s", p->generation, p->behind ? "(behind)" : "",
+			 p->kept ? "(kept)" : "");
+}
+
 static void check(const struct ng_view_pod *p, int64_t now, char *out, size_t len)
 {
 	char a[16];
@@ -140,10 +152,12 @@ static void header(const struct ng_view *v, int64_t now_ms, const struct ng_stat
 	struct ng_status_sum s;
 
 	if (src->from_agent) {
-		bool ready = v->ready.binary && v->ready.conflist && v->ready.serving;
+		bool ready = v->ready.binary && v->ready.conflist && v->ready.serving &&
+			     (!v->ready.has_policy || v->ready.policy);
 		const char *why = !v->ready.binary     ? v->ready.binary_msg
 				  : !v->ready.conflist ? v->ready.conflist_msg
-						       : v->ready.serving_msg;
+				  : !v->ready.serving  ? v->ready.serving_msg
+						       : v->ready.policy_msg;
 
 		fprintf(out,
 			"agent: serving, version %s%s%s%s, %s%s%s, generation %" PRIu64 ", view %" PRId64
@@ -159,6 +173,13 @@ static void header(const struct ng_view *v, int64_t now_ms, const struct ng_stat
 			src->agent_running ? "running, but its view is stale or unreadable" : "not running",
 			src->version);
 	}
+	if (src->from_agent && v->ready.has_policy)
+		fprintf(out,
+			"policy: generation %" PRIu64 "%s%s, %" PRIu64 " of %" PRIu64
+			" enforced pod(s) behind%s%s\n",
+			v->policy.gen, v->policy.file[0] ? " from " : "", v->policy.file, v->policy.behind,
+			v->policy.pods, v->ready.policy ? "" : ": ",
+			v->ready.policy ? "" : v->ready.policy_msg);
 	ng_status_sum(v, &s);
 	fprintf(out,
 		"pods: %zu: %zu enforced (%zu in-sync, %zu differ, %zu cannot-check, %zu not-yet), %zu "
@@ -175,7 +196,7 @@ static void header(const struct ng_view *v, int64_t now_ms, const struct ng_stat
 			s.audited);
 }
 
-enum { C_POD, C_DECISION, C_TABLES, C_CHECK, C_DENIED, C_NAMES, C_REASON, C_COUNT };
+enum { C_POD, C_DECISION, C_GEN, C_TABLES, C_CHECK, C_DENIED, C_NAMES, C_REASON, C_COUNT };
 
 struct row {
 	char cell[C_COUNT][600];
@@ -191,6 +212,7 @@ static void row_of(const struct ng_view_pod *p, int64_t now_ms, struct row *r)
 		 p->name[0] ? p->name : p->key);
 	snprintf(r->cell[C_DECISION], sizeof(r->cell[C_DECISION]), "%s",
 		 is_enforced(p) && p->audit ? "AUDIT" : p->decision);
+	generation(p, r->cell[C_GEN], sizeof(r->cell[C_GEN]));
 	tables(p, r->cell[C_TABLES], sizeof(r->cell[C_TABLES]));
 	check(p, now_ms, r->cell[C_CHECK], sizeof(r->cell[C_CHECK]));
 	denied(p, r->cell[C_DENIED], sizeof(r->cell[C_DENIED]));
@@ -207,8 +229,8 @@ static void print_row(const struct row *r, const size_t *w, FILE *out)
 
 void ng_status_table(const struct ng_view *v, int64_t now_ms, const struct ng_status_source *src, FILE *out)
 {
-	static const char *const titles[C_COUNT] = {"POD",    "DECISION", "TABLES", "CHECK",
-						    "DENIED", "NAMES",    "REASON"};
+	static const char *const titles[C_COUNT] = {"POD",   "DECISION", "GEN",   "TABLES",
+						    "CHECK", "DENIED",   "NAMES", "REASON"};
 	struct row head;
 	struct row *rows = calloc(v->pods.n ? v->pods.n : 1, sizeof(*rows));
 	size_t w[C_COUNT] = {0};

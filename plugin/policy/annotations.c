@@ -2,6 +2,7 @@
 #include "policy/metadata.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -153,4 +154,71 @@ int ng_annotations_parse(const json_t *root, const struct ng_config *cfg, struct
 void ng_annotations_free(struct ng_annotations *a)
 {
 	ng_vec_free(&a->grants);
+}
+
+/* One entry of the value, as ADD would take it under `cfg`: 0 admitted,
+ * -1 with why in err. */
+static int admitted(const char *entry, const struct ng_config *cfg, struct ng_err *err)
+{
+	struct ng_dest d;
+
+	if (!*entry)
+		return ng_fail(err, NG_E_ANNOTATION, "empty entry");
+	if (ng_dest_parse(entry, cfg->learn, NG_E_ANNOTATION, &d, err) < 0)
+		return -1;
+	return check_grant(cfg, &d, err);
+}
+
+static int push_str(ng_str_vec *v, const char *fmt, const char *a, const char *b)
+{
+	char *s = NULL;
+
+	if (asprintf(&s, fmt, a, b) < 0)
+		return -1;
+	if (ng_vec_push(v, &s) < 0) {
+		free(s);
+		return -1;
+	}
+	return 0;
+}
+
+int ng_annotations_narrow(const char *value, const struct ng_config *cfg, char **kept, ng_str_vec *dropped)
+{
+	char *copy = strdup(value ? value : ""), *tok, *out = calloc(1, strlen(value ? value : "") + 1);
+	size_t n = 0;
+	int rc = 0;
+
+	*kept = NULL;
+	if (!copy || !out) {
+		free(copy);
+		free(out);
+		return -1;
+	}
+	for (tok = copy; value && rc == 0;) {
+		char *comma = strchr(tok, ','), *start = tok, *end;
+		struct ng_err why = {0};
+
+		if (comma)
+			*comma = '\0';
+		while (*start == ' ' || *start == '\t')
+			start++;
+		end = start + strlen(start);
+		while (end > start && (end[-1] == ' ' || end[-1] == '\t'))
+			*--end = '\0';
+		if (admitted(start, cfg, &why) == 0) {
+			n += (size_t)sprintf(out + n, "%s%s", n ? "," : "", start);
+		} else if (push_str(dropped, "%s (%s)", start, why.msg) < 0) {
+			rc = -1;
+		}
+		if (!comma)
+			break;
+		tok = comma + 1;
+	}
+	free(copy);
+	if (rc < 0 || n == 0) {
+		free(out);
+		return rc;
+	}
+	*kept = out;
+	return 0;
 }

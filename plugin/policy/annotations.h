@@ -32,4 +32,12 @@ int ng_annotations_parse(const json_t *root, const struct ng_config *cfg, struct
 			 struct ng_err *err);
 void ng_annotations_free(struct ng_annotations *a);
 
+/* Live policy (agent/livepolicy.h): which entries of a running pod's grant
+ * annotation `value` (as its record holds it) the new plugin entry `cfg`
+ * still admits, each checked exactly as ADD checks it. Those, as written,
+ * into *kept (comma-joined; NULL when none is left; free() it); the others
+ * into `dropped` as "<entry> (<why>)" (free() each). Narrower, never
+ * wider: nothing is added or rewritten. 0, or -1 out of memory. */
+int ng_annotations_narrow(const char *value, const struct ng_config *cfg, char **kept, ng_str_vec *dropped);
+
 #endif

@@ -3,19 +3,25 @@
 #include <string.h>
 
 #include "policy/podcomment.h"
-#include "policy/select.h"
 
 int ng_pod_policy_build(const json_t *entry, const struct ng_config *cfg, const struct ng_prev *prev,
 			const struct ng_podref *pod, ng_names_fn resolve, void *ctx,
 			struct ng_pod_policy *out, struct ng_err *err)
+{
+	return ng_pod_policy_build_kept(entry, cfg, prev, pod, NG_KEEP_NONE, resolve, ctx, out, err);
+}
+
+int ng_pod_policy_build_kept(const json_t *entry, const struct ng_config *cfg, const struct ng_prev *prev,
+			     const struct ng_podref *pod, enum ng_keep keep, ng_names_fn resolve, void *ctx,
+			     struct ng_pod_policy *out, struct ng_err *err)
 {
 	ng_name_list names = {0};
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if (ng_annotations_parse(entry, cfg, &out->ann, err) < 0 ||
-	    ng_select(cfg, pod->ns, &out->ann, &out->enforced, &out->audit, out->reason, sizeof(out->reason),
-		      err) < 0)
+	    ng_select_kept(cfg, pod->ns, &out->ann, keep, &out->enforced, &out->audit, out->reason,
+			   sizeof(out->reason), err) < 0)
 		return NG_POD_REFUSED;
 	if (!out->enforced)
 		return 0;

@@ -13,6 +13,7 @@
 #include "policy/annotations.h"
 #include "policy/config.h"
 #include "policy/policy.h"
+#include "policy/select.h"
 
 /* Fills `out` with the addresses of `names`; 0, or -1 with err. */
 typedef int (*ng_names_fn)(const ng_name_list *names, ng_resolved *out, void *ctx, struct ng_err *err);
@@ -38,6 +39,12 @@ enum {
 int ng_pod_policy_build(const json_t *entry, const struct ng_config *cfg, const struct ng_prev *prev,
 			const struct ng_podref *pod, ng_names_fn resolve, void *ctx,
 			struct ng_pod_policy *out, struct ng_err *err);
+/* The same for a running pod whose record says it is kept at least at
+ * `keep` (policy/select.h: a live policy change never selects a running
+ * pod less). */
+int ng_pod_policy_build_kept(const json_t *entry, const struct ng_config *cfg, const struct ng_prev *prev,
+			     const struct ng_podref *pod, enum ng_keep keep, ng_names_fn resolve, void *ctx,
+			     struct ng_pod_policy *out, struct ng_err *err);
 void ng_pod_policy_free(struct ng_pod_policy *p);
 
 #endif

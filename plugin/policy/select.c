@@ -51,3 +51,33 @@ int ng_select(const struct ng_config *cfg, const char *pod_namespace, const stru
 			 ann->passed || !cfg->opt_in ? "" : " (the runtime passed no pod annotations)");
 	return 0;
 }
+
+int ng_select_kept(const struct ng_config *cfg, const char *pod_namespace, const struct ng_annotations *ann,
+		   enum ng_keep keep, bool *enforced, bool *audit, char *reason, size_t reason_len,
+		   struct ng_err *err)
+{
+	char would[512];
+	enum ng_keep got;
+	struct ng_err e2 = {0};
+
+	if (keep == NG_KEEP_NONE)
+		return ng_select(cfg, pod_namespace, ann, enforced, audit, reason, reason_len, err);
+	if (ng_select(cfg, pod_namespace, ann, enforced, audit, would, sizeof(would), &e2) < 0) {
+		*enforced = *audit = false;
+		snprintf(would, sizeof(would), "%s", e2.msg);
+	}
+	got = !*enforced ? NG_KEEP_NONE : *audit ? NG_KEEP_AUDIT : NG_KEEP_ENFORCE;
+	if (got >= keep) {
+		snprintf(reason, reason_len, "%s", would);
+		return 0;
+	}
+	/* Never less than it runs with: kept, and the reason says why. */
+	*enforced = true;
+	*audit = keep == NG_KEEP_AUDIT;
+	snprintf(reason, reason_len,
+		 "kept %s until its DEL (a running pod is never selected less); the active entry would %s: "
+		 "%.300s",
+		 keep == NG_KEEP_AUDIT ? "in AUDIT" : "enforced",
+		 got == NG_KEEP_AUDIT ? "only audit it" : "not select it", would);
+	return 0;
+}

@@ -76,7 +76,7 @@ json_t *ng_conffile_entry(const char *path, char *used, size_t used_len, struct 
 	}
 	root = json_load_file(used, JSON_REJECT_DUPLICATES, &je);
 	if (!root) {
-		ng_fail(err, NG_E_CONFIG, "%s: %s", used, je.text);
+		ng_fail(err, NG_E_DECODE, "%s: %s", used, je.text);
 		return NULL;
 	}
 	plugins = json_object_get(root, "plugins");

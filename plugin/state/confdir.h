@@ -15,8 +15,9 @@
 #define NG_PLUGIN_TYPE      "boxxkite-netguard"
 
 /* Returns a new reference to our entry as libcni would pass it (with the
- * list's `name` and `cniVersion` added), or NULL with err. `used` receives
- * the file that was read. */
+ * list's `name` and `cniVersion` added), or NULL with err: code 6 when the
+ * file is not JSON, 7 when it holds no entry of ours. `used` receives the
+ * file that was read. */
 json_t *ng_conffile_entry(const char *path, char *used, size_t used_len, struct ng_err *err);
 
 /* The active config file of a conf dir (first by name among .conf,

@@ -1,6 +1,7 @@
 #include "state/record.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/netfilter.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,6 +117,10 @@ json_t *ng_record_to_json(const struct ng_record *r)
 	json_object_set_new(o, "learn", json_boolean(r->learn));
 	if (r->audit)
 		json_object_set_new(o, "audit", json_true());
+	if (r->generation)
+		json_object_set_new(o, "generation", json_integer((json_int_t)r->generation));
+	if (r->keep != NG_KEEP_NONE)
+		json_object_set_new(o, "keep", json_string(r->keep == NG_KEEP_AUDIT ? "audit" : "enforce"));
 	put(o, "nonce", r->nonce);
 	for (size_t i = 0; i < r->tables.n; i++) {
 		const struct ng_record_table *t = &r->tables.v[i];
@@ -219,7 +224,7 @@ int ng_record_from_json(const json_t *o, struct ng_record *r, struct ng_err *err
 {
 	const json_t *pod = json_object_get(o, "pod"), *conf = json_object_get(o, "conf");
 	const json_t *link = json_object_get(o, "link");
-	const char *netns;
+	const char *netns, *keep;
 	int rc = -1;
 
 	memset(r, 0, sizeof(*r));
@@ -248,6 +253,13 @@ int ng_record_from_json(const json_t *o, struct ng_record *r, struct ng_err *err
 	r->at_ms = (int64_t)json_integer_value(json_object_get(o, "at"));
 	r->learn = json_is_true(json_object_get(o, "learn"));
 	r->audit = json_is_true(json_object_get(o, "audit"));
+	r->generation = (uint64_t)json_integer_value(json_object_get(o, "generation"));
+	keep = json_string_value(json_object_get(o, "keep"));
+	if (keep && strcmp(keep, "audit") != 0 && strcmp(keep, "enforce") != 0) {
+		ng_fail(err, NG_E_DECODE, "pod record: keep \"%.32s\" is neither audit nor enforce", keep);
+		goto out;
+	}
+	r->keep = !keep ? NG_KEEP_NONE : !strcmp(keep, "audit") ? NG_KEEP_AUDIT : NG_KEEP_ENFORCE;
 	if (tables_from_json(json_object_get(o, "tables"), &r->tables, err) < 0)
 		goto out;
 	if (link) {
@@ -348,24 +360,34 @@ static int pods_dir(const char *state_dir, bool create, struct ng_err *err)
 	return ng_dir_open(dir, err);
 }
 
+/* pods/ of stateDir open in *dfd and the record's text in *text (free()
+ * it, close *dfd): 0, -2 when stateDir is absent and not to be made, or
+ * -1 with err. */
+static int open_text(const char *state_dir, const struct ng_record *r, bool create, int *dfd, char **text,
+		     struct ng_err *err)
+{
+	json_t *o;
+
+	*dfd = pods_dir(state_dir, create, err);
+	if (*dfd < 0)
+		return *dfd;
+	o = ng_record_to_json(r);
+	*text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	if (*text)
+		return 0;
+	close(*dfd);
+	return ng_fail(err, NG_E_INTERNAL, "out of memory writing the pod record");
+}
+
 int ng_record_write(const char *state_dir, const struct ng_record *r, bool create, struct ng_err *err)
 {
 	bool refused = is_refused(r->decision);
-	char name[320];
-	json_t *o;
-	char *text;
-	int dfd, rc;
+	char name[320], *text;
+	int dfd, rc = open_text(state_dir, r, create, &dfd, &text, err);
 
-	dfd = pods_dir(state_dir, create, err);
-	if (dfd < 0)
-		return dfd == -2 ? 0 : -1;
-	o = ng_record_to_json(r);
-	text = o ? json_dumps(o, JSON_COMPACT) : NULL;
-	json_decref(o);
-	if (!text) {
-		close(dfd);
-		return ng_fail(err, NG_E_INTERNAL, "out of memory writing the pod record");
-	}
+	if (rc < 0)
+		return rc == -2 ? 0 : -1;
 	file_name(r->key, refused, name, sizeof(name));
 	rc = ng_write_volatile_at(dfd, name, text, strlen(text), 0600, err);
 	/* A pod that got through after a refusal is not refused anymore. */
@@ -375,6 +397,31 @@ int ng_record_write(const char *state_dir, const struct ng_record *r, bool creat
 	}
 	close(dfd);
 	free(text);
+	if (rc < 0)
+		ng_err_prefix(err, "stateDir %s: ", state_dir);
+	return rc;
+}
+
+int ng_record_replace(const char *state_dir, const struct ng_record *r, uint64_t expect_ino,
+		      uint64_t *new_ino, struct ng_err *err)
+{
+	struct ng_expect e = {.exists = true, .ino = expect_ino};
+	char name[320], *text;
+	struct stat st;
+	int dfd, rc = open_text(state_dir, r, false, &dfd, &text, err);
+
+	if (rc < 0)
+		return rc == -2 ? 1 : -1;
+	file_name(r->key, false, name, sizeof(name));
+	rc = ng_write_volatile_expect_at(dfd, name, text, strlen(text), 0600, &e, err);
+	free(text);
+	if (rc < 0 && err->code == NG_E_TRY_AGAIN) {
+		rc = 1; /* gone (DEL) or rewritten (a retried ADD): theirs */
+		memset(err, 0, sizeof(*err));
+	}
+	if (rc == 0)
+		*new_ino = fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? (uint64_t)st.st_ino : 0;
+	close(dfd);
 	if (rc < 0)
 		ng_err_prefix(err, "stateDir %s: ", state_dir);
 	return rc;

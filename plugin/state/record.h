@@ -42,6 +42,7 @@
 #include "base/err.h"
 #include "base/vec.h"
 #include "policy/policy.h"
+#include "policy/select.h"
 #include "spec/podref.h"
 
 #define NG_RECORD_VERSION   2
@@ -80,6 +81,13 @@ struct ng_record {
 	struct ng_link_facts link;
 	json_t *conf; /* ADD's stdin (enforced or pending; owned) */
 	bool refused_file;
+	/* The policy generation (state/policygen.h) whose entry `conf` was
+	 * planned from: stamped by ADD when its entry is the agent's current
+	 * one, by the agent when it re-plans the pod (live policy); 0 unknown. */
+	uint64_t generation;
+	/* The least the pod keeps (policy/select.h): a live policy change
+	 * never selects a running pod less; every rebuild honours it. */
+	enum ng_keep keep;
 };
 
 /* "<container>@<ifname>", refusing a container ID that is not a safe file
@@ -107,6 +115,14 @@ int ng_record_new_nonce(struct ng_record *r, struct ng_err *err);
  * the agent must learn for); without, nothing is written when stateDir is
  * not there (no agent was ever installed on this node). */
 int ng_record_write(const char *state_dir, const struct ng_record *r, bool create, struct ng_err *err);
+/* The agent's re-plan of a running pod: writes pods/<key>.json only in
+ * place of the file of inode `expect_ino` (the record it planned from), so
+ * that a DEL (the record gone) or a retried ADD (a new record) meanwhile
+ * is never overwritten or brought back. 0 written (*new_ino: the new
+ * file's inode), 1 the record is gone or another now (nothing written),
+ * -1 with err. */
+int ng_record_replace(const char *state_dir, const struct ng_record *r, uint64_t expect_ino,
+		      uint64_t *new_ino, struct ng_err *err);
 /* Reads one record file; the file's name must be its key. */
 int ng_record_read(const char *path, struct ng_record *r, struct ng_err *err);
 void ng_record_free(struct ng_record *r);

@@ -15,8 +15,8 @@ int ng_recpolicy_build(const struct ng_record *r, ng_names_fn resolve, void *ctx
 	if (ng_config_parse(r->conf, &out->cfg, err) < 0 ||
 	    ng_prev_parse(json_object_get(r->conf, "prevResult"), &out->prev, err) < 0)
 		return -1;
-	if (ng_pod_policy_build(r->conf, &out->cfg, &out->prev, &r->pod, out->cfg.learn ? NULL : resolve, ctx,
-				&out->pp, err) < 0)
+	if (ng_pod_policy_build_kept(r->conf, &out->cfg, &out->prev, &r->pod, r->keep,
+				     out->cfg.learn ? NULL : resolve, ctx, &out->pp, err) < 0)
 		return -1;
 	if (!out->pp.enforced)
 		return ng_fail(err, NG_E_CONFIG, "the recorded configuration no longer enforces the pod: %s",

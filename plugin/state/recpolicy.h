@@ -1,7 +1,8 @@
 /* A recorded pod's policy, rebuilt from its record alone: ADD's stdin
  * through the one path of ADD, CHECK and verify (policy/pod_policy.h), and
  * the link facts ADD planned with (never the pod's present: a process with
- * NET_ADMIN in the pod chooses that). What the agent's learner, its drift
+ * NET_ADMIN in the pod chooses that), and the least it keeps (r->keep:
+ * a live policy change never selects a running pod less). What the agent's learner, its drift
  * watch, a repair and `status` compare with and apply. Pure. */
 #ifndef NG_RECPOLICY_H
 #define NG_RECPOLICY_H

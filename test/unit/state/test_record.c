@@ -5,6 +5,7 @@
 #include "testutil.h"
 
 #include <linux/netfilter.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/decision_log.h"
@@ -163,6 +164,67 @@ static void test_files(void **state)
 	assert_false(ng_record_name("a@eth0.txt", key, sizeof(key), &refused));
 }
 
+static uint64_t ino_of(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+/* Live policy's fields, and the agent's rewrite of a record: only in
+ * place of the file it planned from, never over a DEL or a retried ADD. */
+static void test_replace(void **state)
+{
+	char dir[] = "/tmp/ng-rep-XXXXXX", path[256];
+	struct ng_record r, back;
+	struct ng_err err = {0};
+	uint64_t ino, now = 0;
+	json_t *o;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	fill(&r, "enforced");
+	r.generation = 7;
+	r.keep = NG_KEEP_AUDIT;
+	o = ng_record_to_json(&r);
+	assert_int_equal(ng_record_from_json(o, &back, &err), 0);
+	assert_int_equal(back.generation, 7);
+	assert_int_equal(back.keep, NG_KEEP_AUDIT);
+	ng_record_free(&back);
+	json_object_set_new(o, "keep", json_string("nothing"));
+	assert_int_equal(ng_record_from_json(o, &back, &err), -1);
+	assert_contains(err.msg, "keep");
+	json_decref(o);
+
+	assert_int_equal(ng_record_write(dir, &r, true, &err), 0);
+	snprintf(path, sizeof(path), "%s/pods/abc123@eth0.json", dir);
+	ino = ino_of(path);
+	r.generation = 8;
+	assert_int_equal(ng_record_replace(dir, &r, ino, &now, &err), 0);
+	assert_int_not_equal(now, ino);
+	assert_int_equal(now, ino_of(path));
+	assert_int_equal(ng_record_read(path, &back, &err), 0);
+	assert_int_equal(back.generation, 8);
+	ng_record_free(&back);
+	/* planned from a file that is not there any more (a retried ADD wrote
+	 * another): nothing written, theirs stays */
+	r.generation = 9;
+	assert_int_equal(ng_record_replace(dir, &r, ino, &now, &err), 1);
+	assert_int_equal(ng_record_read(path, &back, &err), 0);
+	assert_int_equal(back.generation, 8);
+	ng_record_free(&back);
+	/* the record gone (DEL): not brought back */
+	assert_int_equal(ng_record_remove(dir, r.key, 0, &err), 0);
+	assert_int_equal(ng_record_replace(dir, &r, now, &now, &err), 1);
+	assert_int_equal(access(path, F_OK), -1);
+	ng_record_free(&r);
+	snprintf(path, sizeof(path), "%s/pods", dir);
+	assert_int_equal(rmdir(path), 0);
+	snprintf(path, sizeof(path), "%s/ready", dir);
+	assert_int_equal(rmdir(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 /* The one list of a pod's tables: inet, the guard when on, the host side
  * when planned. */
 static void test_tables(void **state)
@@ -280,6 +342,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json_round_trip),
 		cmocka_unit_test(test_files),
+		cmocka_unit_test(test_replace),
 		cmocka_unit_test(test_tables),
 		cmocka_unit_test(test_refusal_reaches_the_entry_state_dir),
 		cmocka_unit_test(test_migrate_v1),
