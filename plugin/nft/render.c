@@ -58,6 +58,7 @@
 #include <linux/netfilter/nf_tables.h>
 #include <string.h>
 
+#include "nft/render_chain.h"
 #include "nft/render_guard.h"
 #include "nft/render_mld.h"
 #include "nft/render_objs.h"

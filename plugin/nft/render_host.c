@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nft/render_chain.h"
 #include "nft/render_objs.h"
 #include "nft/render_raw.h"
 #include "nft/rulebuild.h"

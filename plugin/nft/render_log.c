@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "nft/render_objs.h"
+#include "nft/render_chain.h"
 #include "nft/rulebuild.h"
 
 const char *ng_log_table_name(enum ng_log_table t)

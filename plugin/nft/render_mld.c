@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "nft/render_objs.h"
+#include "nft/render_chain.h"
 #include "nft/rulebuild.h"
 
 /* Offsets in the kernel's report (net/ipv6/mcast.c ip6_mc_hdr, mld_newpack,

@@ -40,19 +40,6 @@ enum {
 /* Fills `sets` (names, key layouts, contents) from `p`. */
 void ng_render_set_specs(const struct ng_policy *p, struct ng_set_spec sets[NG_S_COUNT]);
 
-/* NEWTABLE / DELTABLE `b->table` in family b->family. */
-int ng_render_table(struct ng_batch *b, uint16_t type, uint16_t flags, const char *comment, const char *what);
-/* A chain; a base chain (policy drop) when hook >= 0, on `device` when set. */
-int ng_render_chain(struct ng_batch *b, const char *name, int hook, const char *device);
-/* The same with its priority and policy (NF_ACCEPT / NF_DROP). */
-int ng_render_base_chain(struct ng_batch *b, const char *name, int hook, const char *device, int prio,
-			 uint32_t policy);
-int ng_render_counter(struct ng_batch *b, const char *name);
-/* Object `o` (its own attributes set; type NFT_OBJECT_*) as `name` of
- * b's table, into the batch; o is freed. -1 when o is NULL. */
-struct nftnl_obj;
-int ng_render_object(struct ng_batch *b, struct nftnl_obj *o, uint32_t type, const char *name,
-		     const char *what);
 
 /* The counter a refuse chain counts into: `counter` ("egress_denied"), or
  * in an audited table "egress_would_deny" (metadata's never changes). */

@@ -68,6 +68,7 @@
 #include <stdio.h>
 
 #include "nft/render.h"
+#include "nft/render_chain.h"
 #include "nft/render_guard.h"
 #include "nft/render_mld.h"
 #include "nft/render_objs.h"
