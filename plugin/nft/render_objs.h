@@ -40,7 +40,6 @@ enum {
 /* Fills `sets` (names, key layouts, contents) from `p`. */
 void ng_render_set_specs(const struct ng_policy *p, struct ng_set_spec sets[NG_S_COUNT]);
 
-
 /* The counter a refuse chain counts into: `counter` ("egress_denied"), or
  * in an audited table "egress_would_deny" (metadata's never changes). */
 #define NG_COUNTER_NAME_MAX 64
