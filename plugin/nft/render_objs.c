@@ -1,9 +1,6 @@
 #include "nft/render_objs.h"
 
 #include <arpa/inet.h>
-#include <libnftnl/chain.h>
-#include <libnftnl/object.h>
-#include <libnftnl/table.h>
 #include <libnftnl/udata.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_conntrack_common.h>
