@@ -292,7 +292,11 @@ int ng_pod_commit(struct ng_pod *p, struct ng_pod_shared *sh, const ng_pending_v
 		rc = commit_side(p, sh->node_nl, true, pend_node, &err);
 	if (rc < 0) {
 		p->c.commit_errors++;
-		ng_pod_log("error", "commit_failed", p, "%s", err.msg);
+		/* A pod with NET_ADMIN can make every commit fail (its table
+		 * gone): the 1st, 2nd, 4th, ... (agent/alog.h). */
+		if (ng_alog_due(p->c.commit_errors, 1))
+			ng_pod_log("error", "commit_failed", p, "%s (%llu failed commits so far)", err.msg,
+				   (unsigned long long)p->c.commit_errors);
 		if (pend_node)
 			ng_tracker_revert(&p->tr_node, pend_node);
 		return -1;
