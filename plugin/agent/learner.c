@@ -194,6 +194,11 @@ void ng_learner_removed(struct ng_learner *l, const char *name)
 		release(l, p, "its record was removed (DEL)");
 }
 
+static bool served(const char *name, void *data)
+{
+	return find(data, name) != NULL;
+}
+
 void ng_learner_scan(struct ng_learner *l)
 {
 	char dir[4200];
@@ -226,6 +231,14 @@ void ng_learner_scan(struct ng_learner *l)
 	for (size_t i = l->pods.n; i-- > 0;)
 		if (!l->pods.v[i]->seen)
 			release(l, l->pods.v[i], "its record is gone");
+	/* Ready files of pods not served (deleted while no agent ran, or a
+	 * write a killed agent left): nobody waits for them, and nobody else
+	 * would ever remove them. */
+	unsigned stale = ng_record_sweep_ready(l->state_dir, served, l);
+
+	if (stale)
+		ng_alog("info", "ready_swept", NULL, NULL,
+			"%u ready file(s) of pods the agent does not serve removed", stale);
 }
 
 void ng_learner_serve(struct ng_learner *l, struct ng_pod *p)
