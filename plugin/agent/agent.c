@@ -187,6 +187,12 @@ static int setup(struct ng_agent *a)
 		ng_alog("error", "start", NULL, NULL, "setting up the loop: %s", strerror(errno));
 		return -1;
 	}
+	/* The ops thread's wakes for pods parked during its rebuilds
+	 * (agent/podlock.h). */
+	if (watch(a, a->learner.locks.freed_fd, (int *)(void *)&a->learner.locks) < 0) {
+		ng_alog("error", "start", NULL, NULL, "watching the pods' locks: %s", strerror(errno));
+		return -1;
+	}
 	/* The node-side observer's copies: read as they come (and by the
 	 * learner, when an answer's node-side question finds nothing). */
 	if (ng_learner_observer_fd(&a->learner) >= 0 &&
@@ -217,6 +223,8 @@ static void run(struct ng_agent *a)
 				a->stop = true;
 			else if (tag == (void *)&a->learner.obs)
 				ng_learner_observe(&a->learner);
+			else if (tag == (void *)&a->learner.locks)
+				ng_learner_unpark(&a->learner);
 			else
 				ng_learner_serve(&a->learner, tag);
 			/* A release inside this batch frees a pod another event

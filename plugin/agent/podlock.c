@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "base/clock.h"
 #include "kernel/podtables.h"
@@ -15,14 +17,36 @@ struct ng_podlock {
 	struct ng_tracker *tr, *tr_node; /* under mu; tr_node NULL: no node side */
 };
 
-void ng_podlocks_init(struct ng_podlocks *r)
+int ng_podlocks_init(struct ng_podlocks *r)
 {
 	memset(r, 0, sizeof(*r));
 	pthread_mutex_init(&r->mu, NULL);
+	r->freed_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	return r->freed_fd < 0 ? -1 : 0;
+}
+
+void ng_podlocks_wake(struct ng_podlocks *r)
+{
+	uint64_t one = 1;
+
+	if (write(r->freed_fd, &one, sizeof(one)) < 0) {
+		/* EAGAIN only (the counter full): it is readable already */
+	}
+}
+
+void ng_podlocks_woken(struct ng_podlocks *r)
+{
+	uint64_t n;
+
+	if (read(r->freed_fd, &n, sizeof(n)) < 0) {
+		/* EAGAIN: a wake already taken in this turn */
+	}
 }
 
 void ng_podlocks_free(struct ng_podlocks *r)
 {
+	if (r->freed_fd >= 0)
+		close(r->freed_fd);
 	for (size_t i = 0; i < r->v.n; i++) {
 		pthread_mutex_destroy(&r->v.v[i]->mu);
 		free(r->v.v[i]);
@@ -75,6 +99,11 @@ void ng_podlock_put(struct ng_podlocks *r, struct ng_podlock *l)
 void ng_podlock_lock(struct ng_podlock *l)
 {
 	pthread_mutex_lock(&l->mu);
+}
+
+bool ng_podlock_trylock(struct ng_podlock *l)
+{
+	return pthread_mutex_trylock(&l->mu) == 0;
 }
 
 void ng_podlock_unlock(struct ng_podlock *l)
@@ -162,5 +191,6 @@ int ng_podlock_apply(struct ng_podlocks *r, const char *key, struct ng_nl *pod_n
 	st->apply_us = ng_mono_us() - t0 - st->wait_us;
 	ng_podlock_unlock(l);
 	ng_podlock_put(r, l);
+	ng_podlocks_wake(r); /* the learner may have parked the pod meanwhile */
 	return rc;
 }
