@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "agent/alog.h"
+#include "agent/learncheck.h"
 #include "agent/podlock.h"
 #include "base/clock.h"
 #include "base/nlwalk.h"
@@ -362,6 +363,28 @@ static void check_link(struct ng_opod *p, const struct ng_opod_env *env, char *l
 	snprintf(p->link_diff, sizeof(p->link_diff), "%s", link);
 }
 
+/* The tables match the policy: do their learned sets hold what the
+ * learner committed (agent/learncheck.h)? 0 yes (or nothing learns), 1 no
+ * (diff names the first missing element), -1 could not tell. */
+static int check_learned(struct ng_opod *p, const struct ng_opod_env *env, char *diff, size_t len)
+{
+	struct ng_learncheck lc;
+	struct ng_err err = {0};
+
+	if (!env->locks)
+		return 0;
+	if (ng_learncheck_run(env->locks, &p->nl, env->node_nl, &p->d, &p->pol, &lc, &err) < 0) {
+		snprintf(diff, len, "learned sets: %.200s", err.msg);
+		return -1;
+	}
+	if (!lc.missing)
+		return 0;
+	snprintf(diff, len,
+		 "%u learned element(s) the agent committed missing or expiring early; first: %.100s",
+		 lc.missing, lc.first);
+	return 1;
+}
+
 /* The view's verdict: in sync when the tables match (rc 0) and the link
  * is as recorded; the difference, the tables' first. */
 static void set_sync(struct ng_opod *p, int rc, const char *diff, const char *link)
@@ -379,6 +402,8 @@ bool ng_opod_check(struct ng_opod *p, const struct ng_opod_env *env, const char 
 	if (!p->nl_open || !p->pol_ok)
 		return false;
 	rc = ng_podstate_check(&p->nl, env->node_nl, &p->d, &p->pol, diff, sizeof(diff));
+	if (rc == 0)
+		rc = check_learned(p, env, diff, sizeof(diff));
 	env->local->check_runs++;
 	p->next_check_ms = ng_mono_ms() + env->check_ms;
 	/* A DEL under way (its record went first) or a retried ADD (a new

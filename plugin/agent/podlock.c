@@ -167,6 +167,22 @@ int ng_podlock_learned(struct ng_podlock *l, struct ng_policy *pol, int64_t now_
 	return n < 0 || m < 0 ? -1 : n + m;
 }
 
+static bool covers(const struct ng_elem *e, const void *pol)
+{
+	return covered(pol, e);
+}
+
+int ng_podlock_copy(struct ng_podlock *l, const struct ng_policy *pol, struct ng_tracker *tr,
+		    struct ng_tracker *tr_node)
+{
+	if (!l->tr)
+		return 1;
+	if (ng_tracker_copy(l->tr, tr, covers, pol) < 0 ||
+	    (l->tr_node && ng_tracker_copy(l->tr_node, tr_node, covers, pol) < 0))
+		return -1;
+	return 0;
+}
+
 int ng_podlock_apply(struct ng_podlocks *r, const char *key, struct ng_nl *pod_nl, struct ng_nl *node_nl,
 		     struct ng_policy *pol, const char *host_table, bool (*still)(void *), void *still_data,
 		     struct ng_podlock_stats *st, struct ng_err *err)

@@ -71,6 +71,13 @@ void ng_podlock_attach(struct ng_podlock *l, struct ng_tracker *tr, struct ng_tr
  * the pod. How many, or -1 out of memory. */
 int ng_podlock_learned(struct ng_podlock *l, struct ng_policy *pol, int64_t now_ms);
 
+/* Under the lock: copies of the learner's trackers of the pod (tr_node
+ * stays empty when it has no node side), only the elements a name entry
+ * of `pol` covers (a re-plan may have dropped the others from the
+ * tables). 0; 1 when no learner serves the pod; -1 out of memory. */
+int ng_podlock_copy(struct ng_podlock *l, const struct ng_policy *pol, struct ng_tracker *tr,
+		    struct ng_tracker *tr_node);
+
 /* Applies pod `key`'s policy `pol` (built from its record; possibly new)
  * with every element the agent learned for the pod, both sides, one
  * transaction per namespace (kernel/podtables.h), under the pod's lock.
