@@ -93,7 +93,7 @@ static int look(struct ng_podlocks *locks, struct ng_nl *pod_nl, struct ng_nl *n
 	ng_podlock_lock(l);
 	rc = ng_podlock_copy(l, pol, &tr, &tr_node);
 	if (!locked || rc != 0)
-		ng_podlock_unlock(l);
+		ng_podlock_unlock_ops(locks, l);
 	if (rc < 0)
 		ng_fail(err, NG_E_INTERNAL, "out of memory");
 	if (rc == 0) {
@@ -109,10 +109,8 @@ static int look(struct ng_podlocks *locks, struct ng_nl *pod_nl, struct ng_nl *n
 					   &tr_node};
 			rc = check_table(&sd, sets, now, out, err);
 		}
-		if (locked) {
-			ng_podlock_unlock(l);
-			ng_podlocks_wake(locks); /* the learner may have parked the pod */
-		}
+		if (locked)
+			ng_podlock_unlock_ops(locks, l);
 	}
 	ng_podlock_put(locks, l);
 	ng_tracker_free(&tr);

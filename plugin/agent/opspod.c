@@ -98,6 +98,7 @@ struct ng_opod *ng_opod_load(const char *path, uint64_t ino)
 		return NULL;
 	p->ev_fd = -1;
 	p->file_ino = ino;
+	p->loaded_ms = ng_mono_ms();
 	p->seen = true;
 	if (ng_record_read(path, &p->d, &err) < 0) {
 		ng_opod_log("error", "decision_unusable", NULL, "%s", err.msg);
@@ -401,6 +402,15 @@ bool ng_opod_check(struct ng_opod *p, const struct ng_opod_env *env, const char 
 
 	if (!p->nl_open || !p->pol_ok)
 		return false;
+	/* A learning pod the learner has not taken on yet (the agent has just
+	 * started): what it learned is in the learner's tracker only once it
+	 * has, and a repair before would close those names. The CHECK waits
+	 * for it (the tick asks again each second), a few seconds at most. */
+	if (p->pol.learn && env->locks && !ng_podlocks_served(env->locks, p->d.key) &&
+	    ng_mono_ms() - p->loaded_ms < NG_OPOD_LEARNER_WAIT_MS) {
+		p->next_check_ms = ng_mono_ms();
+		return false;
+	}
 	rc = ng_podstate_check(&p->nl, env->node_nl, &p->d, &p->pol, diff, sizeof(diff));
 	if (rc == 0)
 		rc = check_learned(p, env, diff, sizeof(diff));

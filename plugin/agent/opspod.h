@@ -16,7 +16,10 @@
 #include "policy/policy.h"
 #include "state/record.h"
 
-#define NG_OPOD_COLLECT_MS 5000 /* counters and learned sets re-read */
+#define NG_OPOD_COLLECT_MS      5000 /* counters and learned sets re-read */
+/* A learning pod's CHECK waits at most this long for the learner to take
+ * the pod on (a repair before would carry none of what it learned). */
+#define NG_OPOD_LEARNER_WAIT_MS 10000
 
 struct ng_opod {
 	struct ng_record d;
@@ -33,6 +36,7 @@ struct ng_opod {
 	unsigned batch_n;
 	struct ng_nft_event batch_first;
 	int64_t next_check_ms, next_collect_ms;
+	int64_t loaded_ms;   /* when this thread picked the record up */
 	char link_diff[200]; /* the link's difference from the record last reported ("" none) */
 };
 

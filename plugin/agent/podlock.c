@@ -1,6 +1,7 @@
 /* The per-pod commit locks. See podlock.h. */
 #include "agent/podlock.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,10 @@
 struct ng_podlock {
 	char key[256];
 	pthread_mutex_t mu;
+	/* Raised by the learner before it tries the lock, so that the ops
+	 * thread's unlock that follows a failed try always sees it and wakes
+	 * the learner (raised after, a wake could be missed). */
+	atomic_bool tried;
 	unsigned refs;                   /* under the list's mutex */
 	struct ng_tracker *tr, *tr_node; /* under mu; tr_node NULL: no node side */
 };
@@ -103,12 +108,23 @@ void ng_podlock_lock(struct ng_podlock *l)
 
 bool ng_podlock_trylock(struct ng_podlock *l)
 {
-	return pthread_mutex_trylock(&l->mu) == 0;
+	atomic_store(&l->tried, true);
+	if (pthread_mutex_trylock(&l->mu) != 0)
+		return false;
+	atomic_store(&l->tried, false);
+	return true;
 }
 
 void ng_podlock_unlock(struct ng_podlock *l)
 {
 	pthread_mutex_unlock(&l->mu);
+}
+
+void ng_podlock_unlock_ops(struct ng_podlocks *r, struct ng_podlock *l)
+{
+	pthread_mutex_unlock(&l->mu);
+	if (atomic_exchange(&l->tried, false))
+		ng_podlocks_wake(r);
 }
 
 void ng_podlock_attach(struct ng_podlock *l, struct ng_tracker *tr, struct ng_tracker *tr_node)
@@ -167,6 +183,20 @@ int ng_podlock_learned(struct ng_podlock *l, struct ng_policy *pol, int64_t now_
 	return n < 0 || m < 0 ? -1 : n + m;
 }
 
+bool ng_podlocks_served(struct ng_podlocks *r, const char *key)
+{
+	struct ng_podlock *l = ng_podlock_get(r, key);
+	bool served;
+
+	if (!l)
+		return false;
+	ng_podlock_lock(l);
+	served = l->tr != NULL;
+	ng_podlock_unlock_ops(r, l);
+	ng_podlock_put(r, l);
+	return served;
+}
+
 static bool covers(const struct ng_elem *e, const void *pol)
 {
 	return covered(pol, e);
@@ -205,8 +235,7 @@ int ng_podlock_apply(struct ng_podlocks *r, const char *key, struct ng_nl *pod_n
 		rc = ng_podtables_apply(pod_nl, node_nl, pol, host_table, err);
 	}
 	st->apply_us = ng_mono_us() - t0 - st->wait_us;
-	ng_podlock_unlock(l);
+	ng_podlock_unlock_ops(r, l);
 	ng_podlock_put(r, l);
-	ng_podlocks_wake(r); /* the learner may have parked the pod meanwhile */
 	return rc;
 }

@@ -42,7 +42,7 @@ struct ng_podlocks {
 /* 0, or -1 (no eventfd: errno). */
 int ng_podlocks_init(struct ng_podlocks *r);
 void ng_podlocks_free(struct ng_podlocks *r);
-/* The ops thread, after it unlocked a pod: wakes the learner. */
+/* Wakes the learner (ng_podlock_unlock_ops does when it is needed). */
 void ng_podlocks_wake(struct ng_podlocks *r);
 /* The learner, freed_fd readable: clears it (then re-arms its parked
  * pods: whatever was parked before the wake sees its lock free or will be
@@ -57,6 +57,9 @@ void ng_podlock_lock(struct ng_podlock *l);
 /* The learner's way in: true when it got the lock, false when the ops
  * thread holds it (park the pod). */
 bool ng_podlock_trylock(struct ng_podlock *l);
+/* The ops thread's way out: unlocks, and wakes the learner when it tried
+ * the lock meanwhile. */
+void ng_podlock_unlock_ops(struct ng_podlocks *r, struct ng_podlock *l);
 void ng_podlock_unlock(struct ng_podlock *l);
 
 /* Under the lock: the learner's trackers of the pod, its own tables' and
@@ -70,6 +73,9 @@ void ng_podlock_attach(struct ng_podlock *l, struct ng_tracker *tr, struct ng_tr
  * still covers (a re-plan may have fewer). Nothing when no learner serves
  * the pod. How many, or -1 out of memory. */
 int ng_podlock_learned(struct ng_podlock *l, struct ng_policy *pol, int64_t now_ms);
+
+/* Does the learner serve pod `key` (its trackers attached)? */
+bool ng_podlocks_served(struct ng_podlocks *r, const char *key);
 
 /* Under the lock: copies of the learner's trackers of the pod (tr_node
  * stays empty when it has no node side), only the elements a name entry

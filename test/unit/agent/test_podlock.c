@@ -46,9 +46,16 @@ static void test_try_and_wake(void **state)
 	assert_int_equal(pthread_join(t, &got), 0);
 	assert_true((uintptr_t)got);
 	ng_podlock_unlock(c);
-	ng_podlock_unlock(a);
-	/* The wake: readable until the learner takes it, however many came. */
+	/* The ops thread lets go of a lock the learner tried: a wake. */
 	assert_false(readable(r.freed_fd));
+	ng_podlock_unlock_ops(&r, a);
+	assert_true(readable(r.freed_fd));
+	ng_podlocks_woken(&r);
+	/* Nobody tried: no wake. */
+	ng_podlock_lock(a);
+	ng_podlock_unlock_ops(&r, a);
+	assert_false(readable(r.freed_fd));
+	/* The wake: readable until the learner takes it, however many came. */
 	ng_podlocks_wake(&r);
 	ng_podlocks_wake(&r);
 	assert_true(readable(r.freed_fd));
