@@ -27,6 +27,11 @@
 #include "state/record.h"
 
 #define TICK_MS    1000
+/* Periodic work (CHECKs, collections) per turn of the loop, at most this
+ * much before the loop looks at its sockets again: a drift event waits for
+ * one pod's work, never for a whole tick of every pod's (at 200 pods on a
+ * loaded node that was tens of seconds). */
+#define WORK_MS    20
 /* At most two views a second: a burst of 100 ADDs must not cost 100
  * copies of the whole node. */
 #define PUBLISH_MS 500
@@ -47,6 +52,7 @@ struct ng_ops {
 	struct ng_invfold fold;
 	struct ng_readyz readyz;
 	struct ng_view local; /* counters that outlive pods, readiness, totals */
+	size_t next_work;     /* the pod whose periodic work comes next (round robin) */
 	bool dirty;
 	int64_t next_tick_ms, last_publish_ms;
 
@@ -122,10 +128,23 @@ static void publish_view(struct ng_ops *o)
  * the ADD's, not drift. */
 static void scan(struct ng_ops *o)
 {
+	bool fresh = false;
+
 	if (o->node_ev_fd >= 0 && ng_opod_events(o->pods.v, o->pods.n, o->node_ev_fd, true, &o->env))
 		o->dirty = true;
 	if (ng_opsdir_scan(&o->pods, o->state_dir))
 		o->dirty = true;
+	/* An ADD that committed its host-side table and wrote its final
+	 * record while the directory was being read: the record was read, its
+	 * table's events are still queued. Read now, they are that ADD's (its
+	 * record comes after its commits), never drift; the first look (a
+	 * CHECK) sees anything done to the pod since. */
+	for (size_t i = 0; i < o->pods.n; i++)
+		fresh |= o->pods.v[i]->fresh;
+	if (fresh && o->node_ev_fd >= 0 && ng_opod_events(o->pods.v, o->pods.n, o->node_ev_fd, true, &o->env))
+		o->dirty = true;
+	for (size_t i = 0; i < o->pods.n; i++)
+		o->pods.v[i]->fresh = false;
 }
 
 /* The namespace of an enforced pod gone (DEL may come late, or never):
@@ -154,25 +173,56 @@ static void tick(struct ng_ops *o)
 		struct ng_opod *p = o->pods.v[i];
 
 		if (p->nl_open && now >= p->next_check_ms)
-			p->check_now = true;
+			p->check_due = true;
 		if (p->nl_open && now >= p->next_collect_ms)
-			ng_opod_collect(p, &o->env);
+			p->collect_due = true;
 	}
 	o->local.scans++;
 	o->dirty = true;
 }
 
-static void run_checks(struct ng_ops *o, const char *why)
+/* CHECKs a drift event asked for: at once, all of them. */
+static void run_drift_checks(struct ng_ops *o)
 {
 	for (size_t i = 0; i < o->pods.n; i++) {
 		struct ng_opod *p = o->pods.v[i];
 
 		if (!p->check_now)
 			continue;
-		p->check_now = false;
-		ng_opod_check(p, &o->env, p->vp.checked ? why : "first look");
+		p->check_now = p->check_due = false;
+		ng_opod_check(p, &o->env, p->vp.checked ? "drift" : "first look");
 		o->dirty = true;
 	}
+}
+
+/* Periodic CHECKs and collections, pod after pod from where the last turn
+ * stopped, for at most WORK_MS; true when some are left. */
+static bool periodic_work(struct ng_ops *o)
+{
+	int64_t end = ng_mono_ms() + WORK_MS;
+	size_t n = o->pods.n;
+
+	for (size_t k = 0; k < n; k++) {
+		struct ng_opod *p = o->pods.v[(o->next_work + k) % n];
+
+		if (!p->check_due && !p->collect_due)
+			continue;
+		if (ng_mono_ms() >= end) {
+			o->next_work = (o->next_work + k) % n;
+			return true;
+		}
+		if (p->check_due) {
+			p->check_due = false;
+			ng_opod_check(p, &o->env, p->vp.checked ? "periodic" : "first look");
+		}
+		if (p->collect_due) {
+			p->collect_due = false;
+			ng_opod_collect(p, &o->env);
+		}
+		o->dirty = true;
+	}
+	o->next_work = 0;
+	return false;
 }
 
 static void *thread_main(void *data)
@@ -180,17 +230,18 @@ static void *thread_main(void *data)
 	struct ng_ops *o = data;
 	size_t cap = 64;
 	struct pollfd *fds = malloc(cap * sizeof(*fds));
+	bool more;
 
 	if (!fds)
 		return NULL;
 	o->tid = (pid_t)syscall(SYS_gettid);
 	tick(o);
-	run_checks(o, "periodic");
+	more = periodic_work(o);
 	publish_view(o);
 	o->next_tick_ms = ng_mono_ms() + TICK_MS;
 	for (;;) {
 		size_t n = NFIXED + o->pods.n;
-		int64_t now = ng_mono_ms(), wait = o->next_tick_ms - now;
+		int64_t now = ng_mono_ms(), wait = more ? 0 : o->next_tick_ms - now;
 		bool drift_seen = false;
 
 		/* A pending view goes out at most PUBLISH_MS after the last. */
@@ -229,12 +280,12 @@ static void *thread_main(void *data)
 		for (size_t i = 0; i < o->pods.n; i++)
 			drift_seen |= o->pods.v[i]->check_now;
 		if (drift_seen)
-			run_checks(o, "drift");
+			run_drift_checks(o);
 		if (ng_mono_ms() >= o->next_tick_ms) {
 			tick(o);
-			run_checks(o, "periodic");
 			o->next_tick_ms = ng_mono_ms() + TICK_MS;
 		}
+		more = periodic_work(o);
 		ng_grants_run(o->grants, o->pods.v, o->pods.n, &o->env);
 		if (o->dirty && ng_mono_ms() - o->last_publish_ms >= PUBLISH_MS)
 			publish_view(o);

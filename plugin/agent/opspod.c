@@ -97,6 +97,7 @@ struct ng_opod *ng_opod_load(const char *path, uint64_t ino)
 	if (!p)
 		return NULL;
 	p->ev_fd = -1;
+	p->fresh = true;
 	p->file_ino = ino;
 	p->loaded_ms = ng_mono_ms();
 	p->seen = true;
@@ -128,7 +129,7 @@ struct ng_opod *ng_opod_load(const char *path, uint64_t ino)
 	}
 	/* A first CHECK at once: a change made before the socket existed
 	 * sent its event to nobody. */
-	p->check_now = true;
+	p->check_due = true;
 	p->next_collect_ms = 0;
 	return p;
 }
@@ -208,7 +209,7 @@ unsigned ng_opod_events(struct ng_opod *const *pods, size_t n, int fd, bool node
 				 * watches. */
 				for (size_t i = 0; i < n; i++)
 					if (node || pods[i] == owner)
-						pods[i]->check_now = true;
+						pods[i]->check_due = true;
 				continue;
 			}
 			break;
@@ -224,7 +225,7 @@ unsigned ng_opod_events(struct ng_opod *const *pods, size_t n, int fd, bool node
 			for (size_t i = 0; i < n; i++) {
 				struct ng_opod *p = pods[i];
 
-				if ((!node && p != owner) || !ng_opod_enforced(p) ||
+				if ((!node && p != owner) || (node && p->fresh) || !ng_opod_enforced(p) ||
 				    !pods_table(p, node, &ev) || is_self(p, env, node, ev.portid))
 					continue;
 				/* Name the change that matters most: a deleted table
@@ -445,7 +446,7 @@ bool ng_opod_check(struct ng_opod *p, const struct ng_opod_env *env, const char 
 	if (!env->repair)
 		return false;
 	repaired = repair(p, env);
-	p->check_now = false;
+	p->check_now = p->check_due = false;
 	/* Confirm: the repair is itself checked at once. */
 	rc = ng_podstate_check(&p->nl, env->node_nl, &p->d, &p->pol, diff, sizeof(diff));
 	set_sync(p, rc, diff, link);

@@ -31,7 +31,10 @@ struct ng_opod {
 	struct ng_nl nl;
 	bool nl_open;
 	struct ng_view_pod vp;
-	bool check_now;
+	bool check_now;   /* a drift event asks for a CHECK: at once */
+	bool check_due;   /* the periodic CHECK (or the first look): in turn, within the budget */
+	bool collect_due; /* counters and learned sets: in turn, within the budget */
+	bool fresh;       /* loaded by the scan under way: the node's events queued so far are its ADD's */
 	/* the changes of one read of the event socket, logged as one drift */
 	unsigned batch_n;
 	struct ng_nft_event batch_first;
