@@ -149,15 +149,19 @@ void ng_snapshot_check_names(struct ng_snapshot *s, time_t now)
 {
 	char msg[NG_SNAP_LINE_MAX];
 	size_t n = s->name_elems.n;
-	const struct ng_name_elem **order = n ? malloc(n * sizeof(*order)) : NULL;
+	const struct ng_name_elem **order;
 
-	if (n && !order) {
+	if (n == 0)
+		return;
+	/* an array of pointers: the element size is a pointer's */
+	order = malloc(n * sizeof(*order)); // NOLINT(bugprone-sizeof-expression)
+	if (!order) {
 		s->oom = true;
 		return;
 	}
 	for (size_t i = 0; i < n; i++)
 		order[i] = &s->name_elems.v[i];
-	qsort(order, n, sizeof(*order), by_key);
+	qsort(order, n, sizeof(*order), by_key); // NOLINT(bugprone-sizeof-expression)
 	for (size_t i = 0; i < n; i++) {
 		const struct ng_name_elem *a = order[i];
 		bool twin = false;
