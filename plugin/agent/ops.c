@@ -22,6 +22,7 @@
 #include "agent/opspod.h"
 #include "agent/readyz.h"
 #include "base/clock.h"
+#include "kernel/hostside.h"
 #include "kernel/netns.h"
 #include "kernel/nftevents.h"
 #include "state/record.h"
@@ -122,6 +123,43 @@ static void publish_view(struct ng_ops *o)
 	malloc_trim(0);
 }
 
+/* The node's event socket overran: events were lost, among them maybe a
+ * deleted host-side table (every pod is CHECKed in turn, which at 200 pods
+ * takes a while): the node's tables are listed once now, and a pod whose
+ * host-side table is not there is CHECKed at once. */
+static void node_presence(struct ng_ops *o)
+{
+	ng_host_tables have = {0};
+	struct ng_err err = {0};
+
+	if (!o->node_nl_open || ng_host_scan(&o->node_nl, &have, &err) < 0) {
+		ng_vec_free(&have);
+		return;
+	}
+	for (size_t i = 0; i < o->pods.n; i++) {
+		struct ng_opod *p = o->pods.v[i];
+		const struct ng_record_table *t = ng_opod_enforced(p) ? ng_record_host_table(&p->d) : NULL;
+		bool there = false;
+
+		for (size_t j = 0; t && j < have.n && !there; j++)
+			there = !strcmp(have.v[j].name, t->name);
+		if (t && !there)
+			p->check_now = true;
+	}
+	ng_vec_free(&have);
+}
+
+/* The node's events; on an overrun, the tables' presence (node_presence). */
+static void node_events(struct ng_ops *o)
+{
+	uint64_t lost = o->local.events_lost;
+
+	if (o->node_ev_fd >= 0 && ng_opod_events(o->pods.v, o->pods.n, o->node_ev_fd, true, &o->env))
+		o->dirty = true;
+	if (o->local.events_lost != lost)
+		node_presence(o);
+}
+
 /* The node's events first, while new pods are still unknown: an ADD
  * builds a pod's host-side table before it writes the record that makes
  * the pod known here, and those events (already queued on the socket) are
@@ -130,8 +168,7 @@ static void scan(struct ng_ops *o)
 {
 	bool fresh = false;
 
-	if (o->node_ev_fd >= 0 && ng_opod_events(o->pods.v, o->pods.n, o->node_ev_fd, true, &o->env))
-		o->dirty = true;
+	node_events(o);
 	if (ng_opsdir_scan(&o->pods, o->state_dir))
 		o->dirty = true;
 	/* An ADD that committed its host-side table and wrote its final
@@ -141,8 +178,8 @@ static void scan(struct ng_ops *o)
 	 * CHECK) sees anything done to the pod since. */
 	for (size_t i = 0; i < o->pods.n; i++)
 		fresh |= o->pods.v[i]->fresh;
-	if (fresh && o->node_ev_fd >= 0 && ng_opod_events(o->pods.v, o->pods.n, o->node_ev_fd, true, &o->env))
-		o->dirty = true;
+	if (fresh)
+		node_events(o);
 	for (size_t i = 0; i < o->pods.n; i++)
 		o->pods.v[i]->fresh = false;
 }
@@ -270,8 +307,8 @@ static void *thread_main(void *data)
 				o->dirty = true;
 			scan(o);
 		}
-		if (fds[2].revents && ng_opod_events(o->pods.v, o->pods.n, o->node_ev_fd, true, &o->env))
-			o->dirty = true;
+		if (fds[2].revents)
+			node_events(o);
 		/* Pods may have been dropped by scan(): look fds up, never index. */
 		for (size_t i = NFIXED; i < n; i++)
 			if (fds[i].revents && fds[i].fd >= 0 &&

@@ -206,7 +206,16 @@ unsigned ng_opod_events(struct ng_opod *const *pods, size_t n, int fd, bool node
 		if (len < 0) {
 			if (errno == ENOBUFS) {
 				/* Events were lost: look at everything this socket
-				 * watches. */
+				 * watches (ops.c also looks at the node's tables'
+				 * presence at once). */
+				env->local->events_lost++;
+				if (ng_alog_due(env->local->events_lost, 1))
+					ng_opod_log(
+						"warning", "drift_events_lost", owner,
+						"%s event socket overrun (%llu so far): the kernel dropped "
+						"nf_tables events; every pod it watches is CHECKed",
+						node ? "the node's" : "the pod's",
+						(unsigned long long)env->local->events_lost);
 				for (size_t i = 0; i < n; i++)
 					if (node || pods[i] == owner)
 						pods[i]->check_due = true;
