@@ -223,11 +223,12 @@ wait_churned() { # N: until N cycles are done, or no churn worker is left
 
 # Drift, from the test: what a process with NET_ADMIN in the pod (or on the
 # node) could do. One kind each, in turn, on resident pods p0..p9.
-learned_now() { # POD: learned addresses with 10 s or more left, one per line
+learned_left() { # POD: "ADDRESS SECONDS-LEFT" of its learned addresses with 10 s or more left
 	pod_exec "$1" nft list set inet boxxkite_netguard names_v4 2>/dev/null |
 		grep -oE '[0-9.]+ \. tcp \. [0-9]+ timeout [0-9a-z]+ expires [0-9]+s' |
-		awk '$NF + 0 >= 10 {print $1}' | sort -u
+		awk '$NF + 0 >= 10 {print $1, $NF + 0}' | sort -u -k1,1
 }
+learned_now() { learned_left "$1" | cut -d' ' -f1; } # POD: those addresses, one per line
 inject() { # POD KIND
 	local e
 	case $2 in
@@ -260,13 +261,14 @@ after_inject() { # L0 POD: the agent log after line L0 for POD: "noticed repaire
 excl() { until mkdir "$W_TMP/excl.lock" 2>/dev/null; do sleep 0.1; done; }
 unexcl() { rmdir "$W_TMP/excl.lock" 2>/dev/null || true; }
 injector() { # writes "POD KIND noticed repaired check learned_back" lines to $W_TMP/drift
-	local k pod kind l0 t0 t1 noticed repaired check back before miss a
+	local k pod kind l0 t0 t1 tb ta noticed repaired check back before miss want e left a
 	set +e
 	for ((k = 0; k < DRIFTS; k++)); do
 		wait_churned $(((k + 1) * CYCLES / (DRIFTS + 2)))
 		pod=p$k kind=$((k % 5))
 		((kind != 3)) || excl
-		before=$(learned_now "$pod")
+		tb=$(now_ms)
+		before=$(learned_left "$pod")
 		l0=$(wc -l <"$W_TMP/log/agent.log")
 		t0=$(now_ms)
 		inject "$pod" "$kind" || { unexcl && echo "$pod $kind inject-failed - - -" >>"$W_TMP/drift" && continue; }
@@ -280,11 +282,22 @@ injector() { # writes "POD KIND noticed repaired check learned_back" lines to $W
 		((kind != 3)) || unexcl
 		if [[ $repaired == yes ]]; then
 			# The first look after the repair: what the pod had learned
-			# (and still had 10 s of) must be there, not waiting for a relearn.
-			miss=0
+			# before the injection must be there, not waiting for a relearn:
+			# each address that by its own expiry still has 3 s at the look
+			# (nft itself took 15-30 s to inject on a loaded node of 200
+			# pods, its cache read restarting while the agent commits: an
+			# address with 10 s left before may have expired by the repair).
+			# (tb before the first listing, ta after the second: the
+			# time between them is never underestimated)
+			miss=0 want=0
 			a=$(pod_exec "$pod" nft list set inet boxxkite_netguard names_v4 2>/dev/null || true)
-			for e in $before; do grep -qF "$e . tcp . $PORT" <<<"$a" || miss=$((miss + 1)); done
-			back="$miss-of-$(wc -w <<<"$before")-missing"
+			ta=$(now_ms)
+			while read -r e left; do
+				if [[ -z $e ]] || ((left * 1000 - (ta - tb) < 3000)); then continue; fi
+				want=$((want + 1))
+				grep -qF "$e . tcp . $PORT" <<<"$a" || miss=$((miss + 1))
+			done <<<"$before"
+			back="$miss-of-$want-missing"
 		fi
 		for _ in $(seq 40); do pod_check "$pod" >/dev/null 2>&1 && check=yes && break; sleep 0.5; done
 		echo "tamper $pod $t0 $t1" >>"$EV"
