@@ -144,6 +144,8 @@ static unsigned distinct(struct ng_ip *v, size_t n)
 {
 	unsigned d = 0;
 
+	if (n < 2)
+		return (unsigned)n; /* and no qsort of a NULL vector */
 	qsort(v, n, sizeof(*v), ip_order);
 	for (size_t i = 0; i < n; i++)
 		d += i == 0 || !ng_ip_eq(&v[i - 1], &v[i]);
