@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,8 +31,11 @@
 #include "state/confdir.h"
 #include "state/record.h"
 
-#define SWEEP_MS   1000
-#define SCAN_TICKS 10 /* a full scan of stateDir/pods every 10 sweeps */
+#define SWEEP_MS                1000
+/* glibc's defaults, fixed (see ng_agent_main) */
+#define NG_AGENT_MMAP_THRESHOLD (128 * 1024)
+#define NG_AGENT_TRIM_THRESHOLD (256 * 1024)
+#define SCAN_TICKS              10 /* a full scan of stateDir/pods every 10 sweeps */
 
 /* The loop's own state. Its epoll reports either a pointer to one of the
  * fds below (the fd's own field is the tag) or a pod of the learner. */
@@ -192,6 +196,12 @@ static int setup(struct ng_agent *a)
 		ng_alog("error", "start", NULL, NULL, "setting up the loop: %s", strerror(errno));
 		return -1;
 	}
+	/* The ops thread's wakes for pods parked during its rebuilds
+	 * (agent/podlock.h). */
+	if (watch(a, a->learner.locks.freed_fd, (int *)(void *)&a->learner.locks) < 0) {
+		ng_alog("error", "start", NULL, NULL, "watching the pods' locks: %s", strerror(errno));
+		return -1;
+	}
 	/* The node-side observer's copies: read as they come (and by the
 	 * learner, when an answer's node-side question finds nothing). */
 	if (ng_learner_observer_fd(&a->learner) >= 0 &&
@@ -222,6 +232,8 @@ static void run(struct ng_agent *a)
 				a->stop = true;
 			else if (tag == (void *)&a->learner.obs)
 				ng_learner_observe(&a->learner);
+			else if (tag == (void *)&a->learner.locks)
+				ng_learner_unpark(&a->learner);
 			else if (ng_learner_serve(&a->learner, tag)) {
 				/* it let the pod go and took it on again: published
 				 * before the new one serves */
@@ -324,6 +336,13 @@ int ng_agent_main(int argc, char **argv)
 	int rc;
 
 	memset(&a, 0, sizeof(a));
+	/* Memory goes back to the node when what used it goes (a pod that
+	 * flooded answers, a large learned set read): glibc's thresholds are
+	 * fixed here, not raised by the first large block freed, after which
+	 * blocks up to its size came from the threads' heaps and their free
+	 * tops (8 MiB after one flooding pod) were never returned. */
+	mallopt(M_MMAP_THRESHOLD, NG_AGENT_MMAP_THRESHOLD);
+	mallopt(M_TRIM_THRESHOLD, NG_AGENT_TRIM_THRESHOLD);
 	snprintf(a.state_dir, sizeof(a.state_dir), "%s", NG_DEFAULT_STATE_DIR);
 	rc = options(argc, argv, &a, &listen_addr, &oc, &ko);
 	if (rc >= 0)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/alog.h"
 #include "agent/packet.h"
 #include "agent/query.h"
 #include "agent/tcpflow.h"
@@ -123,18 +124,20 @@ static void take_message(const uint8_t *msg, size_t len, void *data)
 			return;
 		}
 	}
-	if (full) {
-		p->c.full += full;
+	/* Both are the pod's own doing, answer after answer: logged as the
+	 * count passes a power of two (agent/alog.h), counted always. */
+	p->c.full += full;
+	if (ng_alog_due(p->c.full, full))
 		ng_pod_log("warning", "tracker_full", p,
-			   "%u element(s) of the answer for %s not learned: %u tracked", full,
-			   s->msg->names[0], ng_tracker_count(&p->tr));
-	}
-	if (s->lr.metadata) {
-		p->c.metadata += s->lr.metadata;
+			   "%llu element(s) not learned so far, %u tracked (the bound; this answer's, for "
+			   "%s: %u)",
+			   (unsigned long long)p->c.full, ng_tracker_count(&p->tr), s->msg->names[0], full);
+	p->c.metadata += s->lr.metadata;
+	if (ng_alog_due(p->c.metadata, s->lr.metadata))
 		ng_pod_log("warning", "metadata_refused", p,
-			   "the answer for %s names %u metadata address(es): not learned", s->msg->names[0],
-			   s->lr.metadata);
-	}
+			   "%llu metadata address(es) refused so far (this answer's, for %s: %u): not "
+			   "learned",
+			   (unsigned long long)p->c.metadata, s->msg->names[0], s->lr.metadata);
 }
 
 /* Commits what the packet's messages planned; false when they could not

@@ -15,6 +15,7 @@
 #include "agent/alog.h"
 #include "agent/flowclient.h"
 #include "agent/flowq.h"
+#include "agent/flowserve.h"
 #include "agent/flowring.h"
 #include "base/clock.h"
 #include "base/decision_log.h"
@@ -40,23 +41,18 @@ struct flow_pod {
 struct ng_flow {
 	char sock_path[4200];
 	pthread_t thread;
-	int epfd, stop_fd, pods_fd, listen_fd;
+	int epfd, stop_fd, pods_fd;
 	int tag_stop, tag_pods, tag_queue, tag_listen, tag_node;
 
 	pthread_mutex_t mu; /* pending and have_pending only */
 	NG_VEC(struct ng_flow_pod) pending;
 	bool have_pending;
 
-	pthread_mutex_t names_mu; /* held while a names document is built */
-	ng_flow_names_fn names;
-	void *names_data;
-
 	struct ng_flowq q;
 	struct ng_flowring ring;
 	NG_VEC(struct flow_pod *) pods;
 	struct ng_flownode node;
-	struct ng_flowclient *clients[NG_FLOW_CLIENTS];
-	size_t n_clients;
+	struct ng_flowserve serve; /* the socket's clients (agent/flowserve.h) */
 	int64_t next_tick_ms;
 };
 
@@ -230,25 +226,6 @@ static struct ng_flowsrc *find_peer(void *data, uint32_t ifindex)
 	return NULL;
 }
 
-/* The learner's refused queries; and what its queue had to drop. */
-static void drain_queue(struct ng_flow *f)
-{
-	struct ng_flow_ev ev;
-	uint64_t drop, one;
-
-	if (read(f->q.wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		return;
-	for (int i = 0; i < NG_FLOWQ && ng_flowq_pop(&f->q, &ev); i++)
-		ng_flowring_push(&f->ring, &ev);
-	drop = ng_flowq_take_dropped(&f->q);
-	if (drop) {
-		ng_flowev_note(&ev, NG_FLOW_LOST, NULL, NULL, NG_LOG_POD, drop,
-			       "refused DNS queries the flow thread could not take from the learner in time",
-			       ng_wall_ms());
-		ng_flowring_push(&f->ring, &ev);
-	}
-}
-
 static void tick(struct ng_flow *f)
 {
 	int64_t now = ng_mono_ms();
@@ -268,57 +245,14 @@ static void tick(struct ng_flow *f)
 		else if (p->info.nflog && now >= p->retry_ms && !(p->shared && same_netns(f, p)))
 			pod_open(f, p, now);
 	}
-	drain_queue(f);
+	ng_flowq_drain(&f->q, &f->ring);
 	f->next_tick_ms = now + TICK_MS;
 }
 
-/* ---- clients ------------------------------------------------------------------- */
-
-static void client_drop(struct ng_flow *f, size_t i)
-{
-	ng_flowclient_free(f->clients[i]);
-	f->clients[i] = f->clients[--f->n_clients];
-}
-
-static void accept_all(struct ng_flow *f)
-{
-	uid_t uid;
-	int fd;
-
-	while ((fd = ng_unix_accept(f->listen_fd, &uid)) >= 0) {
-		struct ng_flowclient *c;
-		struct epoll_event ev = {.events = EPOLLIN};
-		/* The socket file is root's (0600); a peer of another uid came
-		 * in some other way: nothing for it. */
-		if (uid != 0 && uid != geteuid()) {
-			close(fd);
-			continue;
-		}
-		if (f->n_clients == NG_FLOW_CLIENTS) {
-			static const char busy[] =
-				"{\"event\":\"error\",\"error\":\"the agent serves 16 clients "
-				"already\"}\n";
-
-			if (send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
-			}
-			close(fd);
-			continue;
-		}
-		c = ng_flowclient_new(fd, TAG_CLIENT, ng_mono_ms());
-		if (!c)
-			continue;
-		ev.data.ptr = &c->tag;
-		if (epoll_ctl(f->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-			ng_flowclient_free(c);
-			continue;
-		}
-		f->clients[f->n_clients++] = c;
-	}
-}
-
 /* The first line of an observe answer: what the stream covers. */
-static char *start_line(struct ng_flow *f)
+static char *start_line(void *data)
 {
+	struct ng_flow *f = data;
 	json_t *o = json_object(), *un = json_array();
 	const struct ng_flow_ev *old = ng_flowring_get(&f->ring, ng_flowring_oldest(&f->ring));
 	size_t watched = 0;
@@ -346,92 +280,6 @@ static char *start_line(struct ng_flow *f)
 	s = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	return s;
-}
-
-static void answer_names(struct ng_flow *f, struct ng_flowclient *c)
-{
-	json_t *doc = NULL;
-	char *s;
-
-	pthread_mutex_lock(&f->names_mu);
-	if (f->names)
-		doc = f->names(f->names_data, &c->r.filter);
-	pthread_mutex_unlock(&f->names_mu);
-	if (!doc)
-		doc = json_pack("{s:s,s:s}", "event", "error", "error", "the agent has no view yet");
-	s = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
-	if (s) {
-		ng_flowclient_queue(c, s, strlen(s));
-		ng_flowclient_queue(c, "\n", 1);
-	}
-	free(s);
-	json_decref(doc);
-	c->closing = true;
-}
-
-/* A client's socket said something: its request, or that it is gone. */
-static bool client_event(struct ng_flow *f, struct ng_flowclient *c, uint32_t events)
-{
-	if (events & (EPOLLHUP | EPOLLERR))
-		return false;
-	if ((events & EPOLLIN) && !c->have_req) {
-		int rc = ng_flowclient_read_request(c);
-
-		if (rc < 0 && !c->closing)
-			return false;
-		if (rc > 0 && c->r.op == NG_FLOW_OP_NAMES) {
-			answer_names(f, c);
-		} else if (rc > 0) {
-			char *s = start_line(f);
-
-			ng_flowclient_start(c, &f->ring, s ? s : "{\"event\":\"start\"}");
-			free(s);
-		}
-	} else if (events & EPOLLIN) {
-		char b[256];
-		ssize_t n = recv(c->fd, b, sizeof(b), MSG_DONTWAIT);
-
-		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
-			return false; /* the reader went away */
-	}
-	return true;
-}
-
-/* Every client: what the ring holds for it, written as far as it reads. */
-static void serve_clients(struct ng_flow *f, int64_t now)
-{
-	for (size_t i = f->n_clients; i-- > 0;) {
-		struct ng_flowclient *c = f->clients[i];
-		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &c->tag};
-		int rc;
-
-		if (!c->have_req && !c->closing) {
-			if (now - c->since_ms > NG_FLOWCLIENT_REQ_MS)
-				client_drop(f, i);
-			continue;
-		}
-		ng_flowclient_fill(c, &f->ring, ng_wall_ms());
-		rc = ng_flowclient_flush(c);
-		if (rc < 0 || (rc > 0 && c->closing)) {
-			client_drop(f, i);
-			continue;
-		}
-		/* Output waiting: the socket is full, say when it drains. */
-		if ((rc == 0) != c->want_out) {
-			c->want_out = rc == 0;
-			ev.events |= c->want_out ? EPOLLOUT : 0;
-			epoll_ctl(f->epfd, EPOLL_CTL_MOD, c->fd, &ev);
-		}
-	}
-}
-
-static void drop_client_ptr(struct ng_flow *f, struct ng_flowclient *c)
-{
-	for (size_t i = 0; i < f->n_clients; i++)
-		if (f->clients[i] == c) {
-			client_drop(f, i);
-			return;
-		}
 }
 
 /* ---- the thread ------------------------------------------------------------------ */
@@ -469,8 +317,8 @@ static void *thread_main(void *data)
 				/* Pods freed: later events of this batch may name them. */
 				again = true;
 				break;
-			case TAG_QUEUE: drain_queue(f); break;
-			case TAG_LISTEN: accept_all(f); break;
+			case TAG_QUEUE: ng_flowq_drain(&f->q, &f->ring); break;
+			case TAG_LISTEN: ng_flowserve_accept(&f->serve); break;
 			case TAG_NODE:
 				ng_flownode_read(&f->node, NG_FLOW_READ, find_peer, f, emit, f, &err);
 				break;
@@ -486,8 +334,9 @@ static void *thread_main(void *data)
 			case TAG_CLIENT: {
 				struct ng_flowclient *c = (struct ng_flowclient *)(void *)tag;
 
-				if (!client_event(f, c, evs[i].events)) {
-					drop_client_ptr(f, c);
+				if (!ng_flowserve_event(&f->serve, c, evs[i].events, &f->ring, start_line,
+							f)) {
+					ng_flowserve_drop(&f->serve, c);
 					/* freed: later events of this batch may name it */
 					again = true;
 				}
@@ -498,7 +347,7 @@ static void *thread_main(void *data)
 		}
 		if (ng_mono_ms() >= f->next_tick_ms)
 			tick(f);
-		serve_clients(f, ng_mono_ms());
+		ng_flowserve_run(&f->serve, &f->ring, ng_mono_ms());
 	}
 	return NULL;
 }
@@ -515,16 +364,15 @@ static void cleanup(struct ng_flow *f)
 	while (f->pods.n)
 		pod_free(f, f->pods.v[--f->pods.n]);
 	ng_vec_free(&f->pods);
-	while (f->n_clients)
-		client_drop(f, f->n_clients - 1);
+	ng_flowserve_close(&f->serve);
 	for (size_t i = 0; i < f->pending.n; i++)
 		ng_flow_pod_free(&f->pending.v[i]);
 	ng_vec_free(&f->pending);
 	ng_flownode_close(&f->node);
 	ng_flowq_close(&f->q);
 	ng_flowring_free(&f->ring);
-	if (f->listen_fd >= 0) {
-		close(f->listen_fd);
+	if (f->serve.listen_fd >= 0) {
+		close(f->serve.listen_fd);
 		unlink(f->sock_path);
 	}
 	if (f->epfd >= 0)
@@ -534,7 +382,6 @@ static void cleanup(struct ng_flow *f)
 	if (f->pods_fd >= 0)
 		close(f->pods_fd);
 	pthread_mutex_destroy(&f->mu);
-	pthread_mutex_destroy(&f->names_mu);
 	free(f);
 }
 
@@ -544,7 +391,7 @@ int ng_flow_start(const char *state_dir, struct ng_flow **out, struct ng_err *er
 
 	if (!f)
 		return ng_fail(err, NG_E_INTERNAL, "out of memory");
-	f->epfd = f->stop_fd = f->pods_fd = f->listen_fd = -1;
+	f->epfd = f->stop_fd = f->pods_fd = f->serve.listen_fd = -1;
 	f->q.wake_fd = -1;
 	f->tag_stop = TAG_STOP;
 	f->tag_pods = TAG_PODS;
@@ -552,9 +399,9 @@ int ng_flow_start(const char *state_dir, struct ng_flow **out, struct ng_err *er
 	f->tag_listen = TAG_LISTEN;
 	f->tag_node = TAG_NODE;
 	pthread_mutex_init(&f->mu, NULL);
-	pthread_mutex_init(&f->names_mu, NULL);
+	ng_flowserve_init(&f->serve, TAG_CLIENT);
 	snprintf(f->sock_path, sizeof(f->sock_path), "%s/" NG_AGENT_SOCK, state_dir);
-	f->epfd = epoll_create1(EPOLL_CLOEXEC);
+	f->epfd = f->serve.epfd = epoll_create1(EPOLL_CLOEXEC);
 	f->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	f->pods_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (f->epfd < 0 || f->stop_fd < 0 || f->pods_fd < 0 || ng_flowq_init(&f->q) < 0 ||
@@ -564,8 +411,8 @@ int ng_flow_start(const char *state_dir, struct ng_flow **out, struct ng_err *er
 	}
 	/* Without its socket the agent still learns and watches: observe and
 	 * status --names say no agent serves, and the log says why. */
-	f->listen_fd = ng_unix_listen(f->sock_path, err);
-	if (f->listen_fd < 0) {
+	f->serve.listen_fd = ng_unix_listen(f->sock_path, err);
+	if (f->serve.listen_fd < 0) {
 		ng_alog("error", "flow_socket", NULL, NULL,
 			"observe and status --names will not be served: %s", err->msg);
 		memset(err, 0, sizeof(*err));
@@ -578,7 +425,7 @@ int ng_flow_start(const char *state_dir, struct ng_flow **out, struct ng_err *er
 	}
 	if (watch(f, f->stop_fd, &f->tag_stop) < 0 || watch(f, f->pods_fd, &f->tag_pods) < 0 ||
 	    watch(f, f->q.wake_fd, &f->tag_queue) < 0 ||
-	    (f->listen_fd >= 0 && watch(f, f->listen_fd, &f->tag_listen) < 0) ||
+	    (f->serve.listen_fd >= 0 && watch(f, f->serve.listen_fd, &f->tag_listen) < 0) ||
 	    (f->node.open && watch(f, f->node.log.nl.fd, &f->tag_node) < 0)) {
 		ng_fail(err, NG_E_INTERNAL, "flow thread setup: %s", strerror(errno));
 		goto fail;
@@ -643,8 +490,5 @@ void ng_flow_set_names(struct ng_flow *f, ng_flow_names_fn fn, void *data)
 {
 	if (!f)
 		return;
-	pthread_mutex_lock(&f->names_mu);
-	f->names = fn;
-	f->names_data = data;
-	pthread_mutex_unlock(&f->names_mu);
+	ng_flowserve_set_names(&f->serve, fn, data);
 }

@@ -12,8 +12,8 @@
  * view (at most a second).
  *
  * Where it goes: a ring of the node's last NG_FLOW_RING events
- * (agent/flowring.h) and every connected client (agent/flowclient.h),
- * each a cursor into the ring. Bounded: the ring, NG_FLOW_CLIENTS clients
+ * (agent/flowring.h) and every connected client (agent/flowclient.h,
+ * agent/flowserve.h), each a cursor into the ring. Bounded: the ring, NG_FLOW_CLIENTS clients
  * of at most NG_FLOWCLIENT_OUT bytes each, NG_FLOW_READ messages per
  * socket per turn (a pod logging to its group with rules of its own, or a
  * flood, waits for its own turn), the kernel's socket buffers. Nothing
@@ -35,12 +35,12 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "agent/flowserve.h"
 #include "base/err.h"
 #include "node/flowev.h"
 #include "node/flowsrc.h"
 
-#define NG_FLOW_CLIENTS 16
-#define NG_FLOW_READ    64 /* NFLOG messages read per socket per turn */
+#define NG_FLOW_READ 64 /* NFLOG messages read per socket per turn */
 
 struct ng_flow;
 
@@ -55,8 +55,6 @@ void ng_flow_set_pods(struct ng_flow *f, const struct ng_flow_pod *pods, size_t 
 /* The learner's queue of refused DNS queries. */
 struct ng_flowq *ng_flow_queue(struct ng_flow *f);
 
-/* The document a `names` request gets (the ops thread's view), or NULL. */
-typedef json_t *(*ng_flow_names_fn)(void *data, const struct ng_flow_filter *f);
 /* Set once the ops thread runs; NULL fn before it stops. */
 void ng_flow_set_names(struct ng_flow *f, ng_flow_names_fn fn, void *data);
 

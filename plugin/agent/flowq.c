@@ -1,9 +1,12 @@
 /* From the learner to the flow thread. See flowq.h. */
 #include "agent/flowq.h"
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
+
+#include "base/clock.h"
 
 int ng_flowq_init(struct ng_flowq *q)
 {
@@ -68,4 +71,22 @@ bool ng_tokens_take(struct ng_tokens *t, unsigned rate, unsigned burst, int64_t 
 		return false;
 	t->tokens -= 1.0;
 	return true;
+}
+
+void ng_flowq_drain(struct ng_flowq *q, struct ng_flowring *ring)
+{
+	struct ng_flow_ev ev;
+	uint64_t drop, one;
+
+	if (read(q->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		return;
+	for (int i = 0; i < NG_FLOWQ && ng_flowq_pop(q, &ev); i++)
+		ng_flowring_push(ring, &ev);
+	drop = ng_flowq_take_dropped(q);
+	if (drop) {
+		ng_flowev_note(&ev, NG_FLOW_LOST, NULL, NULL, NG_LOG_POD, drop,
+			       "refused DNS queries the flow thread could not take from the learner in time",
+			       ng_wall_ms());
+		ng_flowring_push(ring, &ev);
+	}
 }

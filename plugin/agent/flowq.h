@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "agent/flowring.h"
 #include "node/flowev.h"
 
 #define NG_FLOWQ 256
@@ -43,5 +44,9 @@ struct ng_tokens {
 };
 /* Takes a token at now_ms: false when there is none (over the rate). */
 bool ng_tokens_take(struct ng_tokens *t, unsigned rate, unsigned burst, int64_t now_ms);
+
+/* The flow thread: every refused query waiting (at most NG_FLOWQ a call)
+ * into the ring, and a note of how many the queue had to drop. */
+void ng_flowq_drain(struct ng_flowq *q, struct ng_flowring *ring);
 
 #endif

@@ -32,7 +32,8 @@ int ng_learner_init(struct ng_learner *l, const char *state_dir, int epfd, struc
 		ng_alog("error", "observer_unusable", NULL, NULL,
 			"%s: node-side tables learn nothing until the agent restarts", err.msg);
 	l->sh.obs = &l->obs;
-	ng_podlocks_init(&l->locks);
+	if (ng_podlocks_init(&l->locks) < 0)
+		return -1;
 	return ng_answer_scratch_init(&l->scratch);
 }
 
@@ -83,6 +84,12 @@ static void release(struct ng_learner *l, struct ng_pod *p, const char *why)
 
 void ng_learner_free(struct ng_learner *l)
 {
+	while (l->ka_held) {
+		struct ng_ka_job *j = l->ka_held;
+
+		l->ka_held = j->next;
+		ng_ka_job_free(j);
+	}
 	while (l->pods.n)
 		release(l, l->pods.v[l->pods.n - 1], "agent stopping");
 	ng_vec_free(&l->pods);
@@ -202,6 +209,11 @@ void ng_learner_removed(struct ng_learner *l, const char *name)
 	release(l, p, "its record was removed (DEL)");
 }
 
+static bool served(const char *name, void *data)
+{
+	return find(data, name) != NULL;
+}
+
 void ng_learner_scan(struct ng_learner *l)
 {
 	char dir[4200];
@@ -234,6 +246,23 @@ void ng_learner_scan(struct ng_learner *l)
 	for (size_t i = l->pods.n; i-- > 0;)
 		if (!l->pods.v[i]->seen)
 			release(l, l->pods.v[i], "its record is gone");
+	/* Ready files of pods not served (deleted while no agent ran, or a
+	 * write a killed agent left): nobody waits for them, and nobody else
+	 * would ever remove them. */
+	unsigned stale = ng_record_sweep_ready(l->state_dir, served, l);
+
+	if (stale)
+		ng_alog("info", "ready_swept", NULL, NULL,
+			"%u ready file(s) of pods the agent does not serve removed", stale);
+}
+
+/* Its queue unwatched until the ops thread's wake (ng_learner_unpark). */
+static void park(struct ng_learner *l, struct ng_pod *p)
+{
+	struct epoll_event ev = {.events = 0, .data.ptr = p};
+
+	if (!p->parked && epoll_ctl(l->epfd, EPOLL_CTL_MOD, p->q.fd, &ev) == 0)
+		p->parked = true;
 }
 
 /* A re-plan (live policy, grants) gave the pod a new record and tables:
@@ -262,7 +291,10 @@ static void retake(struct ng_learner *l, struct ng_pod *p)
 
 bool ng_learner_serve(struct ng_learner *l, struct ng_pod *p)
 {
-	ng_podlock_lock(p->lock);
+	if (!ng_podlock_trylock(p->lock)) {
+		park(l, p);
+		return false;
+	}
 	if (ng_podlock_superseded(p->lock)) {
 		ng_podlock_unlock(p->lock);
 		retake(l, p);
@@ -273,22 +305,60 @@ bool ng_learner_serve(struct ng_learner *l, struct ng_pod *p)
 	return false;
 }
 
+/* One job back: false when its pod's lock is the ops thread's (the job is
+ * kept for the wake); otherwise done, and freed. */
+static bool kept_alive_one(struct ng_learner *l, struct ng_ka_job *j)
+{
+	struct ng_pod *p = find(l, j->key);
+
+	if (p && !strcmp(p->nonce, j->nonce)) {
+		/* Its trackers change: under the pod's commit lock, as every
+		 * change a repair must carry (agent/podlock.h). */
+		if (!ng_podlock_trylock(p->lock))
+			return false;
+		if (!ng_podlock_superseded(p->lock)) /* not with a policy the tables left */
+			ng_pod_kept_alive(p, &l->sh, j);
+		ng_podlock_unlock(p->lock);
+	}
+	ng_ka_job_free(j);
+	return true;
+}
+
+static void hold(struct ng_learner *l, struct ng_ka_job *j)
+{
+	j->next = l->ka_held;
+	l->ka_held = j;
+}
+
 void ng_learner_kept_alive(struct ng_learner *l)
 {
 	struct ng_ka_job *j;
 
-	while (l->sh.ka && (j = ng_ka_take(l->sh.ka))) {
-		struct ng_pod *p = find(l, j->key);
+	while (l->sh.ka && (j = ng_ka_take(l->sh.ka)))
+		if (!kept_alive_one(l, j))
+			hold(l, j);
+}
 
-		if (p && !strcmp(p->nonce, j->nonce)) {
-			/* Its trackers change: under the pod's commit lock, as
-			 * every change a repair must carry (agent/podlock.h). */
-			ng_podlock_lock(p->lock);
-			if (!ng_podlock_superseded(p->lock)) /* not with a policy the tables left */
-				ng_pod_kept_alive(p, &l->sh, j);
-			ng_podlock_unlock(p->lock);
-		}
-		ng_ka_job_free(j);
+void ng_learner_unpark(struct ng_learner *l)
+{
+	struct ng_ka_job *held = l->ka_held, *j;
+
+	ng_podlocks_woken(&l->locks);
+	for (size_t i = 0; i < l->pods.n; i++) {
+		struct ng_pod *p = l->pods.v[i];
+		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = p};
+
+		/* Level-triggered: what waited in its queue is reported at
+		 * once (or it parks again, the rebuild still under way). */
+		if (p->parked && epoll_ctl(l->epfd, EPOLL_CTL_MOD, p->q.fd, &ev) == 0)
+			p->parked = false;
+	}
+	l->ka_held = NULL;
+	while ((j = held)) {
+		held = j->next;
+		j->next = NULL;
+		if (!kept_alive_one(l, j))
+			hold(l, j);
 	}
 }
 
@@ -302,8 +372,7 @@ bool ng_learner_sweep(struct ng_learner *l, int64_t now_ms)
 		/* The namespace's path gone or reused: the pod is gone. */
 		if (!ng_netns_still_pods(&p->pod))
 			release(l, p, "its network namespace is gone");
-		else {
-			ng_podlock_lock(p->lock);
+		else if (ng_podlock_trylock(p->lock)) { /* else rebuilt now: swept next second */
 			if (ng_podlock_superseded(p->lock)) {
 				/* re-planned: taken on again (a new pod goes to the
 				 * end, past this downward walk) */

@@ -29,6 +29,9 @@ struct ng_learner {
 	 * a pod's tracker and every commit of its learned elements happens
 	 * under it (agent/podlock.h). */
 	struct ng_podlocks locks;
+	/* Keep-alive jobs back while their pod's lock was the ops thread's:
+	 * taken again at the wake (agent/podlock.h). */
+	struct ng_ka_job *ka_held;
 };
 
 /* node_nl: the loop's socket in the node's namespace, or NULL. -1 out of
@@ -52,10 +55,16 @@ void ng_learner_removed(struct ng_learner *l, const char *name);
 int ng_learner_observer_fd(const struct ng_learner *l);
 void ng_learner_observe(struct ng_learner *l);
 
-/* Pod p's queue is readable. True when p was let go instead (a re-plan
- * superseded its policy: agent/podlock.h; it is taken on again from its
- * new record): no other pointer to it may be used. */
+/* Pod p's queue is readable: its answers served, or, while the ops
+ * thread rebuilds the pod (its commit lock taken), the pod parked: its
+ * queue unwatched until the wake, so that no other pod's answer waits for
+ * that rebuild. True when p was let go instead (a re-plan superseded its
+ * policy: agent/podlock.h; it is taken on again from its new record): no
+ * other pointer to it may be used. */
 bool ng_learner_serve(struct ng_learner *l, struct ng_pod *p);
+/* The ops thread let a pod's lock go (l->locks.freed_fd readable): the
+ * parked pods watched again, the held keep-alive jobs taken again. */
+void ng_learner_unpark(struct ng_learner *l);
 /* The keep-alive thread's fd is readable: its done jobs, each to its pod
  * (one released meanwhile is not there any more: the job is dropped). */
 void ng_learner_kept_alive(struct ng_learner *l);

@@ -270,6 +270,10 @@ static void health(const struct ng_view *v, FILE *out)
 	ng_prom_family(out, P "agent_kernel_read_errors_total", "counter",
 		       "Failed reads of a pod's tables (namespace gone, netlink error).");
 	ng_prom_u64(out, P "agent_kernel_read_errors_total", NULL, v->kernel_errors);
+	ng_prom_family(out, P "agent_drift_events_lost_total", "counter",
+		       "Overruns of the drift watch's event sockets (events dropped by the kernel; "
+		       "the pods they watch are CHECKed).");
+	ng_prom_u64(out, P "agent_drift_events_lost_total", NULL, v->events_lost);
 }
 
 /* Live policy (agent/livepolicy.h): the node's generation, the pods

@@ -1,5 +1,6 @@
 /* The ops thread (agent/ops.h): its loop, the pods from stateDir/pods
- * (one each: opspod.c), the view it publishes (opsview.c). */
+ * (one each: opspod.c), the view it publishes (opsview.c) and shares with
+ * the other threads (opsshare.c). */
 #include "agent/ops.h"
 
 #include <errno.h>
@@ -23,14 +24,21 @@
 #include "agent/opsflow.h"
 #include "agent/opsnames.h"
 #include "agent/opspod.h"
+#include "agent/opsshare.h"
 #include "agent/readyz.h"
 #include "base/clock.h"
+#include "kernel/hostside.h"
 #include "kernel/netns.h"
 #include "kernel/nftevents.h"
 #include "node/statusnames.h"
 #include "state/record.h"
 
 #define TICK_MS    1000
+/* Periodic work (CHECKs, collections) per turn of the loop, at most this
+ * much before the loop looks at its sockets again: a drift event waits for
+ * one pod's work, never for a whole tick of every pod's (at 200 pods on a
+ * loaded node that was tens of seconds). */
+#define WORK_MS    20
 /* At most two views a second: a burst of 100 ADDs must not cost 100
  * copies of the whole node. */
 #define PUBLISH_MS 500
@@ -53,25 +61,11 @@ struct ng_ops {
 	struct ng_invfold fold;
 	struct ng_readyz readyz;
 	struct ng_view local; /* counters that outlive pods, readiness, totals */
+	size_t next_work;     /* the pod whose periodic work comes next (round robin) */
 	bool dirty;
 	int64_t next_tick_ms, last_publish_ms;
 	uint64_t flow_hash; /* the pod list the flow thread was told last (agent/opsflow.h) */
-
-	/* The last complete view (/metrics, /readyz), under its own lock: the
-	 * HTTP thread renders from it while holding view_mu, and only this
-	 * thread's swap of a new view ever waits for that, never the learner
-	 * (whose publish takes `mu`). view_gen counts the swaps. */
-	pthread_mutex_t view_mu;
-	struct ng_view shared;
-	uint64_t view_gen;
-
-	/* Nothing below is touched by either thread but under `mu`. */
-	pthread_mutex_t mu;
-	bool agent_serving;
-	uint32_t agent_node_portid;
-	NG_VEC(struct ng_ops_agent_pod) agent_pods;
-	uint64_t agent_totals[NG_AC_COUNT];
-	bool agent_published;
+	struct ng_opsshare share; /* the learner's half and the last view (agent/opsshare.h) */
 };
 
 /* env.drift_seen: the pod's condition goes False before the repair. */
@@ -84,50 +78,64 @@ static void drift_seen(void *data, const struct ng_opod *p, const char *diff)
 static bool learner_owns(void *data, const char *key, bool node, uint32_t portid)
 {
 	struct ng_ops *o = data;
-	bool own = false;
 
-	pthread_mutex_lock(&o->mu);
-	if (node)
-		own = portid == o->agent_node_portid;
-	else
-		for (size_t i = 0; i < o->agent_pods.n && !own; i++)
-			own = o->agent_pods.v[i].portid == portid && !strcmp(o->agent_pods.v[i].key, key);
-	pthread_mutex_unlock(&o->mu);
-	return own;
+	return ng_opsshare_owns(&o->share, key, node, portid);
 }
 
 /* A complete view, built outside the lock (the learner's publish must
  * never wait on it) and swapped in under it; status.json rewritten. */
 static void publish_view(struct ng_ops *o)
 {
-	struct ng_opsview_learner l = {0};
-	struct ng_ops_agent_pod *pods = NULL;
-	struct ng_view v, old;
+	struct ng_opsview_learner l;
+	struct ng_view v;
 
-	pthread_mutex_lock(&o->mu);
-	l.published = o->agent_published;
-	l.serving = o->agent_serving;
-	memcpy(l.totals, o->agent_totals, sizeof(l.totals));
-	if (o->agent_pods.n && (pods = malloc(o->agent_pods.n * sizeof(*pods)))) {
-		memcpy(pods, o->agent_pods.v, o->agent_pods.n * sizeof(*pods));
-		l.n = o->agent_pods.n;
-	}
-	pthread_mutex_unlock(&o->mu);
-	l.pods = pods;
+	ng_opsshare_learner(&o->share, &l);
 	ng_opsview_build(&o->local, o->pods.v, o->pods.n, &l, ng_wall_ms(), &v);
-	free(pods);
-	pthread_mutex_lock(&o->view_mu);
-	old = o->shared;
-	o->shared = v;
-	o->view_gen++;
-	pthread_mutex_unlock(&o->view_mu);
-	ng_view_free(&old);
-	/* This thread alone writes o->shared: reading it unlocked is safe. */
-	ng_opsview_write_status(o->state_dir, &o->shared);
+	free((void *)l.pods);
+	ng_opsshare_swap(&o->share, &v);
+	/* This thread alone writes the view: reading it unlocked is safe. */
+	ng_opsview_write_status(o->state_dir, &o->share.view);
 	ng_opsflow_publish(o->cfg.flow, o->pods.v, o->pods.n, &o->flow_hash);
 	o->dirty = false;
 	o->last_publish_ms = ng_mono_ms();
 	malloc_trim(0);
+}
+
+/* The node's event socket overran: events were lost, among them maybe a
+ * deleted host-side table (every pod is CHECKed in turn, which at 200 pods
+ * takes a while): the node's tables are listed once now, and a pod whose
+ * host-side table is not there is CHECKed at once. */
+static void node_presence(struct ng_ops *o)
+{
+	ng_host_tables have = {0};
+	struct ng_err err = {0};
+
+	if (!o->node_nl_open || ng_host_scan(&o->node_nl, &have, &err) < 0) {
+		ng_vec_free(&have);
+		return;
+	}
+	for (size_t i = 0; i < o->pods.n; i++) {
+		struct ng_opod *p = o->pods.v[i];
+		const struct ng_record_table *t = ng_opod_enforced(p) ? ng_record_host_table(&p->d) : NULL;
+		bool there = false;
+
+		for (size_t j = 0; t && j < have.n && !there; j++)
+			there = !strcmp(have.v[j].name, t->name);
+		if (t && !there)
+			p->check_now = true;
+	}
+	ng_vec_free(&have);
+}
+
+/* The node's events; on an overrun, the tables' presence (node_presence). */
+static void node_events(struct ng_ops *o)
+{
+	uint64_t lost = o->local.events_lost;
+
+	if (o->node_ev_fd >= 0 && ng_opod_events(o->pods.v, o->pods.n, o->node_ev_fd, true, &o->env))
+		o->dirty = true;
+	if (o->local.events_lost != lost)
+		node_presence(o);
 }
 
 /* The node's events first, while new pods are still unknown: an ADD
@@ -136,10 +144,22 @@ static void publish_view(struct ng_ops *o)
  * the ADD's, not drift. */
 static void scan(struct ng_ops *o)
 {
-	if (o->node_ev_fd >= 0 && ng_opod_events(o->pods.v, o->pods.n, o->node_ev_fd, true, &o->env))
-		o->dirty = true;
+	bool fresh = false;
+
+	node_events(o);
 	if (ng_opsdir_scan(&o->pods, o->state_dir))
 		o->dirty = true;
+	/* An ADD that committed its host-side table and wrote its final
+	 * record while the directory was being read: the record was read, its
+	 * table's events are still queued. Read now, they are that ADD's (its
+	 * record comes after its commits), never drift; the first look (a
+	 * CHECK) sees anything done to the pod since. */
+	for (size_t i = 0; i < o->pods.n; i++)
+		fresh |= o->pods.v[i]->fresh;
+	if (fresh)
+		node_events(o);
+	for (size_t i = 0; i < o->pods.n; i++)
+		o->pods.v[i]->fresh = false;
 }
 
 /* The namespace of an enforced pod gone (DEL may come late, or never):
@@ -159,23 +179,16 @@ static void sweep_gone(struct ng_ops *o)
 /* What each learning pod's names taught, where the learner says it moved. */
 static void collect_names(struct ng_ops *o)
 {
-	struct ng_ops_agent_pod *agent = NULL;
-	size_t n = 0;
+	struct ng_opsview_learner l;
 
-	pthread_mutex_lock(&o->mu);
-	if (o->agent_pods.n && (agent = malloc(o->agent_pods.n * sizeof(*agent)))) {
-		memcpy(agent, o->agent_pods.v, o->agent_pods.n * sizeof(*agent));
-		n = o->agent_pods.n;
-	}
-	pthread_mutex_unlock(&o->mu);
-	ng_opsnames_collect(o->pods.v, o->pods.n, agent, n, o->cfg.locks);
-	free(agent);
+	ng_opsshare_learner(&o->share, &l);
+	ng_opsnames_collect(o->pods.v, o->pods.n, l.pods, l.n, o->cfg.locks);
+	free((void *)l.pods);
 }
 
 static void tick(struct ng_ops *o)
 {
 	int64_t now = ng_mono_ms();
-	size_t collected = 0;
 
 	scan(o);
 	sweep_gone(o);
@@ -186,12 +199,9 @@ static void tick(struct ng_ops *o)
 		struct ng_opod *p = o->pods.v[i];
 
 		if (p->nl_open && now >= p->next_check_ms)
-			p->check_now = true;
-		/* (a policy change waiting is seen first: the rest next tick) */
-		if (p->nl_open && now >= p->next_collect_ms && !(collected && ng_live_pending(o->live))) {
-			ng_opod_collect(p, &o->env);
-			collected++;
-		}
+			p->check_due = true;
+		if (p->nl_open && now >= p->next_collect_ms)
+			p->collect_due = true;
 	}
 	if (o->cfg.locks)
 		collect_names(o);
@@ -199,7 +209,8 @@ static void tick(struct ng_ops *o)
 	o->dirty = true;
 }
 
-static void run_checks(struct ng_ops *o, const char *why)
+/* CHECKs a drift event asked for: at once, all of them. */
+static void run_drift_checks(struct ng_ops *o)
 {
 	size_t done = 0;
 
@@ -213,8 +224,8 @@ static void run_checks(struct ng_ops *o, const char *why)
 		 * CHECK a turn at least, whatever the conf dir does. */
 		if (done++ && ng_live_pending(o->live))
 			break;
-		p->check_now = false;
-		ng_opod_check(p, &o->env, p->vp.checked ? why : "first look");
+		p->check_now = p->check_due = false;
+		ng_opod_check(p, &o->env, p->vp.checked ? "drift" : "first look");
 		o->dirty = true;
 	}
 }
@@ -229,23 +240,57 @@ static void live_run(struct ng_ops *o)
 		o->dirty = true;
 }
 
+/* Periodic CHECKs and collections, pod after pod from where the last turn
+ * stopped, for at most WORK_MS; true when some are left. */
+static bool periodic_work(struct ng_ops *o)
+{
+	int64_t end = ng_mono_ms() + WORK_MS;
+	size_t n = o->pods.n;
+	bool did = false;
+
+	for (size_t k = 0; k < n; k++) {
+		struct ng_opod *p = o->pods.v[(o->next_work + k) % n];
+
+		if (!p->check_due && !p->collect_due)
+			continue;
+		/* out of time, or a policy change waiting: it goes first */
+		if (ng_mono_ms() >= end || (did && ng_live_pending(o->live))) {
+			o->next_work = (o->next_work + k) % n;
+			return true;
+		}
+		if (p->check_due) {
+			p->check_due = false;
+			ng_opod_check(p, &o->env, p->vp.checked ? "periodic" : "first look");
+		}
+		if (p->collect_due) {
+			p->collect_due = false;
+			ng_opod_collect(p, &o->env);
+		}
+		o->dirty = true;
+		did = true;
+	}
+	o->next_work = 0;
+	return false;
+}
+
 static void *thread_main(void *data)
 {
 	struct ng_ops *o = data;
 	size_t cap = 64;
 	struct pollfd *fds = malloc(cap * sizeof(*fds));
+	bool more;
 
 	if (!fds)
 		return NULL;
 	o->tid = (pid_t)syscall(SYS_gettid);
 	tick(o);
-	run_checks(o, "periodic");
 	live_run(o);
+	more = periodic_work(o);
 	publish_view(o);
 	o->next_tick_ms = ng_mono_ms() + TICK_MS;
 	for (;;) {
 		size_t n = NFIXED + o->pods.n;
-		int64_t now = ng_mono_ms(), wait = o->next_tick_ms - now;
+		int64_t now = ng_mono_ms(), wait = more ? 0 : o->next_tick_ms - now;
 		bool drift_seen = false;
 
 		/* A pending view goes out at most PUBLISH_MS after the last. */
@@ -275,8 +320,8 @@ static void *thread_main(void *data)
 				o->dirty = true;
 			scan(o);
 		}
-		if (fds[2].revents && ng_opod_events(o->pods.v, o->pods.n, o->node_ev_fd, true, &o->env))
-			o->dirty = true;
+		if (fds[2].revents)
+			node_events(o);
 		/* Pods may have been dropped by scan(): look fds up, never index. */
 		for (size_t i = NFIXED; i < n; i++)
 			if (fds[i].revents && fds[i].fd >= 0 &&
@@ -291,12 +336,12 @@ static void *thread_main(void *data)
 		for (size_t i = 0; i < o->pods.n; i++)
 			drift_seen |= o->pods.v[i]->check_now;
 		if (drift_seen)
-			run_checks(o, "drift");
+			run_drift_checks(o);
 		if (ng_mono_ms() >= o->next_tick_ms) {
 			tick(o);
-			run_checks(o, "periodic");
 			o->next_tick_ms = ng_mono_ms() + TICK_MS;
 		}
+		more = periodic_work(o);
 		ng_grants_run(o->grants, o->pods.v, o->pods.n, &o->env);
 		if (o->dirty && ng_mono_ms() - o->last_publish_ms >= PUBLISH_MS)
 			publish_view(o);
@@ -322,8 +367,7 @@ int ng_ops_start(const struct ng_ops_config *c, struct ng_ops **out, struct ng_e
 	o->local.repair = c->repair;
 	o->local.pod_metrics_limit = c->pod_metrics_limit;
 	ng_invfold_init(&o->fold);
-	pthread_mutex_init(&o->mu, NULL);
-	pthread_mutex_init(&o->view_mu, NULL);
+	ng_opsshare_init(&o->share);
 	snprintf(dir, sizeof(dir), "%s/" NG_PODS_DIR, o->state_dir);
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
 		free(o);
@@ -397,36 +441,20 @@ void ng_ops_stop(struct ng_ops *o)
 	close(o->node_ev_fd);
 	close(o->stop_fd);
 	close(o->inotify_fd);
-	ng_view_free(&o->shared);
-	ng_vec_free(&o->agent_pods);
-	pthread_mutex_destroy(&o->mu);
-	pthread_mutex_destroy(&o->view_mu);
+	ng_opsshare_free(&o->share);
 	free(o);
 }
 
 void ng_ops_publish(struct ng_ops *o, bool serving, uint32_t node_portid, const struct ng_ops_agent_pod *pods,
 		    size_t n, const uint64_t totals[NG_AC_COUNT])
 {
-	pthread_mutex_lock(&o->mu);
-	o->agent_serving = serving;
-	o->agent_node_portid = node_portid;
-	o->agent_pods.n = 0;
-	for (size_t i = 0; i < n; i++)
-		if (ng_vec_push(&o->agent_pods, &pods[i]) < 0)
-			break;
-	memcpy(o->agent_totals, totals, sizeof(o->agent_totals));
-	o->agent_published = true;
-	pthread_mutex_unlock(&o->mu);
+	ng_opsshare_publish(&o->share, serving, node_portid, pods, n, totals);
 }
 
 uint64_t ng_ops_metrics(struct ng_ops *o, FILE *out)
 {
-	uint64_t gen;
+	uint64_t gen = ng_opsshare_metrics(&o->share, out);
 
-	pthread_mutex_lock(&o->view_mu);
-	ng_metrics_render(&o->shared, out);
-	gen = o->view_gen;
-	pthread_mutex_unlock(&o->view_mu);
 	ng_procmetrics_render(out);
 	/* The API's and grants' own counters (a body is re-rendered with
 	 * each view: at most a second behind). */
@@ -440,41 +468,25 @@ uint64_t ng_ops_metrics(struct ng_ops *o, FILE *out)
 json_t *ng_ops_names(void *data, const struct ng_flow_filter *f)
 {
 	struct ng_ops *o = data;
-	json_t *doc;
 
-	pthread_mutex_lock(&o->view_mu);
-	doc = ng_status_names_json(&o->shared, f->pod ? f->ns : NULL, f->pod ? f->name : NULL);
-	pthread_mutex_unlock(&o->view_mu);
-	return doc;
+	return ng_opsshare_names(&o->share, f->pod ? f->ns : NULL, f->pod ? f->name : NULL);
 }
 
 uint64_t ng_ops_view_gen(struct ng_ops *o)
 {
-	uint64_t gen;
-
-	pthread_mutex_lock(&o->view_mu);
-	gen = o->view_gen;
-	pthread_mutex_unlock(&o->view_mu);
-	return gen;
+	return ng_opsshare_gen(&o->share);
 }
 
 bool ng_ops_readyz(struct ng_ops *o, FILE *out)
 {
-	struct ng_ready r;
+	struct ng_ready r = ng_opsshare_ready(&o->share);
+	bool ok;
 
-	pthread_mutex_lock(&o->view_mu);
-	r = o->shared.ready;
-	pthread_mutex_unlock(&o->view_mu);
-	/* The agent's own state as of now, not as of the last view. */
-	pthread_mutex_lock(&o->mu);
-	r.serving = o->agent_serving;
-	pthread_mutex_unlock(&o->mu);
 	snprintf(r.serving_msg, sizeof(r.serving_msg), "%s",
 		 r.serving ? "the agent serves every recorded pod"
 			   : "the agent has not picked up every recorded pod yet");
 	/* Both lines always: the kube line says why when the watch is stale. */
-	bool ok = ng_readyz_render(&r, out);
-
+	ok = ng_readyz_render(&r, out);
 	if (o->cfg.kube && !ng_kube_readyz(o->cfg.kube, out))
 		ok = false;
 	return ok;

@@ -37,7 +37,7 @@ void ng_opsnames_collect(struct ng_opod *const *pods, size_t n, const struct ng_
 		ng_podlock_lock(l);
 		if (ng_podlock_rows(l, ng_mono_ms(), ng_wall_ms(), NG_VIEW_LEARNED_MAX, &p->vp) > 0)
 			p->vp.taught_gen = a->learned_gen;
-		ng_podlock_unlock(l);
+		ng_podlock_unlock_ops(locks, l); /* the learner may have parked the pod meanwhile */
 		ng_podlock_put(locks, l);
 	}
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "agent/alog.h"
+#include "agent/learncheck.h"
 #include "agent/podlock.h"
 #include "base/clock.h"
 #include "base/nlwalk.h"
@@ -96,7 +97,9 @@ struct ng_opod *ng_opod_load(const char *path, uint64_t ino)
 	if (!p)
 		return NULL;
 	p->ev_fd = -1;
+	p->fresh = true;
 	p->file_ino = ino;
+	p->loaded_ms = ng_mono_ms();
 	p->seen = true;
 	if (ng_record_read(path, &p->d, &err) < 0) {
 		ng_opod_log("error", "decision_unusable", NULL, "%s", err.msg);
@@ -127,7 +130,7 @@ struct ng_opod *ng_opod_load(const char *path, uint64_t ino)
 	}
 	/* A first CHECK at once: a change made before the socket existed
 	 * sent its event to nobody. */
-	p->check_now = true;
+	p->check_due = true;
 	p->next_collect_ms = 0;
 	return p;
 }
@@ -206,10 +209,19 @@ void ng_opod_read_events(struct ng_opod *const *pods, size_t n, int fd, bool nod
 		if (len < 0) {
 			if (errno == ENOBUFS) {
 				/* Events were lost: look at everything this socket
-				 * watches. */
+				 * watches (ops.c also looks at the node's tables'
+				 * presence at once). */
+				env->local->events_lost++;
+				if (ng_alog_due(env->local->events_lost, 1))
+					ng_opod_log(
+						"warning", "drift_events_lost", owner,
+						"%s event socket overrun (%llu so far): the kernel dropped "
+						"nf_tables events; every pod it watches is CHECKed",
+						node ? "the node's" : "the pod's",
+						(unsigned long long)env->local->events_lost);
 				for (size_t i = 0; i < n; i++)
 					if (node || pods[i] == owner)
-						pods[i]->check_now = true;
+						pods[i]->check_due = true;
 				continue;
 			}
 			break;
@@ -225,7 +237,7 @@ void ng_opod_read_events(struct ng_opod *const *pods, size_t n, int fd, bool nod
 			for (size_t i = 0; i < n; i++) {
 				struct ng_opod *p = pods[i];
 
-				if ((!node && p != owner) || !ng_opod_enforced(p) ||
+				if ((!node && p != owner) || (node && p->fresh) || !ng_opod_enforced(p) ||
 				    !pods_table(p, node, &ev) || is_self(p, env, node, ev.portid))
 					continue;
 				/* Name the change that matters most: a deleted table
@@ -383,6 +395,28 @@ static void check_link(struct ng_opod *p, const struct ng_opod_env *env, char *l
 	snprintf(p->link_diff, sizeof(p->link_diff), "%s", link);
 }
 
+/* The tables match the policy: do their learned sets hold what the
+ * learner committed (agent/learncheck.h)? 0 yes (or nothing learns), 1 no
+ * (diff names the first missing element), -1 could not tell. */
+static int check_learned(struct ng_opod *p, const struct ng_opod_env *env, char *diff, size_t len)
+{
+	struct ng_learncheck lc;
+	struct ng_err err = {0};
+
+	if (!env->locks)
+		return 0;
+	if (ng_learncheck_run(env->locks, &p->nl, env->node_nl, &p->d, &p->pol, &lc, &err) < 0) {
+		snprintf(diff, len, "learned sets: %.200s", err.msg);
+		return -1;
+	}
+	if (!lc.missing)
+		return 0;
+	snprintf(diff, len,
+		 "%u learned element(s) the agent committed missing or expiring early; first: %.100s",
+		 lc.missing, lc.first);
+	return 1;
+}
+
 /* The view's verdict: in sync when the tables match (rc 0) and the link
  * is as recorded; the difference, the tables' first. */
 static void set_sync(struct ng_opod *p, int rc, const char *diff, const char *link)
@@ -399,7 +433,18 @@ bool ng_opod_check(struct ng_opod *p, const struct ng_opod_env *env, const char 
 
 	if (!p->nl_open || !p->pol_ok)
 		return false;
+	/* A learning pod the learner has not taken on yet (the agent has just
+	 * started): what it learned is in the learner's tracker only once it
+	 * has, and a repair before would close those names. The CHECK waits
+	 * for it (the tick asks again each second), a few seconds at most. */
+	if (p->pol.learn && env->locks && !ng_podlocks_served(env->locks, p->d.key) &&
+	    ng_mono_ms() - p->loaded_ms < NG_OPOD_LEARNER_WAIT_MS) {
+		p->next_check_ms = ng_mono_ms();
+		return false;
+	}
 	rc = ng_podstate_check(&p->nl, env->node_nl, &p->d, &p->pol, diff, sizeof(diff));
+	if (rc == 0)
+		rc = check_learned(p, env, diff, sizeof(diff));
 	env->local->check_runs++;
 	p->next_check_ms = ng_mono_ms() + env->check_ms;
 	/* A DEL under way (its record went first) or a retried ADD (a new
@@ -433,7 +478,7 @@ bool ng_opod_check(struct ng_opod *p, const struct ng_opod_env *env, const char 
 	if (!env->repair)
 		return false;
 	repaired = repair(p, env);
-	p->check_now = false;
+	p->check_now = p->check_due = false;
 	/* Confirm: the repair is itself checked at once. */
 	rc = ng_podstate_check(&p->nl, env->node_nl, &p->d, &p->pol, diff, sizeof(diff));
 	set_sync(p, rc, diff, link);

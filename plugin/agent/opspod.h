@@ -16,7 +16,10 @@
 #include "policy/policy.h"
 #include "state/record.h"
 
-#define NG_OPOD_COLLECT_MS 5000 /* counters and learned sets re-read */
+#define NG_OPOD_COLLECT_MS      5000 /* counters and learned sets re-read */
+/* A learning pod's CHECK waits at most this long for the learner to take
+ * the pod on (a repair before would carry none of what it learned). */
+#define NG_OPOD_LEARNER_WAIT_MS 10000
 
 struct ng_opod {
 	struct ng_record d;
@@ -28,13 +31,17 @@ struct ng_opod {
 	struct ng_nl nl;
 	bool nl_open;
 	struct ng_view_pod vp;
-	bool check_now;
-	bool batch_node; /* batch_first was the node side's */
-	bool live_other; /* live policy: its record is another network's (below) */
+	bool check_now;   /* a drift event asks for a CHECK: at once */
+	bool check_due;   /* the periodic CHECK (or the first look): in turn, within the budget */
+	bool collect_due; /* counters and learned sets: in turn, within the budget */
+	bool fresh;       /* loaded by the scan under way: the node's events queued so far are its ADD's */
+	bool batch_node;  /* batch_first was the node side's */
+	bool live_other;  /* live policy: its record is another network's (below) */
 	/* the changes of one read of the event socket, logged as one drift */
 	unsigned batch_n;
 	struct ng_nft_event batch_first;
 	int64_t next_check_ms, next_collect_ms;
+	int64_t loaded_ms;   /* when this thread picked the record up */
 	char link_diff[200]; /* the link's difference from the record last reported ("" none) */
 	/* Live policy (agent/livepolicy.h): the generation the pod is known to
 	 * run (its record's, or the current one once its entry was found to be

@@ -2,6 +2,7 @@
  * freed. See pod.h. */
 #include "agent/pod.h"
 
+#include <errno.h>
 #include <linux/netfilter.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -131,31 +132,45 @@ static void learned_one(const struct ng_elem *el, uint64_t left, void *data)
 		ng_tracker_learned(c->tr, &e, c->ranged, c->now + (int64_t)left - 1000);
 }
 
-/* One table's learned sets into tracker `tr`. */
-static void reread_table(struct ng_pod *p, struct ng_tracker *tr, struct ng_nl *nl, uint8_t family,
+/* One table's learned sets into tracker `tr`; false when the table is
+ * not there. */
+static bool reread_table(struct ng_pod *p, struct ng_tracker *tr, struct ng_nl *nl, uint8_t family,
 			 const char *table)
 {
 	struct ng_err err = {0};
+	bool there = false;
 
 	for (int f = 0; f < 2; f++)
 		for (int ranged = 0; ranged < 2; ranged++) {
 			struct dump_ctx c = {p, tr, ranged != 0, ng_mono_ms()};
 
-			ng_learned_each(nl, family, table, &p->sets[ng_learned_set(f, ranged != 0)],
-					learned_one, &c, &err);
+			there |= ng_learned_each(nl, family, table, &p->sets[ng_learned_set(f, ranged != 0)],
+						 learned_one, &c, &err) != -ENOENT;
 		}
+	return there;
 }
 
 /* After a restart: what the kernel still holds is what was learned, each
  * side's tracker from its own side's table. A process in the pod with
  * NET_ADMIN can add to the pod's own sets (and so to what the pod's
- * tracker keeps alive there), never to the node side's. */
+ * tracker keeps alive there), never to the node side's. The pod's table
+ * gone (deleted while no agent ran; the repair comes next): what the node
+ * side learned, the pod's side had learned too (the node side learns only
+ * answers the node saw, which the pod's queue showed as well), so the
+ * repair carries that back instead of closing those names. */
 static void reread_learned(struct ng_pod *p, struct ng_nl *node_nl)
 {
-	reread_table(p, &p->tr, &p->nl, NFPROTO_INET, NG_TABLE);
-	for (size_t i = 0; i < p->tables.n; i++)
-		if (p->tables.v[i].in_node && node_nl)
-			reread_table(p, &p->tr_node, node_nl, p->tables.v[i].family, p->tables.v[i].name);
+	bool pod_there = reread_table(p, &p->tr, &p->nl, NFPROTO_INET, NG_TABLE);
+
+	for (size_t i = 0; i < p->tables.n; i++) {
+		const struct ng_learned_table *t = &p->tables.v[i];
+
+		if (!t->in_node || !node_nl)
+			continue;
+		reread_table(p, &p->tr_node, node_nl, t->family, t->name);
+		if (!pod_there)
+			reread_table(p, &p->tr, node_nl, t->family, t->name);
+	}
 }
 
 static int open_sockets(struct ng_pod *p, struct ng_err *err)
@@ -299,7 +314,11 @@ int ng_pod_commit(struct ng_pod *p, struct ng_pod_shared *sh, const ng_pending_v
 		rc = commit_side(p, sh->node_nl, true, pend_node, &err);
 	if (rc < 0) {
 		p->c.commit_errors++;
-		ng_pod_log("error", "commit_failed", p, "%s", err.msg);
+		/* A pod with NET_ADMIN can make every commit fail (its table
+		 * gone): the 1st, 2nd, 4th, ... (agent/alog.h). */
+		if (ng_alog_due(p->c.commit_errors, 1))
+			ng_pod_log("error", "commit_failed", p, "%s (%llu failed commits so far)", err.msg,
+				   (unsigned long long)p->c.commit_errors);
 		if (pend_node)
 			ng_tracker_revert(&p->tr_node, pend_node);
 		return -1;

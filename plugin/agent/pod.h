@@ -134,6 +134,7 @@ struct ng_pod {
 	bool node_side;          /* it has a table in the node's namespace */
 	bool seen;               /* the last directory scan found its record */
 	bool ka_waiting;         /* a keep-alive job of its is with the thread */
+	bool parked;             /* its queue unwatched while the ops thread rebuilds it (agent/podlock.h) */
 };
 
 /* The pod of record `r` (a learning pod's: "pending" or "enforced"): its

@@ -2,9 +2,12 @@
 #include "agent/podlock.h"
 
 #include <linux/netfilter.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "base/clock.h"
 #include "kernel/learnedset.h"
@@ -14,20 +17,46 @@
 struct ng_podlock {
 	char key[256];
 	pthread_mutex_t mu;
+	/* Raised by the learner before it tries the lock, so that the ops
+	 * thread's unlock that follows a failed try always sees it and wakes
+	 * the learner (raised after, a wake could be missed). */
+	atomic_bool tried;
 	unsigned refs;                   /* under the list's mutex */
 	struct ng_tracker *tr, *tr_node; /* under mu; tr_node NULL: no node side */
 	struct ng_taught *taught;        /* under mu: what each name entry taught */
 	bool superseded;                 /* under mu: a re-plan wrote the pod a new record */
 };
 
-void ng_podlocks_init(struct ng_podlocks *r)
+int ng_podlocks_init(struct ng_podlocks *r)
 {
 	memset(r, 0, sizeof(*r));
 	pthread_mutex_init(&r->mu, NULL);
+	r->freed_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	return r->freed_fd < 0 ? -1 : 0;
+}
+
+void ng_podlocks_wake(struct ng_podlocks *r)
+{
+	uint64_t one = 1;
+
+	if (write(r->freed_fd, &one, sizeof(one)) < 0) {
+		/* EAGAIN only (the counter full): it is readable already */
+	}
+}
+
+void ng_podlocks_woken(struct ng_podlocks *r)
+{
+	uint64_t n;
+
+	if (read(r->freed_fd, &n, sizeof(n)) < 0) {
+		/* EAGAIN: a wake already taken in this turn */
+	}
 }
 
 void ng_podlocks_free(struct ng_podlocks *r)
 {
+	if (r->freed_fd >= 0)
+		close(r->freed_fd);
 	for (size_t i = 0; i < r->v.n; i++) {
 		pthread_mutex_destroy(&r->v.v[i]->mu);
 		free(r->v.v[i]);
@@ -82,9 +111,25 @@ void ng_podlock_lock(struct ng_podlock *l)
 	pthread_mutex_lock(&l->mu);
 }
 
+bool ng_podlock_trylock(struct ng_podlock *l)
+{
+	atomic_store(&l->tried, true);
+	if (pthread_mutex_trylock(&l->mu) != 0)
+		return false;
+	atomic_store(&l->tried, false);
+	return true;
+}
+
 void ng_podlock_unlock(struct ng_podlock *l)
 {
 	pthread_mutex_unlock(&l->mu);
+}
+
+void ng_podlock_unlock_ops(struct ng_podlocks *r, struct ng_podlock *l)
+{
+	pthread_mutex_unlock(&l->mu);
+	if (atomic_exchange(&l->tried, false))
+		ng_podlocks_wake(r);
 }
 
 void ng_podlock_attach(struct ng_podlock *l, struct ng_tracker *tr, struct ng_tracker *tr_node)
@@ -217,6 +262,36 @@ static int learned_now(struct ng_podlock *l, struct ng_nl *pod_nl, struct ng_nl 
 	return n < 0 || m < 0 ? -1 : n + m;
 }
 
+bool ng_podlocks_served(struct ng_podlocks *r, const char *key)
+{
+	struct ng_podlock *l = ng_podlock_get(r, key);
+	bool served;
+
+	if (!l)
+		return false;
+	ng_podlock_lock(l);
+	served = l->tr != NULL;
+	ng_podlock_unlock_ops(r, l);
+	ng_podlock_put(r, l);
+	return served;
+}
+
+static bool covers(const struct ng_elem *e, const void *pol)
+{
+	return covered(pol, e);
+}
+
+int ng_podlock_copy(struct ng_podlock *l, const struct ng_policy *pol, struct ng_tracker *tr,
+		    struct ng_tracker *tr_node)
+{
+	if (!l->tr)
+		return 1;
+	if (ng_tracker_copy(l->tr, tr, covers, pol) < 0 ||
+	    (l->tr_node && ng_tracker_copy(l->tr_node, tr_node, covers, pol) < 0))
+		return -1;
+	return 0;
+}
+
 int ng_podlock_apply(struct ng_podlocks *r, const char *key, struct ng_nl *pod_nl, struct ng_nl *node_nl,
 		     struct ng_policy *pol, const char *host_table, const struct ng_podlock_hooks *hooks,
 		     struct ng_podlock_stats *st, struct ng_err *err)
@@ -246,7 +321,7 @@ int ng_podlock_apply(struct ng_podlocks *r, const char *key, struct ng_nl *pod_n
 		}
 	}
 	st->apply_us = ng_mono_us() - t0 - st->wait_us;
-	ng_podlock_unlock(l);
+	ng_podlock_unlock_ops(r, l);
 	ng_podlock_put(r, l);
 	return rc;
 }

@@ -7,11 +7,16 @@
  * between the rebuild's read and its commit (it would be lost with the
  * old tables): a learned name is never closed by a repair.
  *
- * What may wait on it: the learner, for one rebuild of the pod whose
- * answer it is committing (two transactions, the pod's and the node's)
- * or for one copy of its rows for `status --names` (no kernel work; only
- * when the pod's learned state changed, at most once a second); the ops
- * thread, for one serve or sweep of that pod. */
+ * Who waits on it: the ops thread, for one serve, sweep or keep-alive
+ * commit of that pod. The learner never waits for a rebuild (it would hold
+ * every pod's answers for as long as the rebuild's two transactions take:
+ * 600 ms measured on the loaded machine): it tries the lock, and when the
+ * ops thread holds it, parks the pod (its queue unwatched, its answers
+ * waiting in the kernel's queue) until the ops thread lets the lock go and
+ * wakes it (freed_fd). Only the pod being rebuilt waits. Letting a pod go
+ * (DEL) and taking one on still wait: they are not per answer, nor is the
+ * ops thread's copy of its rows for `status --names` (no kernel work, only
+ * when the pod's learned state changed, at most once a second). */
 #ifndef NG_AGENT_PODLOCK_H
 #define NG_AGENT_PODLOCK_H
 
@@ -32,16 +37,32 @@ struct ng_podlock; /* one pod's: private to podlock.c */
 struct ng_podlocks {
 	pthread_mutex_t mu; /* the list itself, never held while a pod's lock is */
 	NG_VEC(struct ng_podlock *) v;
+	/* An eventfd, readable after the ops thread let a pod's lock go: the
+	 * learner re-arms the pods it parked (ng_podlocks_woken). */
+	int freed_fd;
 };
 
-void ng_podlocks_init(struct ng_podlocks *r);
+/* 0, or -1 (no eventfd: errno). */
+int ng_podlocks_init(struct ng_podlocks *r);
 void ng_podlocks_free(struct ng_podlocks *r);
+/* Wakes the learner (ng_podlock_unlock_ops does when it is needed). */
+void ng_podlocks_wake(struct ng_podlocks *r);
+/* The learner, freed_fd readable: clears it (then re-arms its parked
+ * pods: whatever was parked before the wake sees its lock free or will be
+ * woken again). */
+void ng_podlocks_woken(struct ng_podlocks *r);
 
 /* Pod `key`'s lock, made when nobody holds it yet; NULL out of memory.
  * Each get is given back with ng_podlock_put. */
 struct ng_podlock *ng_podlock_get(struct ng_podlocks *r, const char *key);
 void ng_podlock_put(struct ng_podlocks *r, struct ng_podlock *l);
 void ng_podlock_lock(struct ng_podlock *l);
+/* The learner's way in: true when it got the lock, false when the ops
+ * thread holds it (park the pod). */
+bool ng_podlock_trylock(struct ng_podlock *l);
+/* The ops thread's way out: unlocks, and wakes the learner when it tried
+ * the lock meanwhile. */
+void ng_podlock_unlock_ops(struct ng_podlocks *r, struct ng_podlock *l);
 void ng_podlock_unlock(struct ng_podlock *l);
 
 /* Under the lock: the learner's trackers of the pod, its own tables' and
@@ -82,6 +103,16 @@ struct ng_podlock_hooks {
 	int (*applied)(void *data, struct ng_err *err);
 	void *data;
 };
+
+/* Does the learner serve pod `key` (its trackers attached)? */
+bool ng_podlocks_served(struct ng_podlocks *r, const char *key);
+
+/* Under the lock: copies of the learner's trackers of the pod (tr_node
+ * stays empty when it has no node side), only the elements a name entry
+ * of `pol` covers (a re-plan may have dropped the others from the
+ * tables). 0; 1 when no learner serves the pod; -1 out of memory. */
+int ng_podlock_copy(struct ng_podlock *l, const struct ng_policy *pol, struct ng_tracker *tr,
+		    struct ng_tracker *tr_node);
 
 /* Applies pod `key`'s policy `pol` (built from its record; possibly new)
  * with every element the agent learned for the pod, both sides, one

@@ -38,17 +38,25 @@ static bool same(const struct ng_track *s, const struct ng_elem *e, bool ranged)
 	       s->p_hi == e->p_hi && ng_ip_eq(&s->ip, &e->lo);
 }
 
-static struct ng_track *find(const struct ng_tracker *t, const struct ng_elem *e, bool ranged)
+/* The slot holding e, or t->cap when none does. */
+static uint32_t slot_of(const struct ng_tracker *t, const struct ng_elem *e, bool ranged)
 {
 	if (!t->cap)
-		return NULL;
+		return 0;
 	for (uint32_t i = hash(&e->lo, e->proto, ranged, e->p_lo, e->p_hi) & (t->cap - 1);;
 	     i = (i + 1) & (t->cap - 1)) {
 		if (!t->slot[i].used)
-			return NULL;
+			return t->cap;
 		if (same(&t->slot[i], e, ranged))
-			return &t->slot[i];
+			return i;
 	}
+}
+
+static struct ng_track *find(const struct ng_tracker *t, const struct ng_elem *e, bool ranged)
+{
+	uint32_t i = slot_of(t, e, ranged);
+
+	return i < t->cap ? &t->slot[i] : NULL;
 }
 
 static int grow(struct ng_tracker *t)
@@ -318,18 +326,63 @@ bool ng_tracker_get(const struct ng_tracker *t, const struct ng_elem *e, bool ra
 	return true;
 }
 
+static struct ng_elem elem_of(const struct ng_track *s)
+{
+	return (struct ng_elem){
+		.lo = s->ip, .hi = s->ip, .proto = s->proto, .p_lo = s->p_lo, .p_hi = s->p_hi};
+}
+
 void ng_tracker_each(const struct ng_tracker *t, ng_tracker_each_fn fn, void *data)
 {
 	for (uint32_t i = 0; i < t->cap; i++) {
 		const struct ng_track *s = &t->slot[i];
-		struct ng_elem e;
+		struct ng_elem e = elem_of(s);
 
-		if (!s->used)
-			continue;
-		e = (struct ng_elem){
-			.lo = s->ip, .hi = s->ip, .proto = s->proto, .p_lo = s->p_lo, .p_hi = s->p_hi};
-		fn(&e, s->ranged, s->expires, s->kept, data);
+		if (s->used)
+			fn(&e, s->ranged, s->expires, s->kept, data);
 	}
+}
+
+int ng_tracker_copy(const struct ng_tracker *from, struct ng_tracker *to,
+		    bool (*keep)(const struct ng_elem *e, const void *data), const void *data)
+{
+	for (uint32_t i = 0; i < from->cap; i++) {
+		const struct ng_track *s = &from->slot[i];
+		struct ng_elem e = elem_of(s);
+		struct ng_track *c;
+
+		if (!s->used || (keep && !keep(&e, data)))
+			continue;
+		if (!(c = insert(to, &e, s->ranged)))
+			return -1;
+		c->expires = s->expires;
+		c->lifetime = s->lifetime;
+		c->kept = s->kept;
+	}
+	return 0;
+}
+
+uint32_t ng_tracker_missing(const struct ng_tracker *mine, const struct ng_tracker *kernel, int64_t now_ms,
+			    int64_t margin_ms, struct ng_elem *first, bool *first_ranged)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < mine->cap; i++) {
+		const struct ng_track *s = &mine->slot[i];
+		struct ng_elem e = elem_of(s);
+		uint32_t k;
+
+		if (!s->used || s->expires - now_ms <= margin_ms)
+			continue;
+		k = slot_of(kernel, &e, s->ranged);
+		if (k < kernel->cap && kernel->slot[k].expires >= s->expires - margin_ms)
+			continue;
+		if (n++ == 0) {
+			*first = e;
+			*first_ranged = s->ranged;
+		}
+	}
+	return n;
 }
 
 uint32_t ng_tracker_count(const struct ng_tracker *t)

@@ -94,6 +94,18 @@ bool ng_tracker_get(const struct ng_tracker *t, const struct ng_elem *e, bool ra
 typedef void (*ng_tracker_each_fn)(const struct ng_elem *e, bool ranged, int64_t expires, bool kept,
 				   void *data);
 void ng_tracker_each(const struct ng_tracker *t, ng_tracker_each_fn fn, void *data);
+/* For a look at the kernel without the pod's lock (agent/learncheck.h):
+ * `to` (empty) gets the elements of `from` that keep(element, data) keeps
+ * (NULL: all), each with its expiry. 0, or -1 out of memory. */
+int ng_tracker_copy(const struct ng_tracker *from, struct ng_tracker *to,
+		    bool (*keep)(const struct ng_elem *e, const void *data), const void *data);
+/* The elements of `mine` live for more than `margin_ms` after `now_ms`
+ * that `kernel` (filled from a table's learned sets with
+ * ng_tracker_learned, each at the kernel's own expiry) does not hold, or
+ * holds until more than `margin_ms` earlier: how many; the first into
+ * *first and *first_ranged. */
+uint32_t ng_tracker_missing(const struct ng_tracker *mine, const struct ng_tracker *kernel, int64_t now_ms,
+			    int64_t margin_ms, struct ng_elem *first, bool *first_ranged);
 /* Elements tracked. */
 uint32_t ng_tracker_count(const struct ng_tracker *t);
 void ng_tracker_free(struct ng_tracker *t);

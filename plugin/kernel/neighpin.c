@@ -32,24 +32,35 @@ static int addr_cb(const struct nlmsghdr *nlh, void *data)
 	return 0;
 }
 
-static int link_cb(const struct nlmsghdr *nlh, void *data)
+/* The MAC of each node-side interface found holding a gateway: one
+ * request per interface, never a dump of the node's links (a node of 200
+ * pods has 200 veths: their dump was most of what ADD's own time gained
+ * with the pods on the node). */
+static int read_macs(struct ng_nl *nl, struct pin *p, struct ng_err *err)
 {
-	struct pin *p = data;
-	struct ng_rtnl_link l;
+	for (size_t i = 0; i < p->n; i++) {
+		struct ng_rtnl_link l = {0};
+		int rc;
 
-	if (!ng_rtnl_link_parse(nlh, &l) || !l.have_mac)
-		return 0;
-	for (size_t i = 0; i < p->n; i++)
-		if (p->ifindex[i] == l.ifindex) {
-			memcpy(p->mac[i], l.mac, 6);
-			p->have_mac[i] = true;
-		}
+		if (p->ifindex[i] <= 0 || p->have_mac[i])
+			continue;
+		rc = ng_rtnl_get_link(nl, NULL, p->ifindex[i], &l, err);
+		if (rc < 0)
+			return -1;
+		if (rc == 1 || !l.have_mac)
+			continue; /* gone meanwhile, or no link-layer address (a tunnel) */
+		for (size_t j = i; j < p->n; j++)
+			if (p->ifindex[j] == p->ifindex[i]) {
+				memcpy(p->mac[j], l.mac, 6);
+				p->have_mac[j] = true;
+			}
+	}
 	return 0;
 }
 
-/* The node's addresses, then its links; both again from scratch when the
- * kernel says a dump was interrupted (addresses changed meanwhile, as when
- * many pods start at once). */
+/* The node's addresses, then the links that hold a gateway; again from
+ * scratch when the kernel says the address dump was interrupted
+ * (addresses changed meanwhile, as when many pods start at once). */
 static int read_node(struct ng_nl *nl, void *data, struct ng_err *err)
 {
 	struct pin *p = data;
@@ -59,7 +70,7 @@ static int read_node(struct ng_nl *nl, void *data, struct ng_err *err)
 	memset(p->have_mac, 0, sizeof(p->have_mac));
 	rc = ng_rtnl_dump(nl, RTM_GETADDR, AF_UNSPEC, addr_cb, p, err);
 	if (rc == 0)
-		rc = ng_rtnl_dump(nl, RTM_GETLINK, AF_UNSPEC, link_cb, p, err);
+		rc = read_macs(nl, p, err);
 	return rc;
 }
 

@@ -95,8 +95,11 @@ int ng_nft_events_open(int netns_fd, struct ng_err *err)
 	/* Room for a table replace's burst of events (a few hundred small
 	 * messages); an overrun only means "check everything". Unprivileged
 	 * RCVBUF is capped by rmem_max; FORCE needs CAP_NET_ADMIN, which the
-	 * agent has. Per pod: keep it modest. */
-	ng_nl_rcvbuf(&nl, 256 << 10);
+	 * agent has. Per pod: keep it modest. The node's socket sees every
+	 * ADD's and DEL's host-side table and every node-side commit of the
+	 * learner: at 200 pods with churn 256 KiB overran, and a deleted
+	 * host-side table waited for the periodic CHECK. */
+	ng_nl_rcvbuf(&nl, netns_fd < 0 ? NG_NFT_EVENTS_NODE_RCVBUF : NG_NFT_EVENTS_POD_RCVBUF);
 	/* Handed over: the ops thread polls and reads the bare socket. */
 	return nl.fd;
 }

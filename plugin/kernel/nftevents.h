@@ -34,8 +34,13 @@ int ng_nft_event_parse(const struct nlmsghdr *nlh, struct ng_nft_event *ev);
  * the rest. Pure. */
 const char *ng_nft_event_what(uint16_t type);
 
-/* An event socket in the namespace `netns_fd` (-1: the current one), with
- * a large receive buffer: its fd, or -1 with err. Read it with
+/* Receive buffers: a pod's namespace, and the node's (every pod's
+ * host-side table and the agent's node-side commits). */
+#define NG_NFT_EVENTS_POD_RCVBUF  (256 << 10)
+#define NG_NFT_EVENTS_NODE_RCVBUF (8 << 20)
+
+/* An event socket in the namespace `netns_fd` (-1: the current one, the
+ * node's), with a large receive buffer: its fd, or -1 with err. Read it with
  * ng_nl_recv_kernel (kernel/nl.h: only the kernel's datagrams) and walk
  * each datagram with base/nlwalk.h. An overrun (ENOBUFS on read) means
  * events were lost: the caller checks everything it watches. */

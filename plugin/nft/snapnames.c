@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nft/render.h"
@@ -126,20 +127,49 @@ void ng_snap_name_elem(struct ng_snapshot *s, const char *set, bool ttl, const u
 	keep_name_elem(s, set, ttl, hexkey, text, key, klen, end && elen >= klen ? end : NULL, e);
 }
 
+/* Twins have the same key and family and come from the two sets: sorted
+ * by key and family, an element's twin is among its neighbours with the
+ * same key, and the check costs n log n (a pod holding thousands of
+ * learned elements must not cost CHECK a quadratic walk). */
+static int by_key(const void *x, const void *y)
+{
+	const struct ng_name_elem *a = *(const struct ng_name_elem *const *)x;
+	const struct ng_name_elem *b = *(const struct ng_name_elem *const *)y;
+	int c = strcmp(a->key, b->key);
+
+	return c ? c : strncmp(a->set, b->set, strlen(NG_SET_NAMES_V4));
+}
+
+static bool same_group(const struct ng_name_elem *a, const struct ng_name_elem *b)
+{
+	return !strcmp(a->key, b->key) && !strncmp(a->set, b->set, strlen(NG_SET_NAMES_V4));
+}
+
 void ng_snapshot_check_names(struct ng_snapshot *s, time_t now)
 {
 	char msg[NG_SNAP_LINE_MAX];
+	size_t n = s->name_elems.n;
+	const struct ng_name_elem **order;
 
-	for (size_t i = 0; i < s->name_elems.n; i++) {
-		const struct ng_name_elem *a = &s->name_elems.v[i];
+	if (n == 0)
+		return;
+	/* an array of pointers: the element size is a pointer's */
+	order = malloc(n * sizeof(*order)); // NOLINT(bugprone-sizeof-expression)
+	if (!order) {
+		s->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		order[i] = &s->name_elems.v[i];
+	qsort(order, n, sizeof(*order), by_key); // NOLINT(bugprone-sizeof-expression)
+	for (size_t i = 0; i < n; i++) {
+		const struct ng_name_elem *a = order[i];
 		bool twin = false;
 
-		for (size_t j = 0; j < s->name_elems.n && !twin; j++) {
-			const struct ng_name_elem *b = &s->name_elems.v[j];
-
-			twin = b->ttl != a->ttl && !strcmp(a->key, b->key) &&
-			       !strncmp(a->set, b->set, strlen(NG_SET_NAMES_V4));
-		}
+		for (size_t j = i; j-- > 0 && !twin && same_group(order[j], a);)
+			twin = order[j]->ttl != a->ttl;
+		for (size_t j = i + 1; j < n && !twin && same_group(order[j], a); j++)
+			twin = order[j]->ttl != a->ttl;
 		if (twin)
 			continue;
 		if (a->ttl) {
@@ -156,4 +186,5 @@ void ng_snapshot_check_names(struct ng_snapshot *s, time_t now)
 			ng_snap_problem(s, msg);
 		}
 	}
+	free(order);
 }

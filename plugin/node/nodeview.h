@@ -159,6 +159,7 @@ struct ng_view {
 	bool repair;
 	int pod_metrics_limit; /* agent --pod-metrics: -1 always, 0 never, else at most N pods */
 	uint64_t scans, check_runs, drift_events, repairs, repair_errors, kernel_errors;
+	uint64_t events_lost;     /* overruns of an nf_tables event socket (the kernel dropped events) */
 	uint64_t ac[NG_AC_COUNT]; /* agent totals, released pods included */
 	bool has_agent;
 	struct ng_ready ready;

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <linux/netfilter.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -106,12 +107,16 @@ static bool read_counters(struct ng_nl *nl, const struct ng_record_table *t, str
 	return any;
 }
 
+/* Addresses kept per name entry to count the distinct ones (a view, not
+ * a copy: a table holding more counts no further). */
+#define SEEN_MAX 16384
+
 struct learned_ctx {
 	const struct ng_set_spec *spec;
 	const struct ng_policy *pol;
 	struct ng_view_pod *v;
 	int fam;
-	/* distinct addresses per name entry (bounded: a view, not a copy) */
+	/* every address per name entry, counted distinct at the end */
 	NG_VEC(struct ng_ip) seen[32];
 };
 
@@ -123,15 +128,32 @@ static void learned_one(const struct ng_elem *el, uint64_t left, void *data)
 	c->v->learned[c->fam]++;
 	for (size_t k = 0; k < c->pol->name_entries.n && k < 32; k++) {
 		const struct ng_name_entry *ne = &c->pol->name_entries.v[k];
-		bool dup = false;
 
 		if (ne->proto != el->proto || el->p_lo < ne->p_lo || el->p_hi > ne->p_hi)
 			continue;
-		for (size_t j = 0; j < c->seen[k].n && !dup; j++)
-			dup = ng_ip_eq(&c->seen[k].v[j], &el->lo);
-		if (!dup && c->seen[k].n < 4096 && ng_vec_push(&c->seen[k], &el->lo) == 0)
-			c->v->names.v[k].addresses++;
+		if (c->seen[k].n < SEEN_MAX && ng_vec_push(&c->seen[k], &el->lo) < 0)
+			return;
 	}
+}
+
+static int ip_order(const void *a, const void *b)
+{
+	return ng_ip_cmp(a, b);
+}
+
+/* Distinct addresses, sorted: linear after the sort (a pod holding
+ * thousands of learned elements must not cost the ops thread a quadratic
+ * walk every collection). */
+static unsigned distinct(struct ng_ip *v, size_t n)
+{
+	unsigned d = 0;
+
+	if (n < 2)
+		return (unsigned)n; /* and no qsort of a NULL vector */
+	qsort(v, n, sizeof(*v), ip_order);
+	for (size_t i = 0; i < n; i++)
+		d += i == 0 || !ng_ip_eq(&v[i - 1], &v[i]);
+	return d;
 }
 
 static void read_learned(struct ng_nl *nl, const struct ng_policy *pol, struct ng_view_pod *v)
@@ -157,6 +179,8 @@ static void read_learned(struct ng_nl *nl, const struct ng_policy *pol, struct n
 		c.fam = sets[i].fam == NG_V4 ? 0 : 1;
 		ng_learned_each(nl, NFPROTO_INET, NG_TABLE, &sets[i], learned_one, &c, &err);
 	}
+	for (size_t k = 0; k < v->names.n && k < 32; k++)
+		v->names.v[k].addresses = distinct(c.seen[k].v, c.seen[k].n);
 	for (int k = 0; k < 32; k++)
 		ng_vec_free(&c.seen[k]);
 }

@@ -1,5 +1,6 @@
 #include "state/ready.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -138,6 +139,31 @@ void ng_record_clear_ready(const char *state_dir, const char *key)
 
 	snprintf(path, sizeof(path), "%s/" NG_READY_DIR "/%s", state_dir, key);
 	unlink(path);
+}
+
+unsigned ng_record_sweep_ready(const char *state_dir, bool (*keep)(const char *name, void *data), void *data)
+{
+	struct ng_err err = {0};
+	int dfd = subdir(state_dir, NG_READY_DIR, &err);
+	unsigned gone = 0;
+	struct dirent *e;
+	DIR *d;
+
+	if (dfd < 0)
+		return 0;
+	d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return 0;
+	}
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
+			continue;
+		if (!keep(e->d_name, data) && unlinkat(dirfd(d), e->d_name, 0) == 0)
+			gone++;
+	}
+	closedir(d);
+	return gone;
 }
 
 int ng_agent_serving(const char *state_dir)

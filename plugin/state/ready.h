@@ -4,6 +4,8 @@
 #ifndef NG_READY_H
 #define NG_READY_H
 
+#include <stdbool.h>
+
 #include "base/err.h"
 
 /* DEL: removes pods/<key>.json (missing is fine), then waits up to
@@ -17,6 +19,13 @@ int ng_record_wait_ready(const char *state_dir, const char *key, const char *non
 /* Agent: writes ready/<key> (the nonce) / removes it. */
 int ng_record_set_ready(const char *state_dir, const char *key, const char *nonce, struct ng_err *err);
 void ng_record_clear_ready(const char *state_dir, const char *key);
+
+/* Agent: removes every entry of ready/ that keep(name, data) does not
+ * claim (a ready file, or a temp file of a write cut short, of a pod the
+ * agent does not serve: DEL waits for the file only while an agent serves,
+ * so a pod deleted while none did left its file behind). Only the agent
+ * writes ready/, and only from the thread that calls this. How many went. */
+unsigned ng_record_sweep_ready(const char *state_dir, bool (*keep)(const char *name, void *data), void *data);
 
 /* Is an agent holding stateDir's lock? 1 yes, 0 no. */
 int ng_agent_serving(const char *state_dir);

@@ -71,7 +71,7 @@ rss100l=$(rss)
 
 # 1000 pods: 900 more records (real namespaces, the same entry) beside the
 # 100 added through the chain; the agent picks each up as it would.
-rec=$(find "$W_TMP/state/pods" -name '*.json' | head -1)
+rec=$(find "$W_TMP/state/pods" -name '*.json' -print -quit) # (head -1 would SIGPIPE find: pipefail)
 t0=$(date +%s%N)
 for ((q = 100; q < 1000; q++)); do
 	ns=$W_ID-pod-x$q

@@ -49,9 +49,11 @@ def _resident(world):
     pod, _ = _veth_pod(world, "hsres", "10.244.8.5/24", "10.244.8.1")
     prev = prev_result(pod, "10.244.8.5/24", "10.244.8.1")
     conf = write_json(world, "hs-res.json", ng_conf(world, EXAMPLE_ALLOW, prev, host_mirror="required"))
-    s = timed([world.ng], env=cni_env("ADD", pod, 999999), stdin=conf)
+    out = os.path.join(world.tmp, "hs-res.out")
+    s = timed([world.ng], env=cni_env("ADD", pod, 999999), stdin=conf, stdout=out)
     if not s.ok:
-        raise RuntimeError("hostside: the resident pod's ADD failed")
+        with open(out) as f:
+            raise RuntimeError("hostside: the resident pod's ADD failed: " + f.read()[:500])
     return pod, conf
 
 

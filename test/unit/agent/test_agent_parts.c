@@ -1,8 +1,10 @@
 /* The agent's pure parts: DNS-over-TCP framing (hold only the completing
- * segment, rewind on a drop, gaps and retransmissions) and the packet
- * headers. The tracker has test_tracker.c. */
+ * segment, rewind on a drop, gaps and retransmissions), the packet
+ * headers and the log's power-of-two throttle. The tracker has
+ * test_tracker.c. */
 #include "testutil.h"
 
+#include "agent/alog.h"
 #include "agent/packet.h"
 #include "agent/tcpflow.h"
 
@@ -135,12 +137,38 @@ static void test_packet_headers(void **state)
 		ng_pkt_parse(p4, cut, &k); /* never reads past the end (ASan) */
 }
 
+/* A flood of n events, raised by `by` at a time, makes about log2(n)
+ * lines: the 1st, 2nd, 4th, ... and each step that passes a power of two. */
+static void test_log_throttle(void **state)
+{
+	(void)state;
+	uint64_t c = 0;
+	unsigned lines = 0;
+
+	assert_false(ng_alog_due(0, 0));
+	assert_true(ng_alog_due(1, 1));
+	assert_true(ng_alog_due(2, 1));
+	assert_false(ng_alog_due(3, 1));
+	assert_true(ng_alog_due(4, 1));
+	assert_false(ng_alog_due(7, 3)); /* 4 was passed before: 5..7 */
+	assert_true(ng_alog_due(9, 3));  /* 7..9 passes 8 */
+	assert_true(ng_alog_due(3, 3));  /* the first ones */
+	assert_true(ng_alog_due(1ULL << 63, 1));
+	for (int i = 0; i < 400000; i++) {
+		c += 1 + (unsigned)i % 3;
+		lines += ng_alog_due(c, 1 + (unsigned)i % 3);
+	}
+	assert_true(lines <= 21); /* c < 2^20 */
+	assert_true(lines >= 19);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tcp_framing),
 		cmocka_unit_test(test_tcp_pod_budget),
 		cmocka_unit_test(test_packet_headers),
+		cmocka_unit_test(test_log_throttle),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -321,6 +321,53 @@ static void test_learned_never_earlier(void **state)
 	ng_tracker_free(&t);
 }
 
+static bool only_443(const struct ng_elem *e, const void *data)
+{
+	(void)data;
+	return e->p_lo == 443;
+}
+
+/* The learner's view against the kernel's (agent/learncheck.h): a copy
+ * keeps what the filter keeps, with its expiry; an element the kernel
+ * lacks, or holds for less time, is missing; one about to expire is not
+ * looked at. */
+static void test_copy_and_missing(void **state)
+{
+	(void)state;
+	struct ng_tracker mine = {0}, copy = {0}, kernel = {0};
+	ng_pending_vec p = {0};
+	struct ng_elem first, e = {.proto = 6, .p_lo = 443, .p_hi = 443, .timeout = 60};
+	bool ranged = true;
+
+	plan(&mine, "10.0.0.1", 443, 443, 60, 0, &p);
+	plan(&mine, "10.0.0.2", 443, 443, 60, 0, &p);
+	plan(&mine, "10.0.0.3", 80, 80, 60, 0, &p);
+	plan(&mine, "10.0.0.4", 443, 443, 3, 0, &p); /* 3 s: within the margin at 1.5 s */
+	assert_int_equal(ng_tracker_copy(&mine, &copy, only_443, NULL), 0);
+	assert_int_equal(ng_tracker_count(&copy), 3);
+	/* The kernel holds .1 as committed, .2 with 20 s only (re-added by
+	 * another hand), not .4. */
+	assert_int_equal(ng_ip_parse("10.0.0.1", &e.lo), 0);
+	e.hi = e.lo;
+	assert_int_equal(ng_tracker_learned(&kernel, &e, false, 60000), 0);
+	assert_int_equal(ng_ip_parse("10.0.0.2", &e.lo), 0);
+	e.hi = e.lo;
+	assert_int_equal(ng_tracker_learned(&kernel, &e, false, 20000), 0);
+	assert_int_equal(ng_tracker_missing(&copy, &kernel, 1500, 2000, &first, &ranged), 1);
+	assert_true(ng_ip_eq(&first.lo, &e.lo));
+	assert_false(ranged);
+	/* Within the margin, an earlier kernel expiry is not short. */
+	assert_int_equal(ng_tracker_learned(&kernel, &e, false, 58500), 0);
+	assert_int_equal(ng_tracker_missing(&copy, &kernel, 1500, 2000, &first, &ranged), 0);
+	/* Unfiltered, the port-80 element is missing too. */
+	assert_int_equal(ng_tracker_missing(&mine, &kernel, 1500, 2000, &first, &ranged), 1);
+	assert_int_equal(first.p_lo, 80);
+	ng_vec_free(&p);
+	ng_tracker_free(&mine);
+	ng_tracker_free(&copy);
+	ng_tracker_free(&kernel);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -333,6 +380,7 @@ int main(void)
 		cmocka_unit_test(test_due_and_keepalive),
 		cmocka_unit_test(test_relearn_keeps_the_expiry),
 		cmocka_unit_test(test_learned_never_earlier),
+		cmocka_unit_test(test_copy_and_missing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

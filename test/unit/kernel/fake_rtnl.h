@@ -58,6 +58,7 @@ struct fns {
 	int addr_dump_errno; /* the address dump answered with this */
 	int addr_intr;       /* address dumps marked interrupted (NLM_F_DUMP_INTR), then as usual */
 	int addr_dumps;      /* address dumps answered */
+	int link_dumps;      /* link dumps answered */
 	int addr_vanish;     /* addrs[addr_vanish - 1] is removed by what interrupted the dump */
 	/* A forger: answers the next request of this type first, as the
 	 * kernel would, from another port id. */
@@ -150,6 +151,7 @@ __attribute__((unused)) static void answer_getlink(struct fns *w, const struct n
 	const struct flink *l;
 
 	if ((req->nlmsg_flags & NLM_F_DUMP) == NLM_F_DUMP) {
+		w->link_dumps++;
 		fs_dgram(s, 0);
 		for (int i = 0; i < w->nlinks; i++)
 			put_link(s, req->nlmsg_seq, NLM_F_MULTI, &w->links[i]);

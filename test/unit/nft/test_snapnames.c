@@ -72,10 +72,59 @@ static void test_single_address_only(void **state)
 	assert_int_equal(problems_for("names_v4_ttl", true, "10.50.0.1", "10.50.0.1", 22, &msg), 1);
 }
 
+/* The twin cross-check (ng_snapshot_check_names), at a size where a
+ * quadratic walk would show: each pinned element's _ttl twin found, in any
+ * order, per family; one without a twin named. */
+static void test_twins(void **state)
+{
+	(void)state;
+	struct ng_snapshot s = {0};
+	ng_elem_vec shapes = {0};
+	struct ng_elem shape = {.proto = 6, .p_lo = 443, .p_hi = 443};
+	uint8_t k[64];
+	char ip[32], hex[16];
+	int n = 20000;
+
+	assert_int_equal(ng_vec_push(&shapes, &shape), 0);
+	s.name_ports = &shapes;
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < n; i++) {
+			/* the _ttl set in reverse order, so twins are far apart */
+			int j = pass ? n - 1 - i : i;
+			struct nftnl_set_elem *e = nftnl_set_elem_alloc();
+			uint32_t kl;
+
+			snprintf(ip, sizeof(ip), "10.%d.%d.%d", j / 65536, j / 256 % 256, j % 256);
+			snprintf(hex, sizeof(hex), "k%d", j);
+			kl = key_of(k, ip, 6, 443);
+			/* the last pinned element has no twin */
+			if (!(pass == 1 && j == n - 1))
+				ng_snap_name_elem(&s, pass ? "names_v4_ttl" : "names_v4", pass != 0, k, kl,
+						  NULL, 0, hex, e);
+			nftnl_set_elem_free(e);
+		}
+	/* the same key in the other family's set is no twin */
+	{
+		struct nftnl_set_elem *e = nftnl_set_elem_alloc();
+		uint32_t kl = key_of(k, "fd00::1", 6, 443);
+
+		ng_snap_name_elem(&s, "names_v6_ttl", true, k, kl, NULL, 0, "k0", e);
+		nftnl_set_elem_free(e);
+	}
+	s.name_elems.v[n - 1].expires = 4000000000; /* its expiry still ahead */
+	ng_snapshot_check_names(&s, 1000);
+	assert_int_equal(s.problems.n, 2);
+	assert_contains(s.problems.v[0], "names_v6_ttl");
+	assert_contains(s.problems.v[1], "missing before its expiry");
+	ng_snapshot_free(&s);
+	ng_vec_free(&shapes);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_single_address_only),
+		cmocka_unit_test(test_twins),
 	};
 	return cmocka_run_group_tests_name("snapnames", tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
 /* The pod record (state/record.h): JSON round trip with the link facts,
  * the refusals of a malformed record, the files (refused records kept past
  * DEL, a record under another name refused, nothing written without a
- * stateDir), the one table list, and the hand-off of ADD's decision. */
+ * stateDir), the agent's sweep of ready files, the one table list, and the
+ * hand-off of ADD's decision. */
 #include "testutil.h"
 
 #include <linux/netfilter.h>
@@ -220,6 +221,37 @@ static void test_replace(void **state)
 	ng_record_free(&r);
 	snprintf(path, sizeof(path), "%s/pods", dir);
 	assert_int_equal(rmdir(path), 0);
+static bool keep_b(const char *name, void *data)
+{
+	(void)data;
+	return !strcmp(name, "b@eth0");
+}
+
+/* The agent's sweep of ready/: what it does not serve goes (a pod deleted
+ * while no agent ran, a temp file a killed agent left), what it serves
+ * stays. */
+static void test_sweep_ready(void **state)
+{
+	char dir[] = "/tmp/ng-ready-XXXXXX", path[300];
+	struct ng_err err = {0};
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(ng_record_sweep_ready(dir, keep_b, NULL), 0); /* no ready/ yet */
+	snprintf(path, sizeof(path), "%s/ready", dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_int_equal(ng_record_set_ready(dir, "a@eth0", "0123456789abcdef0123456789abcdef", &err), 0);
+	assert_int_equal(ng_record_set_ready(dir, "b@eth0", "0123456789abcdef0123456789abcdef", &err), 0);
+	snprintf(path, sizeof(path), "%s/ready/.tmp.left", dir);
+	fclose(fopen(path, "w"));
+	assert_int_equal(ng_record_sweep_ready(dir, keep_b, NULL), 2);
+	assert_int_equal(access(path, F_OK), -1);
+	snprintf(path, sizeof(path), "%s/ready/a@eth0", dir);
+	assert_int_equal(access(path, F_OK), -1);
+	snprintf(path, sizeof(path), "%s/ready/b@eth0", dir);
+	assert_int_equal(access(path, F_OK), 0);
+	assert_int_equal(ng_record_sweep_ready(dir, keep_b, NULL), 0);
+	unlink(path);
 	snprintf(path, sizeof(path), "%s/ready", dir);
 	assert_int_equal(rmdir(path), 0);
 	assert_int_equal(rmdir(dir), 0);
@@ -344,6 +376,7 @@ int main(void)
 		cmocka_unit_test(test_files),
 		cmocka_unit_test(test_replace),
 		cmocka_unit_test(test_tables),
+		cmocka_unit_test(test_sweep_ready),
 		cmocka_unit_test(test_refusal_reaches_the_entry_state_dir),
 		cmocka_unit_test(test_migrate_v1),
 	};
