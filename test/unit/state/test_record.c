@@ -221,6 +221,11 @@ static void test_replace(void **state)
 	ng_record_free(&r);
 	snprintf(path, sizeof(path), "%s/pods", dir);
 	assert_int_equal(rmdir(path), 0);
+	snprintf(path, sizeof(path), "%s/ready", dir);
+	assert_int_equal(rmdir(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 static bool keep_b(const char *name, void *data)
 {
 	(void)data;
