@@ -147,15 +147,25 @@ out=$(pod_add bad sandboxes '{"netguard.boxxkite.io/typo":"x"}' 2>&1) || rc=$?
 t_row "a refused ADD (unknown annotation, code 101)" "rc=$rc" "$([[ $rc != 0 ]] && echo 0 || echo 1)"
 pod_del bad >/dev/null 2>&1 || true # the runtime DELs after a failed ADD
 t_check "refused record kept past the runtime's DEL" ls "$STATE/pods/$(_pod_var bad id)@eth0.refused.json"
+# The agent folds what it reads on its own turns: a pod's record (inotify),
+# the invocation log's lines (written after the record) and a new pod's
+# first counter collection each arrive on their own. The rows below read
+# one scrape that holds all of them (kept when it first does), never a
+# scrape taken a moment after the first of them showed.
 scrape_has_all() {
-	local m
+	local m n
 	m=$(get /metrics) || return 1
 	for want in 'pod_name="d1",sandbox_id="' 'pod_name="web",' 'decision="skipped"' 'pod_name="bad",' 'decision="refused"'; do
 		grep -F 'boxxkite_netguard_pod_decision{' <<<"$m" | grep -qF "$want" || return 1
 	done
+	n=$(grep '^boxxkite_netguard_cni_invocations_total{verb="ADD",decision="enforced"}' <<<"$m" | awk '{print $NF}')
+	[[ ${n:-0} -ge 5 ]] || return 1
+	grep -q 'denied_packets_total{pod_namespace="sandboxes",pod_name="d1",.*side="pod",category="egress"}' <<<"$m" || return 1
+	printf '%s\n' "$m" >"$W_TMP/scrape.txt"
 }
-timed_row "pod_decision for enforced, skipped and refused pods" 4000 scrape_has_all
-get /metrics >"$W_TMP/scrape.txt" || true
+: >"$W_TMP/scrape.txt"
+timed_row "pod_decision for enforced, skipped and refused pods" 15000 scrape_has_all
+[[ -s $W_TMP/scrape.txt ]] || get /metrics >"$W_TMP/scrape.txt" || true
 out=$(promtool check metrics <"$W_TMP/scrape.txt" 2>&1) && rc=0 || rc=$?
 [[ -z $out ]] || rc=1
 t_row "promtool check metrics accepts the node's scrape" "${out:-clean, $(wc -l <"$W_TMP/scrape.txt") lines}" "$rc"
