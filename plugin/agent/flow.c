@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "agent/alog.h"
-#include "agent/flowclient.h"
 #include "agent/flowq.h"
 #include "agent/flowserve.h"
 #include "agent/flowring.h"

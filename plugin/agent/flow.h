@@ -32,12 +32,10 @@
 #ifndef NG_AGENT_FLOW_H
 #define NG_AGENT_FLOW_H
 
-#include <jansson.h>
 #include <stddef.h>
 
 #include "agent/flowserve.h"
 #include "base/err.h"
-#include "node/flowev.h"
 #include "node/flowsrc.h"
 
 #define NG_FLOW_READ 64 /* NFLOG messages read per socket per turn */

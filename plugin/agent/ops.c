@@ -18,7 +18,6 @@
 #include "agent/grants.h"
 #include "agent/invfold.h"
 #include "agent/livepolicy.h"
-#include "agent/metrics.h"
 #include "agent/procmetrics.h"
 #include "agent/opsdir.h"
 #include "agent/opsflow.h"
@@ -30,7 +29,6 @@
 #include "kernel/hostside.h"
 #include "kernel/netns.h"
 #include "kernel/nftevents.h"
-#include "node/statusnames.h"
 #include "state/record.h"
 
 #define TICK_MS    1000
@@ -64,7 +62,7 @@ struct ng_ops {
 	size_t next_work;     /* the pod whose periodic work comes next (round robin) */
 	bool dirty;
 	int64_t next_tick_ms, last_publish_ms;
-	uint64_t flow_hash; /* the pod list the flow thread was told last (agent/opsflow.h) */
+	uint64_t flow_hash;       /* the pod list the flow thread was told last (agent/opsflow.h) */
 	struct ng_opsshare share; /* the learner's half and the last view (agent/opsshare.h) */
 };
 

@@ -8,7 +8,6 @@
 #include "agent/pktbuild.h"
 #include "agent/queryrefusal.h"
 #include "base/clock.h"
-#include "node/flowev.h"
 #include "policy/dnsquery.h"
 
 #define PKT_MAX (60 + 20 + 2 + 12 + NG_OUTQ_QLEN)
