@@ -186,7 +186,7 @@ mutant held-sockets-unreported plugin/node/verify_caps.c 's/^\tif (\*socks)$/\ti
 # A withdrawn grant's live flows are not cut: `ct state established` keeps
 # the session's connection open into the next session (issue 25).
 # (The one re-plan path's cut: grants and live policy share it.)
-mutant grant-flows-kept plugin/agent/replan.c 's/if (ng_ct_cut(&p->nl, gone, &rp.pp.policy, &res->cut, &cerr) < 0)/if ((void)gone, 0)/' \
+mutant grant-flows-kept plugin/agent/replan.c 's/^\t    ng_ct_cut(&p->nl, gone, &rp.pp.policy, &res->cut, &cerr) < 0)$/\t    ((void)gone, 0))/' \
 	grants.sh "the live connection is cut (reset)"
 # Drift is repaired before Kubernetes hears of it: the condition stays True,
 # and a pod with the readiness gate never drops to not Ready (issue 25).
@@ -208,10 +208,13 @@ mutant repair-without-learned plugin/agent/podlock.c \
 mutant repair-without-learned-ops plugin/agent/podlock.c \
 	's/} else if ((n = learned_now(l, pod_nl, node_nl, pol, host_table)) < 0) {/} else if ((n = ((void)learned_now, 0)) < 0) {/' \
 	ops.sh "... with its learned address in the new table"
-# A CHECK that fails for a pod whose record is gone (its DEL under way) is
-# reported as drift (and repaired: the tables of a pod being deleted made again).
-mutant drift-under-del plugin/agent/opspod.c 's/^\tif (rc != 0 \&\& !ng_opod_recorded(p, env))$/\tif (0)/' \
-	repair.sh "DEL of every pod at once: no drift reported, nothing repaired"
+# Not in the proof: a CHECK that fails for a pod whose record is gone (its
+# DEL under way) reported as drift (opspod.c's `rc != 0 &&
+# !ng_opod_recorded`). The ops thread reads the directory's events before
+# its CHECKs, so the mutant shows only when a DEL removes the record during
+# the very turn that CHECKs its pod: repair.sh's "DEL of every pod at once"
+# row caught it on an idle machine and let it survive under a CPU hog. A
+# proof row must fail every time; that one is a race the test cannot force.
 # Live policy (issue 21, e2e/livepolicy.sh). An entry the plugin refuses is
 # followed anyway (a new generation: the pods' re-plans fail one by one
 # instead of nothing changing, and /readyz names no error of the entry's).
