@@ -10,7 +10,7 @@
 # lane shares: two makes must never build the same file at once). Each
 # --lane is then a list run in order, beside the other lanes: most stages
 # wait on namespaces, timers and the kernel, not the CPU, so on 2 cores
-# three lanes take about the time of the longest. A lane stops at its first
+# four lanes take about the time of the longest. A lane stops at its first
 # failing stage; the others finish. A lane's output is printed whole when
 # it ends (never interleaved with another's), then the table.
 #
